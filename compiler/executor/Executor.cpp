@@ -1,0 +1,491 @@
+//===- Executor.cpp - reference executor for xf functions -----------------===//
+
+#include "compiler/executor/Executor.h"
+
+#include "dialects/xf/Einsum.h"
+#include "dialects/xf/XfOps.h"
+#include "runtime/cpu/Kernels.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <chrono>
+#include <type_traits>
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::exec;
+namespace xf = shardc::xf;
+
+FailureOr<DType> shardc::exec::dtypeOf(Type t) {
+  if (t.isF32())
+    return DType::F32;
+  if (t.isF64())
+    return DType::F64;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isInteger(32))
+    return DType::I32;
+  return failure();
+}
+
+FailureOr<std::pair<DType, std::vector<int64_t>>> shardc::exec::tensorSpec(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape())
+    return failure();
+  FailureOr<DType> dt = dtypeOf(t.getElementType());
+  if (failed(dt))
+    return failure();
+  return std::make_pair(*dt, std::vector<int64_t>(t.getShape().begin(), t.getShape().end()));
+}
+
+//===----------------------------------------------------------------------===//
+// Conversion between storage and compute types
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Copies a float tensor of any float dtype into compute type C.
+template <class C> void toCompute(const HostTensor &t, C *out) {
+  int64_t n = t.numel();
+  switch (t.dtype) {
+  case DType::F32:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<C>(t.data<float>()[i]);
+    break;
+  case DType::F64:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<C>(t.data<double>()[i]);
+    break;
+  case DType::BF16:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<C>(cpu::bf16_to_f32(t.data<uint16_t>()[i]));
+    break;
+  case DType::F16:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<C>(cpu::f16_to_f32(t.data<uint16_t>()[i]));
+    break;
+  case DType::I32:
+    throw rt::Error("integer tensor used where a float tensor is expected");
+  }
+}
+
+/// Stores compute-type values into a float tensor, rounding to its dtype.
+template <class C> void fromCompute(const C *in, HostTensor &t) {
+  int64_t n = t.numel();
+  switch (t.dtype) {
+  case DType::F32:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<float>()[i] = static_cast<float>(in[i]);
+    break;
+  case DType::F64:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<double>()[i] = static_cast<double>(in[i]);
+    break;
+  case DType::BF16:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<uint16_t>()[i] = cpu::f32_to_bf16(static_cast<float>(in[i]));
+    break;
+  case DType::F16:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<uint16_t>()[i] = cpu::f32_to_f16(static_cast<float>(in[i]));
+    break;
+  case DType::I32:
+    throw rt::Error("cannot store floats into an integer tensor");
+  }
+}
+
+template <class C> constexpr DType computeDType() {
+  return std::is_same_v<C, double> ? DType::F64 : DType::F32;
+}
+
+/// A read-only view of a float tensor in compute type C; copies only when the
+/// storage type differs (bf16/f16, or mixed f32/f64).
+template <class C> class In {
+public:
+  explicit In(const HostTensor &t) {
+    if (t.dtype == computeDType<C>()) {
+      ptr_ = t.data<C>();
+    } else {
+      tmp_.resize(t.numel());
+      toCompute(t, tmp_.data());
+      ptr_ = tmp_.data();
+    }
+  }
+  const C *get() const { return ptr_; }
+
+private:
+  const C *ptr_;
+  std::vector<C> tmp_;
+};
+
+/// A result tensor written in compute type C and rounded to its dtype by take().
+template <class C> class Out {
+public:
+  Out(DType dtype, std::vector<int64_t> shape) : t_(dtype, std::move(shape)) {
+    if (dtype != computeDType<C>())
+      tmp_.resize(t_.numel());
+  }
+  C *get() { return tmp_.empty() ? t_.data<C>() : tmp_.data(); }
+  HostTensor take() {
+    if (!tmp_.empty())
+      fromCompute(tmp_.data(), t_);
+    return std::move(t_);
+  }
+
+private:
+  HostTensor t_;
+  std::vector<C> tmp_;
+};
+
+/// The (dtype, shape) of an op's result; verified IR guarantees it exists.
+std::pair<DType, std::vector<int64_t>> resultSpec(Operation *op, unsigned i = 0) {
+  return *tensorSpec(op->getResult(i).getType());
+}
+
+int64_t lastDim(const HostTensor &t) { return t.shape.empty() ? 1 : t.shape.back(); }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Matmul: every einsum equation becomes one batched GEMM
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Size of each letter and the product of the sizes of a group of letters.
+struct LetterSizes {
+  int64_t size[26] = {};
+  int64_t product(const std::string &letters) const {
+    int64_t p = 1;
+    for (char c : letters)
+      p *= size[c - 'a'];
+    return p;
+  }
+};
+
+/// Brings `t` (letters `have`) into letter order `want` if it is not already;
+/// returns the data pointer of the operand in the wanted order.
+template <class C>
+const C *permuted(const C *data, const std::string &have, const std::string &want,
+                  const LetterSizes &sizes, std::vector<C> &scratch) {
+  if (have == want)
+    return data;
+  std::vector<int64_t> shape, perm;
+  for (char c : have)
+    shape.push_back(sizes.size[c - 'a']);
+  for (char c : want)
+    perm.push_back(static_cast<int64_t>(have.find(c)));
+  scratch.resize(sizes.product(have));
+  cpu::transpose(data, scratch.data(), shape, perm);
+  return scratch.data();
+}
+
+template <class C>
+HostTensor runMatmul(xf::MatmulOp op, const HostTensor &lhsT, const HostTensor &rhsT) {
+  std::string error;
+  xf::Einsum e = *xf::Einsum::parse(op.getEquation(), error);
+  LetterSizes sz;
+  for (size_t i = 0; i < e.lhs.size(); ++i)
+    sz.size[e.lhs[i] - 'a'] = lhsT.shape[i];
+  for (size_t i = 0; i < e.rhs.size(); ++i)
+    sz.size[e.rhs[i] - 'a'] = rhsT.shape[i];
+  In<C> lhsIn(lhsT), rhsIn(rhsT);
+
+  // Use an operand in place when it is [B, M, K] or [B, K, M] (and [B, K, N]
+  // or [B, N, K]); otherwise transpose it once into [B, M, K] / [B, K, N].
+  const std::string &B = e.batch, &M = e.lhsFree, &N = e.rhsFree, &K = e.contracted;
+  bool transA = e.lhs == B + K + M && e.lhs != B + M + K;
+  bool transB = e.rhs == B + N + K && e.rhs != B + K + N;
+  std::vector<C> lhsScratch, rhsScratch, outScratch;
+  const C *a = permuted(lhsIn.get(), e.lhs, transA ? B + K + M : B + M + K, sz, lhsScratch);
+  const C *b = permuted(rhsIn.get(), e.rhs, transB ? B + N + K : B + K + N, sz, rhsScratch);
+
+  int64_t batch = sz.product(B), m = sz.product(M), n = sz.product(N), k = sz.product(K);
+  auto [dtype, shape] = resultSpec(op);
+  Out<C> out(dtype, shape);
+  std::string natural = B + M + N;
+  C *c = out.get();
+  if (natural != e.out) {
+    outScratch.resize(batch * m * n);
+    c = outScratch.data();
+  }
+  cpu::gemm_batched<C>(batch, transA, transB, m, n, k, C(1), a, transA ? m : k, m * k, b,
+                       transB ? k : n, k * n, C(0), c, n, m * n);
+  if (natural != e.out) {
+    std::vector<int64_t> naturalShape, perm;
+    for (char ch : natural)
+      naturalShape.push_back(sz.size[ch - 'a']);
+    for (char ch : e.out)
+      perm.push_back(static_cast<int64_t>(natural.find(ch)));
+    cpu::transpose(c, out.get(), naturalShape, perm);
+  }
+  return out.take();
+}
+
+//===----------------------------------------------------------------------===//
+// Float ops, computed in C (double for f64 tensors, float otherwise)
+//===----------------------------------------------------------------------===//
+
+template <class C>
+HostTensor runFloatOp(Operation *op, llvm::ArrayRef<const HostTensor *> in,
+                      const RunOptions &options) {
+  auto [dtype, shape] = resultSpec(op);
+  return llvm::TypeSwitch<Operation *, HostTensor>(op)
+      .Case([&](xf::MatmulOp mm) { return runMatmul<C>(mm, *in[0], *in[1]); })
+      .Case([&](xf::EmbeddingOp) {
+        In<C> table(*in[0]);
+        Out<C> out(dtype, shape);
+        cpu::embedding(table.get(), in[1]->data<int32_t>(), out.get(), in[1]->numel(),
+                       in[0]->shape[0], in[0]->shape[1]);
+        return out.take();
+      })
+      .Case([&](xf::AddOp) {
+        In<C> a(*in[0]), b(*in[1]);
+        Out<C> out(dtype, shape);
+        cpu::add(a.get(), b.get(), out.get(), in[0]->numel());
+        return out.take();
+      })
+      .Case([&](xf::BiasAddOp) {
+        In<C> x(*in[0]), bias(*in[1]);
+        Out<C> out(dtype, shape);
+        int64_t cols = lastDim(*in[0]);
+        cpu::bias_add(x.get(), bias.get(), out.get(), in[0]->numel() / cols, cols);
+        return out.take();
+      })
+      .Case([&](xf::GeluOp) {
+        In<C> x(*in[0]);
+        Out<C> out(dtype, shape);
+        cpu::gelu_tanh(x.get(), out.get(), in[0]->numel());
+        return out.take();
+      })
+      .Case([&](xf::SwigluOp) {
+        In<C> g(*in[0]), u(*in[1]);
+        Out<C> out(dtype, shape);
+        cpu::swiglu(g.get(), u.get(), out.get(), in[0]->numel());
+        return out.take();
+      })
+      .Case([&](xf::SoftmaxOp) {
+        In<C> x(*in[0]);
+        Out<C> out(dtype, shape);
+        int64_t cols = lastDim(*in[0]);
+        cpu::softmax_lastdim(x.get(), out.get(), in[0]->numel() / cols, cols);
+        return out.take();
+      })
+      .Case([&](xf::LayerNormOp ln) {
+        In<C> x(*in[0]), g(*in[1]), b(*in[2]);
+        Out<C> out(dtype, shape);
+        int64_t cols = lastDim(*in[0]);
+        cpu::layernorm_forward<C>(x.get(), g.get(), b.get(), out.get(), nullptr, nullptr,
+                                  in[0]->numel() / cols, cols,
+                                  ln.getEpsilon().convertToDouble());
+        return out.take();
+      })
+      .Case([&](xf::RmsNormOp rn) {
+        In<C> x(*in[0]), g(*in[1]);
+        Out<C> out(dtype, shape);
+        int64_t cols = lastDim(*in[0]);
+        cpu::rmsnorm_forward<C>(x.get(), g.get(), out.get(), nullptr, in[0]->numel() / cols,
+                                cols, rn.getEpsilon().convertToDouble());
+        return out.take();
+      })
+      .Case([&](xf::AttentionOp at) {
+        In<C> q(*in[0]), k(*in[1]), v(*in[2]);
+        Out<C> out(dtype, shape);
+        const auto &qs = in[0]->shape;
+        cpu::attention_forward<C>(q.get(), k.get(), v.get(), out.get(), nullptr, qs[0], qs[1],
+                                  qs[2], in[1]->shape[2], qs[3], at.getCausal(),
+                                  at.getScale().convertToDouble());
+        return out.take();
+      })
+      .Case([&](xf::RopeOp rp) {
+        In<C> x(*in[0]);
+        Out<C> out(dtype, shape);
+        const auto &s = in[0]->shape;
+        cpu::rope<C>(x.get(), out.get(), s[0], s[1], s[2], s[3],
+                     rp.getTheta().convertToDouble(), 0);
+        return out.take();
+      })
+      .Case([&](xf::DropoutOp dr) {
+        In<C> x(*in[0]);
+        Out<C> out(dtype, shape);
+        double rate = options.training ? dr.getRate().convertToDouble() : 0.0;
+        cpu::dropout<C>(x.get(), out.get(), in[0]->numel(), rate, options.seed, options.step,
+                        static_cast<uint64_t>(dr.getKey()), 0);
+        return out.take();
+      })
+      .Case([&](xf::CastOp) {
+        In<C> x(*in[0]);
+        Out<C> out(dtype, shape);
+        std::copy(x.get(), x.get() + in[0]->numel(), out.get());
+        return out.take();
+      })
+      .Case([&](xf::CrossEntropyOp ce) {
+        In<C> logits(*in[0]);
+        std::optional<In<C>> mask;
+        if (in.size() > 2)
+          mask.emplace(*in[2]);
+        int64_t vocab = lastDim(*in[0]);
+        double loss = cpu::cross_entropy<C>(logits.get(), in[1]->data<int32_t>(),
+                                            mask ? mask->get() : nullptr,
+                                            in[0]->numel() / vocab, vocab, ce.getIgnoreIndex(),
+                                            nullptr);
+        Out<C> out(dtype, shape);
+        out.get()[0] = static_cast<C>(loss);
+        return out.take();
+      })
+      .Case([&](xf::LinearCrossEntropyOp lce) {
+        In<C> x(*in[0]), w(*in[1]);
+        std::optional<In<C>> mask;
+        if (in.size() > 3)
+          mask.emplace(*in[3]);
+        bool vocabMajor = lce.getVocabMajor();
+        int64_t hidden = lastDim(*in[0]);
+        int64_t vocab = vocabMajor ? in[1]->shape[0] : in[1]->shape[1];
+        double loss = cpu::linear_cross_entropy<C>(
+            x.get(), w.get(), vocabMajor, in[2]->data<int32_t>(), mask ? mask->get() : nullptr,
+            in[0]->numel() / hidden, hidden, vocab, lce.getIgnoreIndex(), nullptr);
+        Out<C> out(dtype, shape);
+        out.get()[0] = static_cast<C>(loss);
+        return out.take();
+      })
+      .Default([&](Operation *) -> HostTensor {
+        throw rt::Error("the reference executor does not support this op");
+      });
+}
+
+/// Ops that only move bytes, whatever the element type.
+HostTensor runLayoutOp(Operation *op, const HostTensor &x) {
+  auto [dtype, shape] = resultSpec(op);
+  if (isa<xf::ReshapeOp>(op)) {
+    HostTensor out = x;
+    out.shape = shape;
+    return out;
+  }
+  auto tr = cast<xf::TransposeOp>(op);
+  HostTensor out(dtype, shape);
+  std::vector<int64_t> perm(tr.getPermutation().begin(), tr.getPermutation().end());
+  switch (rt::dtype_size(x.dtype)) {
+  case 8:
+    cpu::transpose(x.data<double>(), out.data<double>(), x.shape, perm);
+    break;
+  case 4:
+    if (x.dtype == DType::I32)
+      cpu::transpose(x.data<int32_t>(), out.data<int32_t>(), x.shape, perm);
+    else
+      cpu::transpose(x.data<float>(), out.data<float>(), x.shape, perm);
+    break;
+  default:
+    cpu::transpose(x.data<uint16_t>(), out.data<uint16_t>(), x.shape, perm);
+  }
+  return out;
+}
+
+/// The element type that decides the compute type of an op: its first float
+/// operand, or its result for ops without one.
+Type computeElementType(Operation *op) {
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && isa<FloatType>(t.getElementType()))
+      return t.getElementType();
+  return cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Executor
+//===----------------------------------------------------------------------===//
+
+Executor::Executor(func::FuncOp func, RunOptions options)
+    : func_(func), options_(options), ranks_(1) {}
+
+LogicalResult Executor::execLocal(Operation *op, RankEnv &env) {
+  SmallVector<const HostTensor *> in;
+  for (Value v : op->getOperands()) {
+    auto it = env.values.find(v);
+    if (it == env.values.end())
+      return op->emitError("reference executor: operand has no value (is the IR in SSA "
+                           "dominance order?)");
+    in.push_back(&it->second);
+  }
+  try {
+    HostTensor result;
+    if (auto iota = dyn_cast<xf::IotaOp>(op)) {
+      auto [dtype, shape] = resultSpec(op);
+      result = HostTensor(dtype, shape);
+      cpu::iota(result.data<int32_t>(), shape, iota.getDim());
+    } else if (isa<xf::ReshapeOp, xf::TransposeOp>(op)) {
+      result = runLayoutOp(op, *in[0]);
+    } else if (computeElementType(op).isF64()) {
+      result = runFloatOp<double>(op, in, options_);
+    } else {
+      result = runFloatOp<float>(op, in, options_);
+    }
+    env.values[op->getResult(0)] = std::move(result);
+  } catch (const rt::Error &e) {
+    return op->emitError() << "reference executor: " << e.what();
+  }
+  return success();
+}
+
+LogicalResult Executor::run(std::vector<HostTensor> args, std::vector<HostTensor> &results) {
+  if (func_.isExternal())
+    return func_.emitError("cannot execute a function declaration");
+  Block &body = func_.getBody().front();
+  if (args.size() != body.getNumArguments())
+    return func_.emitError() << "expected " << body.getNumArguments() << " arguments, got "
+                             << args.size();
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    auto spec = tensorSpec(arg.getType());
+    if (failed(spec))
+      return func_.emitError() << "argument #" << i << " has type " << arg.getType()
+                               << "; the executor needs static tensors of f32, f64, bf16, "
+                                  "f16 or i32";
+    if (spec->first != args[i].dtype || spec->second != args[i].shape)
+      return func_.emitError() << "argument #" << i << " is " << arg.getType() << " but was given "
+                               << rt::dtype_name(args[i].dtype) << " "
+                               << rt::shape_str(args[i].shape);
+  }
+
+  // Drop each value after its last use: activations of a full model would not
+  // all fit otherwise.
+  llvm::DenseMap<Operation *, SmallVector<Value>> dying;
+  {
+    llvm::DenseMap<Value, Operation *> lastUse;
+    for (Operation &op : body)
+      for (Value v : op.getOperands())
+        lastUse[v] = &op;
+    for (auto &[v, op] : lastUse)
+      dying[op].push_back(v);
+  }
+
+  for (RankEnv &env : ranks_) {
+    env.values.clear();
+    for (auto [arg, value] : llvm::zip(body.getArguments(), args))
+      env.values[arg] = value;
+  }
+  results.clear();
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands())
+        results.push_back(ranks_.front().values.lookup(v));
+      break;
+    }
+    if (op.getNumResults() != 1 || !isa<xf::XfDialect>(op.getDialect()))
+      return op.emitError() << "reference executor: '" << op.getName()
+                            << "' is not supported (xf ops only)";
+    auto start = std::chrono::steady_clock::now();
+    for (RankEnv &env : ranks_)
+      if (failed(execLocal(&op, env)))
+        return failure();
+    if (options_.profile)
+      profile_[op.getName().getStringRef().str()] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (Value v : dying.lookup(&op))
+      for (RankEnv &env : ranks_)
+        env.values.erase(v);
+  }
+  return success();
+}

@@ -1,0 +1,41 @@
+//===- Params.h - parameters and inputs of a model function -----*- C++ -*-===//
+//
+// A model function's arguments are data inputs (`xf.input`) and parameters
+// (`xf.param`). Passes, the executor, the summary and checkpoints all read
+// them through these helpers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_DIALECTS_XF_PARAMS_H
+#define SHARDC_DIALECTS_XF_PARAMS_H
+
+#include "dialects/xf/XfDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+#include <vector>
+
+namespace shardc::xf {
+
+struct ParamArg {
+  unsigned index;
+  ParamAttr attr;
+  mlir::RankedTensorType type;
+  int64_t numel() const { return type.getNumElements(); }
+};
+
+struct InputArg {
+  unsigned index;
+  std::string kind; ///< tokens | targets | token_types | loss_mask
+  mlir::RankedTensorType type;
+};
+
+std::vector<ParamArg> getParams(mlir::func::FuncOp func);
+std::vector<InputArg> getInputs(mlir::func::FuncOp func);
+
+/// The model function of a module: @forward if present, else the only
+/// function with a body. Emits an error and returns null otherwise.
+mlir::func::FuncOp getModelFunction(mlir::ModuleOp module, llvm::StringRef name = "");
+
+} // namespace shardc::xf
+
+#endif // SHARDC_DIALECTS_XF_PARAMS_H

@@ -1,0 +1,95 @@
+//===- XfDialect.cpp - xf dialect, attributes and argument checks ---------===//
+
+#include "dialects/xf/XfDialect.h"
+#include "dialects/xf/XfOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace shardc::xf;
+
+#include "dialects/xf/XfDialect.cpp.inc"
+#include "dialects/xf/XfEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/xf/XfAttrs.cpp.inc"
+
+void XfDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/xf/XfOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/xf/XfAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                StringRef name, ParamRole role, InitKind init, FloatAttr stdAttr) {
+  double std = stdAttr ? stdAttr.getValueAsDouble() : 0.0;
+  if (name.empty())
+    return emitError() << "parameter name must not be empty";
+  if (init == InitKind::normal && !(std > 0.0))
+    return emitError() << "parameter '" << name << "' has init = normal with std = " << std
+                       << "; std must be positive";
+  if (init != InitKind::normal && stdAttr)
+    return emitError() << "parameter '" << name << "': std applies only to init = normal";
+  return success();
+}
+
+/// Data inputs a model may take, and the element types they must have.
+static bool isKnownInput(StringRef kind) {
+  return kind == "tokens" || kind == "targets" || kind == "token_types" || kind == "loss_mask";
+}
+
+LogicalResult XfDialect::verifyRegionArgAttribute(Operation *op, unsigned regionIndex,
+                                                  unsigned argIndex, NamedAttribute attr) {
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (!func)
+    return op->emitOpError() << "'" << attr.getName().strref()
+                             << "' is only meaningful on func.func arguments";
+  Type argType = func.getArgument(argIndex).getType();
+  auto tensor = dyn_cast<RankedTensorType>(argType);
+  if (attr.getName() == kParamAttrName) {
+    auto param = dyn_cast<ParamAttr>(attr.getValue());
+    if (!param)
+      return op->emitOpError() << "argument #" << argIndex << ": '" << kParamAttrName
+                               << "' must be an #xf.param attribute";
+    if (!tensor || !tensor.hasStaticShape() || !isa<FloatType>(tensor.getElementType()))
+      return op->emitOpError() << "parameter '" << param.getName() << "' (argument #"
+                               << argIndex << ") must be a statically shaped float tensor, got "
+                               << argType;
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      if (i == argIndex)
+        continue;
+      if (auto other = func.getArgAttrOfType<ParamAttr>(i, kParamAttrName))
+        if (other.getName() == param.getName())
+          return op->emitOpError() << "parameter name '" << param.getName()
+                                   << "' is used by arguments #" << std::min(i, argIndex)
+                                   << " and #" << std::max(i, argIndex);
+    }
+    return success();
+  }
+  if (attr.getName() == kInputAttrName) {
+    auto kind = dyn_cast<StringAttr>(attr.getValue());
+    if (!kind || !isKnownInput(kind.getValue()))
+      return op->emitOpError() << "argument #" << argIndex << ": '" << kInputAttrName
+                               << "' must be one of \"tokens\", \"targets\", \"token_types\", "
+                                  "\"loss_mask\"";
+    if (!tensor || !tensor.hasStaticShape())
+      return op->emitOpError() << "input '" << kind.getValue() << "' (argument #" << argIndex
+                               << ") must be a statically shaped tensor, got " << argType;
+    bool wantFloat = kind.getValue() == "loss_mask";
+    Type elt = tensor.getElementType();
+    if (wantFloat ? !isa<FloatType>(elt) : !elt.isInteger(32))
+      return op->emitOpError() << "input '" << kind.getValue() << "' (argument #" << argIndex
+                               << ") must have " << (wantFloat ? "a float" : "i32")
+                               << " elements, got " << argType;
+    return success();
+  }
+  return op->emitOpError() << "unknown xf argument attribute '" << attr.getName().strref()
+                           << "'";
+}

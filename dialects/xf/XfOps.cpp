@@ -1,0 +1,258 @@
+//===- XfOps.cpp - xf operation verifiers ---------------------------------===//
+//
+// Shape rules live in the verifiers: each checks what a user can get wrong and
+// names the operand, the dimension and both sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/xf/XfOps.h"
+#include "dialects/xf/Einsum.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace shardc::xf;
+
+static RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// Checks that `vec` is a rank-1 tensor as long as the last dimension of `x`,
+/// with the element type of `x`.
+static LogicalResult verifyLastDimVector(Operation *op, StringRef what, Value x, Value vec) {
+  RankedTensorType xt = tensorOf(x), vt = tensorOf(vec);
+  if (xt.getRank() < 1)
+    return op->emitOpError() << "input must have rank >= 1";
+  int64_t n = xt.getShape().back();
+  if (vt.getRank() != 1 || vt.getDimSize(0) != n)
+    return op->emitOpError() << what << " must be tensor<" << n << "x" << xt.getElementType()
+                             << "> to match the last dimension of the input, got " << vt;
+  if (vt.getElementType() != xt.getElementType())
+    return op->emitOpError() << what << " element type " << vt.getElementType()
+                             << " differs from the input's " << xt.getElementType();
+  return success();
+}
+
+static LogicalResult verifyResultIs(Operation *op, Type expected) {
+  if (op->getResult(0).getType() != expected)
+    return op->emitOpError() << "result type " << op->getResult(0).getType()
+                             << " should be " << expected;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// EmbeddingOp, IotaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = tensorOf(getTable()), ids = tensorOf(getIds());
+  if (table.getRank() != 2)
+    return emitOpError() << "table must have rank 2 ([vocab, hidden]), got " << table;
+  SmallVector<int64_t> shape(ids.getShape());
+  shape.push_back(table.getDimSize(1));
+  return verifyResultIs(*this, RankedTensorType::get(shape, table.getElementType()));
+}
+
+LogicalResult IotaOp::verify() {
+  int64_t rank = getResult().getType().getRank();
+  if (getDim() < 0 || getDim() >= rank)
+    return emitOpError() << "dim " << getDim() << " is out of range for a rank-" << rank
+                         << " result";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  std::string error;
+  std::optional<Einsum> e = Einsum::parse(getEquation(), error);
+  if (!e)
+    return emitOpError() << error;
+  RankedTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs());
+  auto shape = e->inferShape(lhs.getShape(), rhs.getShape(), error);
+  if (!shape)
+    return emitOpError() << error;
+  Type elt = lhs.getElementType();
+  if (rhs.getElementType() != elt)
+    return emitOpError() << "operand element types differ: " << elt << " and "
+                         << rhs.getElementType();
+  RankedTensorType result = getResult().getType();
+  Type out = result.getElementType();
+  bool widened = out.isF32() && (elt.isBF16() || elt.isF16());
+  if (out != elt && !widened)
+    return emitOpError() << "result element type " << out << " must be " << elt
+                         << (elt.isBF16() || elt.isF16() ? " or f32" : "");
+  if (result.getShape() != ArrayRef<int64_t>(*shape))
+    return emitOpError() << "result type " << result << " should have shape "
+                         << RankedTensorType::get(*shape, out) << " for '" << getEquation()
+                         << "'";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise and normalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult BiasAddOp::verify() {
+  if (failed(verifyLastDimVector(*this, "bias", getX(), getBias())))
+    return failure();
+  return verifyResultIs(*this, getX().getType());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (getX().getType().getRank() < 1)
+    return emitOpError() << "input must have rank >= 1";
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyLastDimVector(*this, "gamma", getX(), getGamma())) ||
+      failed(verifyLastDimVector(*this, "beta", getX(), getBeta())))
+    return failure();
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError() << "epsilon must be positive";
+  return verifyResultIs(*this, getX().getType());
+}
+
+LogicalResult RmsNormOp::verify() {
+  if (failed(verifyLastDimVector(*this, "gamma", getX(), getGamma())))
+    return failure();
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError() << "epsilon must be positive";
+  return verifyResultIs(*this, getX().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp, RopeOp, DropoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = tensorOf(getQ()), k = tensorOf(getK()), v = tensorOf(getV());
+  for (auto [name, t] : {std::pair{"q", q}, {"k", k}, {"v", v}})
+    if (t.getRank() != 4)
+      return emitOpError() << name << " must have rank 4 ([batch, seq, heads, head_dim]), got "
+                           << t;
+  if (k != v)
+    return emitOpError() << "k and v must have the same type, got " << k << " and " << v;
+  if (k.getElementType() != q.getElementType())
+    return emitOpError() << "q and k/v element types differ: " << q.getElementType() << " and "
+                         << k.getElementType();
+  static const char *dimName[] = {"batch", "seq", "heads", "head_dim"};
+  for (int d : {0, 1, 3})
+    if (q.getDimSize(d) != k.getDimSize(d))
+      return emitOpError() << dimName[d] << " of q (" << q.getDimSize(d) << ") and k/v ("
+                           << k.getDimSize(d) << ") differ";
+  if (q.getDimSize(2) % k.getDimSize(2) != 0)
+    return emitOpError() << "kv heads (" << k.getDimSize(2) << ") must divide query heads ("
+                         << q.getDimSize(2) << ")";
+  if (!(getScale().convertToDouble() > 0.0))
+    return emitOpError() << "scale must be positive";
+  return verifyResultIs(*this, q);
+}
+
+LogicalResult RopeOp::verify() {
+  RankedTensorType x = getX().getType();
+  if (x.getRank() != 4)
+    return emitOpError() << "input must have rank 4 ([batch, seq, heads, head_dim]), got " << x;
+  if (x.getDimSize(3) % 2 != 0)
+    return emitOpError() << "head_dim " << x.getDimSize(3) << " must be even";
+  if (!(getTheta().convertToDouble() > 0.0))
+    return emitOpError() << "theta must be positive";
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return emitOpError() << "rate " << rate << " must be in [0, 1)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReshapeOp, TransposeOp, CastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = cast<RankedTensorType>(getX().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "element type changes from " << in.getElementType() << " to "
+                         << out.getElementType() << "; use xf.cast";
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError() << "cannot reshape " << in << " (" << in.getNumElements()
+                         << " elements) to " << out << " (" << out.getNumElements()
+                         << " elements)";
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  auto in = cast<RankedTensorType>(getX().getType());
+  ArrayRef<int64_t> perm = getPermutation();
+  if ((int64_t)perm.size() != in.getRank())
+    return emitOpError() << "permutation has " << perm.size() << " entries for a rank-"
+                         << in.getRank() << " input";
+  SmallVector<bool> seen(perm.size(), false);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= in.getRank() || seen[p])
+      return emitOpError() << "permutation must hold each of 0.." << in.getRank() - 1
+                           << " once";
+    seen[p] = true;
+    shape.push_back(in.getDimSize(p));
+  }
+  return verifyResultIs(*this, RankedTensorType::get(shape, in.getElementType()));
+}
+
+LogicalResult CastOp::verify() {
+  RankedTensorType in = getX().getType(), out = getResult().getType();
+  if (in.getShape() != out.getShape())
+    return emitOpError() << "cast must keep the shape: " << in << " vs " << out;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// Shared checks of the two losses: `targets` is the token shape, `mask` (if
+/// any) matches it, and the loss is f32 (f64 for f64 inputs).
+static LogicalResult verifyLossOperands(Operation *op, RankedTensorType input, StringRef inputName,
+                                        Value targets, Value mask, Type lossType) {
+  RankedTensorType tt = tensorOf(targets);
+  if (input.getRank() < 1 || input.getShape().drop_back() != tt.getShape())
+    return op->emitOpError() << "targets " << tt << " must have the shape of " << inputName << " "
+                             << input << " without its last dimension";
+  if (mask && tensorOf(mask).getShape() != tt.getShape())
+    return op->emitOpError() << "mask " << mask.getType() << " must have the shape of targets "
+                             << tt;
+  Type want = input.getElementType().isF64() ? Type(Float64Type::get(op->getContext()))
+                                              : Type(Float32Type::get(op->getContext()));
+  if (cast<RankedTensorType>(lossType).getElementType() != want)
+    return op->emitOpError() << "loss must be tensor<" << want << "> for " << inputName
+                             << " of element type " << input.getElementType();
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyLossOperands(*this, getLogits().getType(), "logits", getTargets(), getMask(),
+                            getLoss().getType());
+}
+
+LogicalResult LinearCrossEntropyOp::verify() {
+  RankedTensorType x = getX().getType(), w = getWeight().getType();
+  if (w.getRank() != 2)
+    return emitOpError() << "weight must have rank 2, got " << w;
+  if (w.getElementType() != x.getElementType())
+    return emitOpError() << "weight element type " << w.getElementType() << " differs from x's "
+                         << x.getElementType();
+  int64_t hidden = getVocabMajor() ? w.getDimSize(1) : w.getDimSize(0);
+  if (x.getRank() < 1 || x.getShape().back() != hidden)
+    return emitOpError() << "hidden size of x (" << (x.getRank() ? x.getShape().back() : 0)
+                         << ") does not match the weight " << w
+                         << (getVocabMajor() ? " ([vocab, hidden])" : " ([hidden, vocab])");
+  return verifyLossOperands(*this, x, "x", getTargets(), getMask(), getLoss().getType());
+}
+
+#define GET_OP_CLASSES
+#include "dialects/xf/XfOps.cpp.inc"

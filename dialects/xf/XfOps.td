@@ -1,0 +1,373 @@
+//===- XfOps.td - xf operations ----------------------------*- tablegen -*-===//
+//
+// Every op works on statically shaped ranked tensors. Float ops accept f16,
+// bf16, f32 and f64 (f64 is for gradient checks); token ids are i32. Each op
+// has a verifier that names the offending operand and dimension.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_XF_OPS_TD
+#define SHARDC_XF_OPS_TD
+
+include "dialects/xf/XfBase.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class Xf_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Xf_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+
+def Xf_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+def Xf_IdTensor : StaticShapeTensorOf<[I32]>;
+def Xf_Scalar : 0DTensorOf<[F32, F64]>;
+
+//===----------------------------------------------------------------------===//
+// Embedding and index ops
+//===----------------------------------------------------------------------===//
+
+def Xf_EmbeddingOp : Xf_Op<"embedding"> {
+  let summary = "row lookup in an embedding table";
+  let description = [{
+    `result[i..., :] = table[ids[i...], :]`. The table is `[vocab, hidden]`; the
+    result has the shape of `ids` followed by `hidden`. An id outside
+    `[0, vocab)` is a runtime error.
+
+    ```mlir
+    %x = xf.embedding %wte, %tokens : tensor<50304x768xf32>, tensor<4x1024xi32> -> tensor<4x1024x768xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$table, Xf_IdTensor:$ids);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Xf_IotaOp : Xf_Op<"iota"> {
+  let summary = "indices along one dimension (position ids)";
+  let description = [{
+    `result[i_0, ..., i_n] = i_dim`. Used for position ids.
+
+    ```mlir
+    %pos = xf.iota dim = 1 : tensor<4x1024xi32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs Xf_IdTensor:$result);
+  let assemblyFormat = "`dim` `=` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions and elementwise ops
+//===----------------------------------------------------------------------===//
+
+def Xf_MatmulOp : Xf_Op<"matmul"> {
+  let summary = "einsum-style matrix multiplication with batch dimensions";
+  let description = [{
+    Contracts two tensors as described by an einsum equation of lower-case
+    letters, `lhs,rhs->result`. A letter in both operands and the result is a
+    batch dimension, a letter in both operands but not the result is
+    contracted, a letter in one operand and the result is a free (M or N)
+    dimension. A letter may appear once per operand; every letter of an
+    operand must reach the result or be contracted. The result element type
+    equals the operands', or is f32 for f16/bf16 operands (fp32 accumulation).
+
+    ```mlir
+    // x @ W with HF Conv1D layout [in, out]
+    %y = xf.matmul "bsh,hk->bsk" %x, %w : tensor<4x64x128xf32>, tensor<128x384xf32> -> tensor<4x64x384xf32>
+    // x @ E^T with a tied [vocab, hidden] embedding
+    %l = xf.matmul "bsh,vh->bsv" %x, %wte : tensor<4x64x128xf32>, tensor<512x128xf32> -> tensor<4x64x512xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$equation, Xf_FloatTensor:$lhs, Xf_FloatTensor:$rhs);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$equation $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Xf_AddOp : Xf_Op<"add", [SameOperandsAndResultType]> {
+  let summary = "elementwise addition (residual connections)";
+  let description = [{
+    ```mlir
+    %r = xf.add %x, %y : tensor<4x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$lhs, Xf_FloatTensor:$rhs);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Xf_BiasAddOp : Xf_Op<"bias_add", [AllTypesMatch<["x", "result"]>]> {
+  let summary = "adds a bias vector along the last dimension";
+  let description = [{
+    `result[..., j] = x[..., j] + bias[j]`.
+
+    ```mlir
+    %y = xf.bias_add %x, %b : tensor<4x64x384xf32>, tensor<384xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x, Xf_FloatTensor:$bias);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$x `,` $bias attr-dict `:` type($x) `,` type($bias)";
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$bias), [{
+    build($_builder, $_state, x.getType(), x, bias);
+  }]>];
+}
+
+def Xf_GeluOp : Xf_Op<"gelu", [SameOperandsAndResultType]> {
+  let summary = "GELU, tanh approximation (GPT-2, BERT)";
+  let description = [{
+    `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+
+    ```mlir
+    %y = xf.gelu %x : tensor<4x64x512xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+}
+
+def Xf_SwigluOp : Xf_Op<"swiglu", [SameOperandsAndResultType]> {
+  let summary = "SwiGLU gate: silu(gate) * up (LLaMA MLP)";
+  let description = [{
+    ```mlir
+    %h = xf.swiglu %gate, %up : tensor<4x64x344xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$gate, Xf_FloatTensor:$up);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def Xf_SoftmaxOp : Xf_Op<"softmax", [SameOperandsAndResultType]> {
+  let summary = "softmax over the last dimension";
+  let description = [{
+    ```mlir
+    %p = xf.softmax %x : tensor<4x8x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+def Xf_LayerNormOp : Xf_Op<"layernorm", [AllTypesMatch<["x", "result"]>]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * gamma + beta` with the biased variance
+    of the last dimension (torch.nn.LayerNorm).
+
+    ```mlir
+    %y = xf.layernorm %x, %g, %b epsilon = 1.000000e-05 : tensor<4x64x128xf32>, tensor<128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x, Xf_FloatTensor:$gamma, Xf_FloatTensor:$beta,
+                       F64Attr:$epsilon);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $beta `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma) `,` type($beta)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$gamma,
+                                 "::mlir::Value":$beta, "double":$epsilon), [{
+    build($_builder, $_state, x.getType(), x, gamma, beta, $_builder.getF64FloatAttr(epsilon));
+  }]>];
+}
+
+def Xf_RmsNormOp : Xf_Op<"rmsnorm", [AllTypesMatch<["x", "result"]>]> {
+  let summary = "RMS normalization over the last dimension (LLaMA)";
+  let description = [{
+    `x / sqrt(mean(x^2) + epsilon) * gamma`.
+
+    ```mlir
+    %y = xf.rmsnorm %x, %g epsilon = 1.000000e-05 : tensor<4x64x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x, Xf_FloatTensor:$gamma, F64Attr:$epsilon);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $gamma `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$gamma, "double":$epsilon), [{
+    build($_builder, $_state, x.getType(), x, gamma, $_builder.getF64FloatAttr(epsilon));
+  }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def Xf_AttentionOp : Xf_Op<"attention", [AllTypesMatch<["q", "result"]>]> {
+  let summary = "multi-head scaled dot-product attention with grouped-query heads";
+  let description = [{
+    Operands use the `[batch, seq, heads, head_dim]` layout, so a reshape of a
+    `[batch, seq, heads*head_dim]` projection is free. `k` and `v` have
+    `kv_heads` heads, which must divide the query heads; query head `h` reads
+    kv head `h / (heads / kv_heads)`. `causal` masks keys after the query
+    (GPT, LLaMA); without it attention is bidirectional (BERT). The scores are
+    `scale * q.k`; the result has the shape of `q`.
+
+    ```mlir
+    %o = xf.attention %q, %k, %v causal scale = 1.250000e-01 : tensor<4x64x8x64xf32>, tensor<4x64x2x64xf32>, tensor<4x64x2x64xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$q, Xf_FloatTensor:$k, Xf_FloatTensor:$v,
+                       UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`causal` $causal^)? `scale` `=` $scale attr-dict `:` type($q) `,` type($k) `,` type($v)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$q, "::mlir::Value":$k, "::mlir::Value":$v,
+                                 "bool":$causal, "double":$scale), [{
+    build($_builder, $_state, q.getType(), q, k, v,
+          causal ? $_builder.getUnitAttr() : ::mlir::UnitAttr(), $_builder.getF64FloatAttr(scale));
+  }]>];
+}
+
+def Xf_RopeOp : Xf_Op<"rope", [SameOperandsAndResultType]> {
+  let summary = "rotary position embedding (rotate-half convention)";
+  let description = [{
+    On `[batch, seq, heads, head_dim]`, for `i < head_dim/2` with
+    `f_i = theta^(-2i/head_dim)` and angle `a = s * f_i`:
+    `out[i] = x[i] cos a - x[i + d/2] sin a`,
+    `out[i + d/2] = x[i + d/2] cos a + x[i] sin a` (GPT-NeoX / HF LLaMA).
+
+    ```mlir
+    %qr = xf.rope %q theta = 1.000000e+04 : tensor<4x64x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x, F64Attr:$theta);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$x `theta` `=` $theta attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Xf_DropoutOp : Xf_Op<"dropout", [SameOperandsAndResultType]> {
+  let summary = "dropout with a counter-based mask";
+  let description = [{
+    Zeroes each element with probability `rate` and scales the rest by
+    `1/(1-rate)` when training; identity in evaluation. The mask of element
+    `i` is a function of (seed, step, `key`, global index of `i`) only, so a
+    sharded run drops exactly the elements the unsharded run drops. `key`
+    must be unique per dropout op in a function.
+
+    ```mlir
+    %y = xf.dropout %x rate = 1.000000e-01 key = 3 : tensor<4x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x, F64Attr:$rate, I64Attr:$key);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$x `rate` `=` $rate `key` `=` $key attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape and type ops
+//===----------------------------------------------------------------------===//
+
+def Xf_ReshapeOp : Xf_Op<"reshape"> {
+  let summary = "row-major reshape with the same number of elements";
+  let description = [{
+    ```mlir
+    %q4 = xf.reshape %q : tensor<4x64x512xf32> -> tensor<4x64x8x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$x);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Xf_TransposeOp : Xf_Op<"transpose"> {
+  let summary = "permutes dimensions";
+  let description = [{
+    Result dimension `i` is operand dimension `permutation[i]`.
+
+    ```mlir
+    %t = xf.transpose %x [0, 2, 1, 3] : tensor<4x64x8x32xf32> -> tensor<4x8x64x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$x, DenseI64ArrayAttr:$permutation);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$x $permutation attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Xf_CastOp : Xf_Op<"cast"> {
+  let summary = "converts between float element types (round to nearest even)";
+  let description = [{
+    ```mlir
+    %h = xf.cast %x : tensor<4x64x128xf32> -> tensor<4x64x128xbf16>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Xf_CrossEntropyOp : Xf_Op<"cross_entropy"> {
+  let summary = "mean token cross-entropy of logits against target ids";
+  let description = [{
+    `logits` is `[tokens..., vocab]`, `targets` is `[tokens...]`. The loss is
+    the mean of `logsumexp(logits) - logits[target]` over the counted tokens:
+    a token counts if its target is not `ignore_index` and, when `mask` is
+    given (same shape as `targets`, float), its mask is non-zero. The result
+    is a scalar in f32 (f64 for f64 logits); softmax statistics are kept in
+    fp32 or wider whatever the logits' type.
+
+    ```mlir
+    %loss = xf.cross_entropy %logits, %targets ignore_index = -100 : tensor<4x64x512xf32>, tensor<4x64xi32> -> tensor<f32>
+    %mlm = xf.cross_entropy %logits, %targets mask %m ignore_index = -100 : tensor<4x64x512xf32>, tensor<4x64xi32>, tensor<4x64xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$logits, Xf_IdTensor:$targets,
+                       Optional<Xf_FloatTensor>:$mask, I64Attr:$ignore_index);
+  let results = (outs Xf_Scalar:$loss);
+  let assemblyFormat = [{
+    $logits `,` $targets (`mask` $mask^)? `ignore_index` `=` $ignore_index attr-dict
+    `:` type($logits) `,` type($targets) (`,` type($mask)^)? `->` type($loss)
+  }];
+  let hasVerifier = 1;
+}
+
+def Xf_LinearCrossEntropyOp : Xf_Op<"linear_cross_entropy"> {
+  let summary = "fused logit GEMM and cross-entropy";
+  let description = [{
+    Equal to `cross_entropy(x @ W, targets)` without materializing the
+    `tokens x vocab` logits. `x` is `[tokens..., hidden]`; `weight` is
+    `[vocab, hidden]` when `vocab_major` is set (a tied embedding) and
+    `[hidden, vocab]` otherwise. `mask` and `ignore_index` are as in
+    `xf.cross_entropy`.
+
+    ```mlir
+    %loss = xf.linear_cross_entropy %x, %wte, %targets vocab_major ignore_index = -100 : tensor<4x64x128xf32>, tensor<512x128xf32>, tensor<4x64xi32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x, Xf_FloatTensor:$weight, Xf_IdTensor:$targets,
+                       Optional<Xf_FloatTensor>:$mask, UnitAttr:$vocab_major,
+                       I64Attr:$ignore_index);
+  let results = (outs Xf_Scalar:$loss);
+  let assemblyFormat = [{
+    $x `,` $weight `,` $targets (`mask` $mask^)? (`vocab_major` $vocab_major^)?
+    `ignore_index` `=` $ignore_index attr-dict
+    `:` type($x) `,` type($weight) `,` type($targets) (`,` type($mask)^)? `->` type($loss)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // SHARDC_XF_OPS_TD

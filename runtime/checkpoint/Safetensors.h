@@ -1,0 +1,52 @@
+//===- Safetensors.h - safetensors checkpoints ------------------*- C++ -*-===//
+//
+// Reads and writes the safetensors format (huggingface/safetensors): an 8-byte
+// little-endian header length N, N bytes of JSON header
+//   {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
+//    "__metadata__": {"key": "value"}}
+// and then the data buffer, which the offsets (relative to its start) must
+// cover exactly, without holes or overlaps.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_RUNTIME_CHECKPOINT_SAFETENSORS_H
+#define SHARDC_RUNTIME_CHECKPOINT_SAFETENSORS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardc::ckpt {
+
+/// One tensor: its safetensors dtype name, shape and raw little-endian bytes.
+struct TensorData {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+/// Bytes per element of a safetensors dtype ("F32", "BF16", "I64", ...), or 0
+/// for a name the format does not define.
+size_t safetensors_dtype_size(std::string_view dtype);
+
+/// Reads every tensor of a safetensors file, and its "__metadata__" into
+/// `metadata` if given. The whole file is validated before any data is used;
+/// anything malformed throws rt::Error naming the file and the problem.
+std::map<std::string, TensorData>
+read_safetensors(const std::string &path,
+                 std::map<std::string, std::string> *metadata = nullptr);
+
+/// Writes tensors in name order, the header padded with spaces to a multiple
+/// of 8 bytes. The file is written to path + ".tmp.<pid>", synced and renamed
+/// over `path`, so a crash leaves either the old file or the new one. Throws
+/// rt::Error if a tensor's byte size does not match its dtype and shape or the
+/// file cannot be written.
+void write_safetensors(const std::string &path,
+                       const std::map<std::string, TensorData> &tensors,
+                       const std::map<std::string, std::string> &metadata = {});
+
+} // namespace shardc::ckpt
+
+#endif // SHARDC_RUNTIME_CHECKPOINT_SAFETENSORS_H

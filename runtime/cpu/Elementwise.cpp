@@ -1,0 +1,154 @@
+//===- Elementwise.cpp - pointwise and gather kernels ---------------------===//
+//
+// Memory-bound kernels: one pass over the data, split across OpenMP threads
+// in contiguous static chunks. Each reads an element's inputs before writing
+// its output, so `out` may alias the first input.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/Kernels.h"
+
+#include "runtime/Error.h"
+#include "runtime/cpu/Parallel.h"
+#include "runtime/rng/Philox.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace shardc::cpu {
+
+template <class T> void add(const T *a, const T *b, T *out, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = a[i] + b[i];
+}
+
+template <class T>
+void bias_add(const T *x, const T *bias, T *out, int64_t rows, int64_t cols) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] = x[r * cols + c] + bias[c];
+}
+
+template <class T> void gelu_tanh(const T *x, T *out, int64_t n) {
+  const T kAlpha = T(0.7978845608028654); // sqrt(2 / pi)
+  const T kBeta = T(0.044715);
+#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    T v = x[i];
+    T u = kAlpha * (v + kBeta * v * v * v);
+    // 0.5 * (1 + tanh(u)) == sigmoid(2u); this form does not cancel to 0 for
+    // large negative inputs the way 1 + tanh(u) does.
+    out[i] = v / (T(1) + std::exp(T(-2) * u));
+  }
+}
+
+template <class T>
+void swiglu(const T *gate, const T *up, T *out, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    T g = gate[i];
+    out[i] = g / (T(1) + std::exp(-g)) * up[i];
+  }
+}
+
+template <class T>
+void rope(const T *x, T *out, int64_t B, int64_t S, int64_t H, int64_t D,
+          double theta, int64_t positionOffset) {
+  if (D % 2 != 0)
+    throw rt::Error("rope: head dimension " + std::to_string(D) +
+                    " must be even");
+  if (!(theta > 0))
+    throw rt::Error("rope: theta = " + std::to_string(theta) +
+                    " must be positive");
+  int64_t half = D / 2;
+  if (B * S * H * D == 0)
+    return;
+
+  // One cos/sin table for the sequence, shared by every batch row and head.
+  std::vector<T> cosTable(S * half), sinTable(S * half);
+#pragma omp parallel for schedule(static) if (S * half >= kParallelGrain)
+  for (int64_t s = 0; s < S; ++s) {
+    double pos = double(s + positionOffset);
+    for (int64_t i = 0; i < half; ++i) {
+      double angle = pos * std::pow(theta, -2.0 * double(i) / double(D));
+      cosTable[s * half + i] = T(std::cos(angle));
+      sinTable[s * half + i] = T(std::sin(angle));
+    }
+  }
+
+#pragma omp parallel for schedule(static) if (B * S * H * D >= kParallelGrain)
+  for (int64_t bs = 0; bs < B * S; ++bs) {
+    const T *c = cosTable.data() + (bs % S) * half;
+    const T *sn = sinTable.data() + (bs % S) * half;
+    for (int64_t h = 0; h < H; ++h) {
+      const T *xi = x + (bs * H + h) * D;
+      T *oi = out + (bs * H + h) * D;
+      for (int64_t i = 0; i < half; ++i) {
+        T lo = xi[i], hi = xi[i + half];
+        oi[i] = lo * c[i] - hi * sn[i];
+        oi[i + half] = hi * c[i] + lo * sn[i];
+      }
+    }
+  }
+}
+
+template <class T>
+void dropout(const T *x, T *out, int64_t n, double rate, uint64_t seed,
+             uint64_t step, uint64_t opKey, int64_t globalOffset) {
+  if (!(rate >= 0.0 && rate <= 1.0))
+    throw rt::Error("dropout: rate = " + std::to_string(rate) +
+                    " is outside [0, 1]");
+  if (rate == 0.0) {
+    if (out != x)
+      std::copy(x, x + n, out);
+    return;
+  }
+  if (rate == 1.0) {
+    std::fill(out, out + n, T(0));
+    return;
+  }
+  uint64_t stream = rng::stream_key(step, opKey);
+  T scale = T(1.0 / (1.0 - rate));
+#pragma omp parallel for schedule(static) if (n >= kParallelGrain / 16)
+  for (int64_t i = 0; i < n; ++i) {
+    bool keep =
+        double(rng::uniform(seed, stream, uint64_t(globalOffset + i))) >= rate;
+    out[i] = keep ? x[i] * scale : T(0);
+  }
+}
+
+template <class T>
+void embedding(const T *table, const int32_t *ids, T *out, int64_t nIds,
+               int64_t vocab, int64_t dim) {
+  // Validate first: an exception cannot leave an OpenMP region.
+  for (int64_t i = 0; i < nIds; ++i)
+    if (ids[i] < 0 || ids[i] >= vocab)
+      throw rt::Error("embedding: token id " + std::to_string(ids[i]) +
+                      " at position " + std::to_string(i) +
+                      " is outside the vocabulary [0, " +
+                      std::to_string(vocab) + ")");
+#pragma omp parallel for schedule(static) if (nIds * dim >= kParallelGrain)
+  for (int64_t i = 0; i < nIds; ++i) {
+    const T *row = table + int64_t(ids[i]) * dim;
+    std::copy(row, row + dim, out + i * dim);
+  }
+}
+
+#define SHARDC_INSTANTIATE(T)                                                  \
+  template void add<T>(const T *, const T *, T *, int64_t);                    \
+  template void bias_add<T>(const T *, const T *, T *, int64_t, int64_t);      \
+  template void gelu_tanh<T>(const T *, T *, int64_t);                         \
+  template void swiglu<T>(const T *, const T *, T *, int64_t);                 \
+  template void rope<T>(const T *, T *, int64_t, int64_t, int64_t, int64_t,    \
+                        double, int64_t);                                      \
+  template void dropout<T>(const T *, T *, int64_t, double, uint64_t,          \
+                           uint64_t, uint64_t, int64_t);                       \
+  template void embedding<T>(const T *, const int32_t *, T *, int64_t,         \
+                             int64_t, int64_t);
+SHARDC_INSTANTIATE(float)
+SHARDC_INSTANTIATE(double)
+#undef SHARDC_INSTANTIATE
+
+} // namespace shardc::cpu

