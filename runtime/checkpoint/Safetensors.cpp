@@ -85,10 +85,9 @@ void writeAll(int fd, const void *data, size_t size, const std::string &path) {
 
 size_t shardc::ckpt::safetensors_dtype_size(std::string_view dtype) {
   static const std::pair<std::string_view, size_t> kSizes[] = {
-      {"BOOL", 1}, {"U8", 1},      {"I8", 1},      {"F8_E5M2", 1},
-      {"F8_E4M3", 1}, {"I16", 2},  {"U16", 2},     {"F16", 2},
-      {"BF16", 2}, {"I32", 4},     {"U32", 4},     {"F32", 4},
-      {"F64", 8},  {"I64", 8},     {"U64", 8}};
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1},
+      {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
+      {"U32", 4},  {"F32", 4}, {"F64", 8}, {"I64", 8},     {"U64", 8}};
   for (const auto &[name, size] : kSizes)
     if (name == dtype)
       return size;
@@ -140,7 +139,10 @@ shardc::ckpt::read_safetensors(const std::string &path,
   const uint64_t bufferBytes = afterLength - headerBytes;
   std::map<std::string, TensorData> tensors;
   std::vector<Extent> extents;
-  for (const auto &[name, entry] : header.items()) {
+  for (const auto &item : header.items()) {
+    // Named references, not structured bindings: lambdas below capture them.
+    const std::string &name = item.key();
+    const nlohmann::json &entry = item.value();
     if (name == kMetadataKey) {
       if (!entry.is_object())
         throw corrupt("\"__metadata__\" is not an object");
@@ -195,9 +197,8 @@ shardc::ckpt::read_safetensors(const std::string &path,
       throw bad("data_offsets " + offsets.dump() +
                 " is not a pair of non-negative integers");
     if (*begin > *end || *end > bufferBytes)
-      throw bad("data_offsets " + offsets.dump() +
-                " is out of range of the " + std::to_string(bufferBytes) +
-                "-byte data buffer");
+      throw bad("data_offsets " + offsets.dump() + " is out of range of the " +
+                std::to_string(bufferBytes) + "-byte data buffer");
     std::optional<uint64_t> expected = byteSize(tensor.shape, elementBytes);
     if (!expected || *expected != *end - *begin)
       throw bad("data_offsets " + offsets.dump() + " hold " +
@@ -255,7 +256,9 @@ void shardc::ckpt::write_safetensors(
   if (!metadata.empty())
     header[kMetadataKey] = metadata;
   uint64_t offset = 0;
-  for (const auto &[name, tensor] : tensors) {
+  for (const auto &item : tensors) {
+    const std::string &name = item.first;
+    const TensorData &tensor = item.second;
     auto bad = [&](const std::string &what) {
       return rt::Error("cannot write safetensors file '" + path +
                        "': tensor '" + name + "' " + what);
@@ -288,14 +291,17 @@ void shardc::ckpt::write_safetensors(
   headerText.append((8 - headerText.size() % 8) % 8, ' ');
   uint8_t lengthBytes[8];
   for (int i = 0; i < 8; ++i)
-    lengthBytes[i] = static_cast<uint8_t>(uint64_t(headerText.size()) >> (8 * i));
+    lengthBytes[i] =
+        static_cast<uint8_t>(uint64_t(headerText.size()) >> (8 * i));
 
   const std::string tmpPath = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmpPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  0644);
+  int fd =
+      ::open(tmpPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
-    throw rt::Error("cannot create '" + tmpPath + "' to write safetensors "
-                    "file '" + path + "': " + std::strerror(errno));
+    throw rt::Error("cannot create '" + tmpPath +
+                    "' to write safetensors "
+                    "file '" +
+                    path + "': " + std::strerror(errno));
   try {
     writeAll(fd, lengthBytes, sizeof(lengthBytes), tmpPath);
     writeAll(fd, headerText.data(), headerText.size(), tmpPath);
@@ -307,8 +313,8 @@ void shardc::ckpt::write_safetensors(
     int closed = ::close(fd);
     fd = -1;
     if (closed != 0)
-      throw rt::Error("cannot close '" + tmpPath + "': " +
-                      std::strerror(errno));
+      throw rt::Error("cannot close '" + tmpPath +
+                      "': " + std::strerror(errno));
     if (::rename(tmpPath.c_str(), path.c_str()) != 0)
       throw rt::Error("cannot rename '" + tmpPath + "' to '" + path +
                       "': " + std::strerror(errno));

@@ -13,6 +13,7 @@
 
 #include "runtime/Error.h"
 #include "runtime/cpu/Parallel.h"
+#include "runtime/cpu/RowMath.h"
 
 #include <algorithm>
 #include <climits>
@@ -31,17 +32,16 @@ constexpr int64_t kBlockRows = 64;
 
 template <class T>
 void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
-                       int64_t B, int64_t S, int64_t Hq, int64_t Hkv,
-                       int64_t D, bool causal, double scale) {
+                       int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
+                       bool causal, double scale) {
   if (B < 0 || S < 0 || Hq < 0 || D <= 0 || Hkv <= 0 || Hq % Hkv != 0)
     throw rt::Error("attention_forward: invalid shape B=" + std::to_string(B) +
                     " S=" + std::to_string(S) + " Hq=" + std::to_string(Hq) +
                     " Hkv=" + std::to_string(Hkv) + " D=" + std::to_string(D) +
                     " (query heads must be a multiple of kv heads)");
   if (Hq * D > INT_MAX || S > INT_MAX)
-    throw rt::Error("attention_forward: S=" + std::to_string(S) +
-                    " or Hq*D=" + std::to_string(Hq * D) +
-                    " exceeds the BLAS integer range");
+    throw rt::Error("attention_forward: S=" + std::to_string(S) + " or Hq*D=" +
+                    std::to_string(Hq * D) + " exceeds the BLAS integer range");
   if (B == 0 || S == 0 || Hq == 0)
     return;
 
@@ -78,12 +78,7 @@ void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
         T *row = p + r * nKeys;
         int64_t valid = causal ? i0 + r + 1 : nKeys;
         T mx = *std::max_element(row, row + valid);
-        double sum = 0.0;
-        for (int64_t j = 0; j < valid; ++j) {
-          T e = std::exp(row[j] - mx);
-          row[j] = e;
-          sum += double(e);
-        }
+        double sum = expShiftedSum(row, mx, valid, row);
         std::fill(row + valid, row + nKeys, T(0));
         // Normalise the D outputs after the GEMM instead of the nKeys
         // probabilities before it.

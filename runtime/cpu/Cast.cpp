@@ -49,7 +49,7 @@ uint16_t f32_to_f16(float x) {
     return uint16_t(sign | 0x7e00u | ((u >> 13) & 0x3ffu));
   if (u >= 0x477ff000u) // >= 65520, the tie between 65504 and 2^16
     return uint16_t(sign | 0x7c00u);
-  if (u >= 0x38800000u) { // normal in binary16: >= 2^-14
+  if (u >= 0x38800000u) {    // normal in binary16: >= 2^-14
     u -= (127u - 15u) << 23; // rebias the exponent
     u += 0xfffu + ((u >> 13) & 1u);
     return uint16_t(sign | (u >> 13));

@@ -44,8 +44,7 @@ template <class T> void gelu_tanh(const T *x, T *out, int64_t n) {
   }
 }
 
-template <class T>
-void swiglu(const T *gate, const T *up, T *out, int64_t n) {
+template <class T> void swiglu(const T *gate, const T *up, T *out, int64_t n) {
 #pragma omp parallel for schedule(static) if (n >= kParallelGrain)
   for (int64_t i = 0; i < n; ++i) {
     T g = gate[i];
@@ -111,6 +110,7 @@ void dropout(const T *x, T *out, int64_t n, double rate, uint64_t seed,
   }
   uint64_t stream = rng::stream_key(step, opKey);
   T scale = T(1.0 / (1.0 - rate));
+  // A Philox block per element is compute-bound: parallelise sooner.
 #pragma omp parallel for schedule(static) if (n >= kParallelGrain / 16)
   for (int64_t i = 0; i < n; ++i) {
     bool keep =

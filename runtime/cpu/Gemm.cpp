@@ -72,10 +72,10 @@ void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha,
 }
 
 template <class T>
-void gemm_batched(int64_t batch, bool transA, bool transB, int64_t M,
-                  int64_t N, int64_t K, T alpha, const T *A, int64_t lda,
-                  int64_t strideA, const T *B, int64_t ldb, int64_t strideB,
-                  T beta, T *C, int64_t ldc, int64_t strideC) {
+void gemm_batched(int64_t batch, bool transA, bool transB, int64_t M, int64_t N,
+                  int64_t K, T alpha, const T *A, int64_t lda, int64_t strideA,
+                  const T *B, int64_t ldb, int64_t strideB, T beta, T *C,
+                  int64_t ldc, int64_t strideC) {
   checkGemmArgs("gemm_batched", transA, transB, M, N, K, lda, ldb, ldc);
   if (batch < 0)
     throw rt::Error("gemm_batched: batch = " + std::to_string(batch) +
@@ -88,8 +88,8 @@ void gemm_batched(int64_t batch, bool transA, bool transB, int64_t M,
 
   auto one = [&](int64_t i) {
     blasGemm(transA, transB, blasint(M), blasint(N), blasint(K), alpha,
-             A + i * strideA, blasint(lda), B + i * strideB, blasint(ldb),
-             beta, C + i * strideC, blasint(ldc));
+             A + i * strideA, blasint(lda), B + i * strideB, blasint(ldb), beta,
+             C + i * strideC, blasint(ldc));
   };
   // Enough matrices to occupy every thread: one single-threaded GEMM per
   // thread beats splitting each GEMM. Otherwise let BLAS split each one.
@@ -108,10 +108,9 @@ void gemm_batched(int64_t batch, bool transA, bool transB, int64_t M,
 #define SHARDC_INSTANTIATE(T)                                                  \
   template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T *,   \
                         int64_t, const T *, int64_t, T, T *, int64_t);         \
-  template void gemm_batched<T>(int64_t, bool, bool, int64_t, int64_t,        \
-                                int64_t, T, const T *, int64_t, int64_t,       \
-                                const T *, int64_t, int64_t, T, T *, int64_t,  \
-                                int64_t);
+  template void gemm_batched<T>(                                               \
+      int64_t, bool, bool, int64_t, int64_t, int64_t, T, const T *, int64_t,   \
+      int64_t, const T *, int64_t, int64_t, T, T *, int64_t, int64_t);
 SHARDC_INSTANTIATE(float)
 SHARDC_INSTANTIATE(double)
 #undef SHARDC_INSTANTIATE

@@ -39,10 +39,10 @@ void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha,
 /// `batch` independent gemms; matrix i of A starts at A + i * strideA, and
 /// likewise for B and C. strideA or strideB may be 0 to broadcast one operand.
 template <class T>
-void gemm_batched(int64_t batch, bool transA, bool transB, int64_t M,
-                  int64_t N, int64_t K, T alpha, const T *A, int64_t lda,
-                  int64_t strideA, const T *B, int64_t ldb, int64_t strideB,
-                  T beta, T *C, int64_t ldc, int64_t strideC);
+void gemm_batched(int64_t batch, bool transA, bool transB, int64_t M, int64_t N,
+                  int64_t K, T alpha, const T *A, int64_t lda, int64_t strideA,
+                  const T *B, int64_t ldb, int64_t strideB, T beta, T *C,
+                  int64_t ldc, int64_t strideC);
 
 //===----------------------------------------------------------------------===//
 // Layout (Layout.cpp)
@@ -72,8 +72,7 @@ void bias_add(const T *x, const T *bias, T *out, int64_t rows, int64_t cols);
 template <class T> void gelu_tanh(const T *x, T *out, int64_t n);
 
 /// out = silu(gate) * up, silu(g) = g * sigmoid(g).
-template <class T>
-void swiglu(const T *gate, const T *up, T *out, int64_t n);
+template <class T> void swiglu(const T *gate, const T *up, T *out, int64_t n);
 
 /// Rotary position embedding, rotate-half convention (GPT-NeoX, HF LLaMA), on
 /// x of shape [B, S, H, D]. Pair (i, i + D/2) at position s + positionOffset is
@@ -86,7 +85,8 @@ void rope(const T *x, T *out, int64_t B, int64_t S, int64_t H, int64_t D,
 /// rng::uniform(seed, rng::stream_key(step, opKey), globalOffset + i) >= rate
 /// and kept values are scaled by 1 / (1 - rate), so a shard holding elements
 /// [globalOffset, globalOffset + n) drops exactly what the whole tensor would.
-/// rate must lie in [0, 1]; rate == 0 copies, rate == 1 zeroes.
+/// rate must lie in [0, 1]; rate == 0 copies, rate == 1 zeroes. The mask is
+/// recomputed, never stored: the backward is this same call on the gradient.
 template <class T>
 void dropout(const T *x, T *out, int64_t n, double rate, uint64_t seed,
              uint64_t step, uint64_t opKey, int64_t globalOffset);
@@ -111,8 +111,8 @@ void layernorm_forward(const T *x, const T *gamma, const T *beta, T *out,
 /// LLaMA RMSNorm: out = x * rsqrt(mean(x^2) + eps) * gamma. rstd, if non-null,
 /// receives one value per row.
 template <class T>
-void rmsnorm_forward(const T *x, const T *gamma, T *out, T *rstd,
-                     int64_t rows, int64_t cols, double eps);
+void rmsnorm_forward(const T *x, const T *gamma, T *out, T *rstd, int64_t rows,
+                     int64_t cols, double eps);
 
 /// Max-subtracted softmax over the last dimension.
 template <class T>
@@ -128,8 +128,8 @@ void softmax_lastdim(const T *x, T *out, int64_t rows, int64_t cols);
 /// the [B, Hq, S] log-sum-exp of the scaled, masked scores.
 template <class T>
 void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
-                       int64_t B, int64_t S, int64_t Hq, int64_t Hkv,
-                       int64_t D, bool causal, double scale);
+                       int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
+                       bool causal, double scale);
 
 //===----------------------------------------------------------------------===//
 // Losses (Loss.cpp)
@@ -149,9 +149,9 @@ double cross_entropy(const T *logits, const int32_t *targets, const T *mask,
 /// embedding), else [hidden, vocab]. Rows are processed in bounded chunks.
 template <class T>
 double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
-                            const int32_t *targets, const T *mask,
-                            int64_t rows, int64_t hidden, int64_t vocab,
-                            int64_t ignoreIndex, int64_t *countOut);
+                            const int32_t *targets, const T *mask, int64_t rows,
+                            int64_t hidden, int64_t vocab, int64_t ignoreIndex,
+                            int64_t *countOut);
 
 //===----------------------------------------------------------------------===//
 // Casts (Cast.cpp)

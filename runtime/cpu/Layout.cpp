@@ -78,8 +78,8 @@ void transpose(const T *in, T *out, const std::vector<int64_t> &inShape,
   std::vector<int64_t> outStrides = rowMajorStrides(outShape);
   size_t last = rank - 1;
   // Output dimension that is contiguous in the input.
-  size_t q = size_t(std::find(perm.begin(), perm.end(), int64_t(last)) -
-                    perm.begin());
+  size_t q =
+      size_t(std::find(perm.begin(), perm.end(), int64_t(last)) - perm.begin());
 
   if (q == last || outShape[q] == 1 || outShape[last] == 1) {
     int64_t rowLen = outShape[last];

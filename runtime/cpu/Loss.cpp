@@ -1,16 +1,17 @@
 //===- Loss.cpp - cross-entropy losses ------------------------------------===//
 //
-// Both losses share one row routine (logsumexp - target logit, in double) and
-// one reduction: per-row losses summed in row order, so the result does not
-// depend on the thread count. linear_cross_entropy produces logits a bounded
-// chunk of rows at a time, which keeps a GPT-2 sized vocabulary (50257) from
-// needing a [tokens, vocab] buffer.
+// Both losses share one row routine (logsumexp - target logit, summed in
+// double) and one reduction: per-row losses summed in row order, so the result
+// does not depend on the thread count. linear_cross_entropy produces logits a
+// bounded chunk of rows at a time, which keeps a GPT-2 sized vocabulary (50257)
+// from needing a [tokens, vocab] buffer.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Kernels.h"
 
 #include "runtime/Error.h"
 #include "runtime/cpu/Parallel.h"
+#include "runtime/cpu/RowMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -50,13 +51,11 @@ int64_t countTargets(const char *kernel, const int32_t *targets, const T *mask,
   return count;
 }
 
-/// logsumexp(row) - row[target], max-subtracted, in double.
+/// logsumexp(row) - row[target], max-subtracted, summed in double.
 template <class T> double rowLoss(const T *row, int64_t vocab, int32_t target) {
-  double mx = double(*std::max_element(row, row + vocab));
-  double sum = 0.0;
-  for (int64_t j = 0; j < vocab; ++j)
-    sum += std::exp(double(row[j]) - mx);
-  return mx + std::log(sum) - double(row[target]);
+  T mx = *std::max_element(row, row + vocab);
+  double sum = expShiftedSum<T>(row, mx, vocab, nullptr);
+  return double(mx) + std::log(sum) - double(row[target]);
 }
 
 /// losses[r] = rowLoss for counted rows, 0 for the others.
@@ -99,9 +98,9 @@ double cross_entropy(const T *logits, const int32_t *targets, const T *mask,
 
 template <class T>
 double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
-                            const int32_t *targets, const T *mask,
-                            int64_t rows, int64_t hidden, int64_t vocab,
-                            int64_t ignoreIndex, int64_t *countOut) {
+                            const int32_t *targets, const T *mask, int64_t rows,
+                            int64_t hidden, int64_t vocab, int64_t ignoreIndex,
+                            int64_t *countOut) {
   if (hidden <= 0 || vocab <= 0)
     throw rt::Error("linear_cross_entropy: hidden = " + std::to_string(hidden) +
                     " and vocab = " + std::to_string(vocab) +
@@ -109,8 +108,8 @@ double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
   int64_t count = countTargets("linear_cross_entropy", targets, mask, rows,
                                vocab, ignoreIndex);
   std::vector<double> losses(rows, 0.0);
-  int64_t chunkRows = std::clamp<int64_t>(kLogitsScratchElems / vocab, 1,
-                                          kMaxChunkRows);
+  int64_t chunkRows =
+      std::clamp<int64_t>(kLogitsScratchElems / vocab, 1, kMaxChunkRows);
   std::vector<T> logits(count > 0 ? std::min(chunkRows, rows) * vocab : 0);
   for (int64_t r0 = 0; count > 0 && r0 < rows; r0 += chunkRows) {
     int64_t n = std::min(chunkRows, rows - r0);

@@ -9,6 +9,7 @@
 #include "runtime/cpu/Kernels.h"
 
 #include "runtime/cpu/Parallel.h"
+#include "runtime/cpu/RowMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -47,8 +48,8 @@ void layernorm_forward(const T *x, const T *gamma, const T *beta, T *out,
 }
 
 template <class T>
-void rmsnorm_forward(const T *x, const T *gamma, T *out, T *rstd,
-                     int64_t rows, int64_t cols, double eps) {
+void rmsnorm_forward(const T *x, const T *gamma, T *out, T *rstd, int64_t rows,
+                     int64_t cols, double eps) {
   if (cols == 0)
     return;
 #pragma omp parallel for schedule(static) if (rows * cols >= kParallelGrain)
@@ -75,12 +76,7 @@ void softmax_lastdim(const T *x, T *out, int64_t rows, int64_t cols) {
     const T *xr = x + r * cols;
     T *yr = out + r * cols;
     T mx = *std::max_element(xr, xr + cols);
-    double sum = 0.0;
-    for (int64_t c = 0; c < cols; ++c) {
-      T e = std::exp(xr[c] - mx);
-      yr[c] = e;
-      sum += double(e);
-    }
+    double sum = expShiftedSum(xr, mx, cols, yr);
     T inv = T(1.0 / sum);
     for (int64_t c = 0; c < cols; ++c)
       yr[c] *= inv;

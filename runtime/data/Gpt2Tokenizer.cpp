@@ -40,6 +40,7 @@ struct CodePointRange {
 // Unicode 17.0 (Node v20.20.2). GPT-2 itself was built with Python's `regex`
 // module and an older Unicode; the two differ only on recently assigned code
 // points.
+// clang-format off
 constexpr CodePointRange kLetters[] = {
     {0x41, 0x5A}, {0x61, 0x7A}, {0xAA, 0xAA}, {0xB5, 0xB5}, {0xBA, 0xBA},
     {0xC0, 0xD6}, {0xD8, 0xF6}, {0xF8, 0x2C1}, {0x2C6, 0x2D1}, {0x2E0, 0x2E4},
@@ -283,12 +284,14 @@ constexpr CodePointRange kNumbers[] = {
     {0x1ECB1, 0x1ECB4}, {0x1ED01, 0x1ED2D}, {0x1ED2F, 0x1ED3D},
     {0x1F100, 0x1F10C}, {0x1FBF0, 0x1FBF9},
 };
+// clang-format on
 
 bool inRanges(const CodePointRange *begin, const CodePointRange *end,
               char32_t cp) {
-  const CodePointRange *next = std::upper_bound(
-      begin, end, cp,
-      [](char32_t c, const CodePointRange &r) { return c < r.first; });
+  const CodePointRange *next =
+      std::upper_bound(begin, end, cp, [](char32_t c, const CodePointRange &r) {
+        return c < r.first;
+      });
   return next != begin && cp <= std::prev(next)->last;
 }
 
@@ -296,14 +299,10 @@ bool inRanges(const CodePointRange *begin, const CodePointRange *end,
 /// (OpenAI's encoder.py) also counts U+001C..U+001F and U+0085 as space but
 /// not U+FEFF; text with those characters tokenises differently there.
 bool isSpace(char32_t cp) {
-  switch (cp) {
-  case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20:
-  case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F:
-  case 0x205F: case 0x3000: case 0xFEFF:
-    return true;
-  default:
-    return cp >= 0x2000 && cp <= 0x200A;
-  }
+  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 ||
+         cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+         cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000 ||
+         cp == 0xFEFF;
 }
 
 enum class CharClass : uint8_t { Letter, Number, Space, Other };
@@ -431,8 +430,7 @@ constexpr size_t kMaxCachedWords = size_t(1) << 20;
 
 Gpt2Tokenizer Gpt2Tokenizer::load(const std::string &encoderJson,
                                   const std::string &vocabBpe) {
-  const std::string encoderText =
-      readFile(encoderJson, "GPT-2 encoder file");
+  const std::string encoderText = readFile(encoderJson, "GPT-2 encoder file");
   nlohmann::json encoder;
   try {
     encoder = nlohmann::json::parse(encoderText);
@@ -537,8 +535,7 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string &encoderJson,
   return tok;
 }
 
-std::vector<std::string_view>
-Gpt2Tokenizer::split_words(std::string_view s) {
+std::vector<std::string_view> Gpt2Tokenizer::split_words(std::string_view s) {
   std::vector<std::string_view> pieces;
   const size_t n = s.size();
   auto runEnd = [&](size_t pos, CharClass cls) {
@@ -649,8 +646,7 @@ std::string Gpt2Tokenizer::decode(const std::vector<int32_t> &ids) const {
   for (int32_t id : ids) {
     if (id < 0 || id >= vocab_size())
       throw rt::Error("cannot decode GPT-2 token id " + std::to_string(id) +
-                      ": ids are in [0, " + std::to_string(vocab_size()) +
-                      ")");
+                      ": ids are in [0, " + std::to_string(vocab_size()) + ")");
     text += idToBytes[id];
   }
   return text;

@@ -50,8 +50,10 @@ public:
   int32_t vocab_size() const { return static_cast<int32_t>(idToBytes.size()); }
 
   /// Splits text as GPT-2's pre-tokenisation regex
-  ///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-  /// does; the pieces are views into `utf8` and concatenate to it.
+  ///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
+  ///   \s+(?!\S)|\s+
+  /// does (implemented by hand over code points); the pieces are views into
+  /// `utf8` and concatenate to it.
   static std::vector<std::string_view> split_words(std::string_view utf8);
 
 private:

@@ -36,10 +36,9 @@ int32_t loadLE32(const uint8_t *p) {
 
 void shardc::data::write_token_file(const std::string &path,
                                     const std::vector<int32_t> &tokens) {
-  if (tokens.size() >
-      static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-    throw rt::Error("cannot write token file '" + path + "': " +
-                    std::to_string(tokens.size()) +
+  if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    throw rt::Error("cannot write token file '" + path +
+                    "': " + std::to_string(tokens.size()) +
                     " tokens do not fit the int32 count of the header");
   std::vector<uint8_t> bytes(kTokenFileHeaderBytes + 2 * tokens.size(), 0);
   storeLE32(&bytes[0], kTokenFileMagic);

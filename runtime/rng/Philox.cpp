@@ -89,8 +89,8 @@ float uniform(uint64_t seed, uint64_t stream, uint64_t index) {
 }
 
 double normal(uint64_t seed, uint64_t stream, uint64_t index) {
-  std::array<uint32_t, 4> r = philox4x32_10(counterOf(stream, index),
-                                            keyOf(seed));
+  std::array<uint32_t, 4> r =
+      philox4x32_10(counterOf(stream, index), keyOf(seed));
   // u1 in (0, 1] keeps log() finite; u2 in [0, 1).
   double u1 = (double(r[0]) + 1.0) * 0x1p-32;
   double u2 = double(r[1]) * 0x1p-32;
@@ -133,8 +133,8 @@ void init_normal_slice(T *out, const std::vector<int64_t> &fullShape,
   for (size_t d = 0; d < rank; ++d) {
     if (offsets[d] < 0 || sliceShape[d] < 0 ||
         offsets[d] + sliceShape[d] > fullShape[d])
-      throw rt::Error("init_normal_slice(" + std::string(name) +
-                      "): slice [" + std::to_string(offsets[d]) + ", " +
+      throw rt::Error("init_normal_slice(" + std::string(name) + "): slice [" +
+                      std::to_string(offsets[d]) + ", " +
                       std::to_string(offsets[d] + sliceShape[d]) +
                       ") of dimension " + std::to_string(d) +
                       " is outside [0, " + std::to_string(fullShape[d]) + ")");
@@ -174,10 +174,10 @@ void init_normal_slice(T *out, const std::vector<int64_t> &fullShape,
   template void init_normal<T>(T *, int64_t, int64_t, uint64_t,                \
                                std::string_view, double, double);              \
   template void init_constant<T>(T *, int64_t, double);                        \
-  template void init_normal_slice<T>(                                          \
-      T *, const std::vector<int64_t> &, const std::vector<int64_t> &,         \
-      const std::vector<int64_t> &, uint64_t, std::string_view, double,        \
-      double);
+  template void init_normal_slice<T>(T *, const std::vector<int64_t> &,        \
+                                     const std::vector<int64_t> &,             \
+                                     const std::vector<int64_t> &, uint64_t,   \
+                                     std::string_view, double, double);
 SHARDC_INSTANTIATE(float)
 SHARDC_INSTANTIATE(double)
 #undef SHARDC_INSTANTIATE

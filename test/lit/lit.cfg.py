@@ -15,3 +15,4 @@ path = [os.path.join(config.shardc_tools_dir, "shardc-opt"),
         config.llvm_tools_dir, "/usr/lib/llvm-22/bin"]
 config.environment["PATH"] = os.pathsep.join(path + [config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%models", os.path.join(config.shardc_src_root, "models")))
+config.substitutions.append(("%python", "/usr/bin/python3"))

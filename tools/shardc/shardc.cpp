@@ -27,6 +27,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -219,7 +220,6 @@ int cmdRun(const std::vector<std::string> &argv) {
 
   MLIRContext ctx;
   registerDialects(ctx);
-  SourceMgrDiagnosticHandler handler(*new llvm::SourceMgr, &ctx);
   OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0]);
   func::FuncOp func = xf::getModelFunction(*module, args.has("function") ? args.str("function") : "");
   if (!func)

@@ -21,8 +21,7 @@ AttnRef naiveAttention(const std::vector<T> &q, const std::vector<T> &k,
                        const std::vector<T> &v, int64_t B, int64_t S,
                        int64_t Hq, int64_t Hkv, int64_t D, bool causal,
                        double scale) {
-  AttnRef ref{std::vector<double>(q.size()),
-              std::vector<double>(B * Hq * S)};
+  AttnRef ref{std::vector<double>(q.size()), std::vector<double>(B * Hq * S)};
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h) {
       int64_t g = h / (Hq / Hkv);
@@ -110,8 +109,8 @@ TEST(CpuAttentionErrors, RejectsHeadsNotDivisible) {
   EXPECT_TRUE(throwsErrorWith(
       [&] {
         cpu::attention_forward<float>(buf.data(), buf.data(), buf.data(),
-                                      buf.data(), nullptr, 1, 2, 3, 2, 4,
-                                      false, 1.0);
+                                      buf.data(), nullptr, 1, 2, 3, 2, 4, false,
+                                      1.0);
       },
       {"Hq=3", "Hkv=2"}));
 }

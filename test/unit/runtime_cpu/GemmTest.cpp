@@ -12,11 +12,10 @@ namespace {
 
 /// C (with its ldc padding) after C = alpha op(A) op(B) + beta C, triple loop.
 template <class T>
-std::vector<double> naiveGemm(bool tA, bool tB, int64_t M, int64_t N,
-                              int64_t K, double alpha, const std::vector<T> &A,
-                              int64_t lda, const std::vector<T> &B,
-                              int64_t ldb, double beta,
-                              const std::vector<T> &C, int64_t ldc) {
+std::vector<double>
+naiveGemm(bool tA, bool tB, int64_t M, int64_t N, int64_t K, double alpha,
+          const std::vector<T> &A, int64_t lda, const std::vector<T> &B,
+          int64_t ldb, double beta, const std::vector<T> &C, int64_t ldc) {
   std::vector<double> out = toDouble(C);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
@@ -105,9 +104,8 @@ TYPED_TEST(CpuGemm, BatchedMatchesLoopIncludingBroadcastB) {
           int64_t strideB = broadcastB ? 0 : (tB ? N : K) * ldb + 3;
           int64_t strideC = M * ldc + 2;
           auto A = randomVector<T>(batch * strideA, 7);
-          auto B = randomVector<T>(broadcastB ? (tB ? N : K) * ldb
-                                              : batch * strideB,
-                                   8);
+          auto B = randomVector<T>(
+              broadcastB ? (tB ? N : K) * ldb : batch * strideB, 8);
           auto C = randomVector<T>(batch * strideC, 9);
           std::vector<double> expected = toDouble(C);
           for (int64_t i = 0; i < batch; ++i) {
@@ -117,8 +115,8 @@ TYPED_TEST(CpuGemm, BatchedMatchesLoopIncludingBroadcastB) {
                              B.begin() + i * strideB + (tB ? N : K) * ldb);
             std::vector<T> c(C.begin() + i * strideC,
                              C.begin() + i * strideC + M * ldc);
-            auto r = naiveGemm(tA, tB, M, N, K, 1.5, a, lda, b, ldb, 0.5, c,
-                               ldc);
+            auto r =
+                naiveGemm(tA, tB, M, N, K, 1.5, a, lda, b, ldb, 0.5, c, ldc);
             std::copy(r.begin(), r.end(), expected.begin() + i * strideC);
           }
           cpu::gemm_batched<T>(batch, tA, tB, M, N, K, T(1.5), A.data(), lda,
@@ -204,10 +202,14 @@ TYPED_TEST(CpuTranspose, MatchesNaive) {
 TEST(CpuLayout, TransposeRejectsBadPermutation) {
   std::vector<float> in(6), out(6);
   EXPECT_TRUE(throwsErrorWith(
-      [&] { cpu::transpose<float>(in.data(), out.data(), {2, 3}, {0, 0}); },
+      [&] {
+        cpu::transpose<float>(in.data(), out.data(), {2, 3}, {0, 0});
+      },
       {"[0, 0]", "[2, 3]"}));
   EXPECT_TRUE(throwsErrorWith(
-      [&] { cpu::transpose<float>(in.data(), out.data(), {2, 3}, {1}); },
+      [&] {
+        cpu::transpose<float>(in.data(), out.data(), {2, 3}, {1});
+      },
       {"permutation"}));
 }
 

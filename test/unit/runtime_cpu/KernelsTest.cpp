@@ -114,8 +114,8 @@ TYPED_TEST(CpuKernels, RmsNorm) {
       expOut[r * cols + c] = x[r * cols + c] * expRstd[r] * gamma[c];
   }
   std::vector<T> out(rows * cols), rstd(rows);
-  cpu::rmsnorm_forward<T>(x.data(), gamma.data(), out.data(), rstd.data(),
-                          rows, cols, eps);
+  cpu::rmsnorm_forward<T>(x.data(), gamma.data(), out.data(), rstd.data(), rows,
+                          cols, eps);
   EXPECT_TRUE(allClose(out, expOut));
   EXPECT_TRUE(allClose(rstd, expRstd));
 }
@@ -127,8 +127,8 @@ TYPED_TEST(CpuKernels, SoftmaxIsStableForLargeLogits) {
   auto x = randomVector<T>(rows * cols, 12, 990.0, 1000.0);
   std::vector<double> expected(rows * cols);
   for (int64_t r = 0; r < rows; ++r) {
-    double mx = *std::max_element(x.begin() + r * cols,
-                                  x.begin() + (r + 1) * cols);
+    double mx =
+        *std::max_element(x.begin() + r * cols, x.begin() + (r + 1) * cols);
     double sum = 0;
     for (int64_t c = 0; c < cols; ++c)
       sum += std::exp(x[r * cols + c] - mx);
@@ -183,8 +183,8 @@ TYPED_TEST(CpuKernels, RopeOffsetMatchesSequenceShard) {
   cpu::rope<T>(x.data(), whole.data(), 1, S, H, D, 500000.0, 0);
   cpu::rope<T>(x.data() + x.size() / 2, half.data(), 1, S / 2, H, D, 500000.0,
                S / 2);
-  EXPECT_TRUE(std::equal(half.begin(), half.end(),
-                         whole.begin() + whole.size() / 2));
+  EXPECT_TRUE(
+      std::equal(half.begin(), half.end(), whole.begin() + whole.size() / 2));
 }
 
 TEST(CpuKernelErrors, RopeRejectsOddHeadDim) {
@@ -285,15 +285,11 @@ TYPED_TEST(CpuKernels, EmbeddingOutOfRangeIdThrows) {
   std::vector<T> table(4 * 2), out(3 * 2);
   std::vector<int32_t> ids = {1, 4, 0};
   EXPECT_TRUE(throwsErrorWith(
-      [&] {
-        cpu::embedding<T>(table.data(), ids.data(), out.data(), 3, 4, 2);
-      },
+      [&] { cpu::embedding<T>(table.data(), ids.data(), out.data(), 3, 4, 2); },
       {"token id 4", "position 1", "[0, 4)"}));
   ids = {-1, 0, 0};
   EXPECT_TRUE(throwsErrorWith(
-      [&] {
-        cpu::embedding<T>(table.data(), ids.data(), out.data(), 3, 4, 2);
-      },
+      [&] { cpu::embedding<T>(table.data(), ids.data(), out.data(), 3, 4, 2); },
       {"token id -1", "position 0"}));
 }
 

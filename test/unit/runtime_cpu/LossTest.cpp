@@ -43,8 +43,7 @@ std::vector<int32_t> randomTargets(int64_t rows, int64_t vocab, uint32_t seed,
   return t;
 }
 
-template <class T>
-std::vector<T> randomMask(int64_t rows, uint32_t seed) {
+template <class T> std::vector<T> randomMask(int64_t rows, uint32_t seed) {
   std::mt19937 gen(seed);
   std::vector<T> m(rows);
   for (T &x : m)
@@ -66,8 +65,8 @@ TYPED_TEST(CpuLoss, CrossEntropyWithIgnoreIndexAndMask) {
     auto [expLoss, expCount] =
         naiveCrossEntropy(toDouble(logits), targets, m, vocab);
     int64_t count = -1;
-    double loss = cpu::cross_entropy<T>(logits.data(), targets.data(), m,
-                                        rows, vocab, kIgnore, &count);
+    double loss = cpu::cross_entropy<T>(logits.data(), targets.data(), m, rows,
+                                        vocab, kIgnore, &count);
     EXPECT_EQ(count, expCount);
     EXPECT_TRUE(scalarClose<T>(loss, expLoss));
   }
@@ -79,8 +78,8 @@ TYPED_TEST(CpuLoss, CrossEntropyNothingCounted) {
   std::vector<int32_t> targets = {kIgnore, 2, kIgnore};
   std::vector<T> mask = {T(1), T(0), T(1)};
   int64_t count = -1;
-  EXPECT_EQ(cpu::cross_entropy<T>(logits.data(), targets.data(), mask.data(),
-                                  3, 4, kIgnore, &count),
+  EXPECT_EQ(cpu::cross_entropy<T>(logits.data(), targets.data(), mask.data(), 3,
+                                  4, kIgnore, &count),
             0.0);
   EXPECT_EQ(count, 0);
 }
@@ -110,19 +109,18 @@ TYPED_TEST(CpuLoss, LinearCrossEntropyEqualsGemmThenCrossEntropy) {
   for (bool vocabMajor : {true, false})
     for (const T *m :
          std::vector<const T *>{nullptr, mask.data(), sparseMask.data()}) {
-      SCOPED_TRACE(testing::Message()
-                   << "vocabMajor=" << vocabMajor << " mask="
-                   << (m == nullptr ? "none"
-                                    : m == mask.data() ? "random" : "sparse"));
+      SCOPED_TRACE(testing::Message() << "vocabMajor=" << vocabMajor << " mask="
+                                      << (m == nullptr       ? "none"
+                                          : m == mask.data() ? "random"
+                                                             : "sparse"));
       auto w = randomVector<T>(vocab * hidden, 7);
       std::vector<T> logits(rows * vocab);
       cpu::gemm<T>(false, vocabMajor, rows, vocab, hidden, T(1), x.data(),
                    hidden, w.data(), vocabMajor ? hidden : vocab, T(0),
                    logits.data(), vocab);
       int64_t expCount = -1, count = -2;
-      double expected =
-          cpu::cross_entropy<T>(logits.data(), targets.data(), m, rows, vocab,
-                                kIgnore, &expCount);
+      double expected = cpu::cross_entropy<T>(logits.data(), targets.data(), m,
+                                              rows, vocab, kIgnore, &expCount);
       double loss = cpu::linear_cross_entropy<T>(
           x.data(), w.data(), vocabMajor, targets.data(), m, rows, hidden,
           vocab, kIgnore, &count);
@@ -148,9 +146,8 @@ TYPED_TEST(CpuLoss, LinearCrossEntropyBadTargetThrows) {
   std::vector<int32_t> targets = {-3, 1};
   EXPECT_TRUE(throwsErrorWith(
       [&] {
-        cpu::linear_cross_entropy<T>(x.data(), w.data(), false,
-                                     targets.data(), nullptr, 2, 3, 5,
-                                     kIgnore, nullptr);
+        cpu::linear_cross_entropy<T>(x.data(), w.data(), false, targets.data(),
+                                     nullptr, 2, 3, 5, kIgnore, nullptr);
       },
       {"linear_cross_entropy", "target -3", "row 0"}));
 }

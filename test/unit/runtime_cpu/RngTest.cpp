@@ -17,12 +17,10 @@ TEST(RngPhilox, KnownAnswers) {
   // Random123's kat_vectors for philox4x32-10.
   EXPECT_EQ(rng::philox4x32_10({0, 0, 0, 0}, {0, 0}),
             (Block{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
-  EXPECT_EQ(rng::philox4x32_10({0xffffffff, 0xffffffff, 0xffffffff,
-                                0xffffffff},
+  EXPECT_EQ(rng::philox4x32_10({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
                                {0xffffffff, 0xffffffff}),
             (Block{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
-  EXPECT_EQ(rng::philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e,
-                                0x03707344},
+  EXPECT_EQ(rng::philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
                                {0xa4093822, 0x299f31d0}),
             (Block{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
 }
@@ -38,11 +36,9 @@ TEST(RngPhilox, UniformUsesDocumentedCounter) {
   // Counter (index lo, index hi, stream lo, stream hi), key (seed lo, hi).
   uint64_t seed = 0x0123456789abcdefull, stream = 0xfedcba9876543210ull;
   uint64_t index = 0x1122334455667788ull;
-  Block r = rng::philox4x32_10({0x55667788, 0x11223344, 0x76543210,
-                                0xfedcba98},
+  Block r = rng::philox4x32_10({0x55667788, 0x11223344, 0x76543210, 0xfedcba98},
                                {0x89abcdef, 0x01234567});
-  EXPECT_EQ(rng::uniform(seed, stream, index),
-            float(r[0] >> 8) * 0x1p-24f);
+  EXPECT_EQ(rng::uniform(seed, stream, index), float(r[0] >> 8) * 0x1p-24f);
 }
 
 TEST(RngPhilox, StreamKeySeparatesStepsAndOps) {
@@ -63,7 +59,7 @@ TEST(RngDistributions, UniformMoments) {
     sq += double(u) * u;
   }
   double mean = sum / n;
-  EXPECT_NEAR(mean, 0.5, 0.005);              // std error 0.0009
+  EXPECT_NEAR(mean, 0.5, 0.005); // std error 0.0009
   EXPECT_NEAR(sq / n - mean * mean, 1.0 / 12, 0.002);
 }
 
@@ -79,8 +75,8 @@ TEST(RngDistributions, NormalMoments) {
     beyond2 += std::fabs(z) > 2.0;
   }
   double mean = sum / n, var = sq / n - mean * mean;
-  EXPECT_NEAR(mean, 0.0, 0.02);              // std error 0.0032
-  EXPECT_NEAR(std::sqrt(var), 1.0, 0.02);    // std error 0.0022
+  EXPECT_NEAR(mean, 0.0, 0.02);                    // std error 0.0032
+  EXPECT_NEAR(std::sqrt(var), 1.0, 0.02);          // std error 0.0022
   EXPECT_NEAR(double(beyond2) / n, 0.0455, 0.005); // a Gaussian tail, not a box
 }
 
@@ -96,8 +92,8 @@ TEST(RngInit, NormalScalesMeanAndStd) {
   double mean = sum / n;
   EXPECT_NEAR(mean, 3.0, 0.001);
   EXPECT_NEAR(std::sqrt(sq / n - mean * mean), 0.02, 0.001);
-  EXPECT_EQ(w[17], float(3.0 + 0.02 * rng::normal(42, rng::name_key("wte"),
-                                                  17)));
+  EXPECT_EQ(w[17],
+            float(3.0 + 0.02 * rng::normal(42, rng::name_key("wte"), 17)));
 }
 
 TEST(RngInit, ConstantFills) {
@@ -126,9 +122,10 @@ TYPED_TEST_SUITE(RngSlice, shardc::test::FloatTypes);
 
 /// Bit-exact comparison of a slice against the same region of the whole.
 template <class T>
-::testing::AssertionResult sliceMatchesWhole(
-    const std::vector<int64_t> &full, const std::vector<int64_t> &offsets,
-    const std::vector<int64_t> &slice, const char *name) {
+::testing::AssertionResult
+sliceMatchesWhole(const std::vector<int64_t> &full,
+                  const std::vector<int64_t> &offsets,
+                  const std::vector<int64_t> &slice, const char *name) {
   int64_t total = 1, sliceTotal = 1;
   for (size_t d = 0; d < full.size(); ++d) {
     total *= full[d];
@@ -173,8 +170,8 @@ TYPED_TEST(RngSlice, ConcatenatedColumnShardsEqualWhole) {
   // A [6, 10] weight split over a 2-way tensor-parallel column axis.
   std::vector<T> whole(60), left(30), right(30);
   rng::init_normal(whole.data(), 60, 0, 1, "c_attn", 0.0, 0.02);
-  rng::init_normal_slice(left.data(), {6, 10}, {0, 0}, {6, 5}, 1, "c_attn",
-                         0.0, 0.02);
+  rng::init_normal_slice(left.data(), {6, 10}, {0, 0}, {6, 5}, 1, "c_attn", 0.0,
+                         0.02);
   rng::init_normal_slice(right.data(), {6, 10}, {0, 5}, {6, 5}, 1, "c_attn",
                          0.0, 0.02);
   for (int r = 0; r < 6; ++r)

@@ -41,8 +41,7 @@ std::vector<T> randomVector(int64_t n, uint32_t seed, double lo = -1.0,
   return v;
 }
 
-template <class T>
-std::vector<double> toDouble(const std::vector<T> &v) {
+template <class T> std::vector<double> toDouble(const std::vector<T> &v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
@@ -84,9 +83,9 @@ template <class T>
   double tol = Tolerance<T>::atol + Tolerance<T>::rtol * std::fabs(expected);
   if (std::fabs(actual - expected) <= tol)
     return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "got " << actual << ", expected "
-                                       << expected << " (tolerance " << tol
-                                       << ")";
+  return ::testing::AssertionFailure()
+         << "got " << actual << ", expected " << expected << " (tolerance "
+         << tol << ")";
 }
 
 /// Runs `fn` and checks that it throws rt::Error whose message contains every

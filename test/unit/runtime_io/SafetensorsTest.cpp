@@ -135,16 +135,15 @@ TEST_F(SafetensorsTest, RoundTripsEveryDtypeWithMetadata) {
   for (int i = 0; i < 8; ++i)
     headerBytes |= uint64_t(uint8_t(bytes[i])) << (8 * i);
   EXPECT_EQ(headerBytes % 8, 0u);
-  nlohmann::json header =
-      nlohmann::json::parse(bytes.substr(8, headerBytes));
+  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, headerBytes));
   uint64_t offset = 0;
   for (const auto &[name, tensor] : tensors) {
     EXPECT_EQ(header[name]["data_offsets"][0].get<uint64_t>(), offset) << name;
     offset += tensor.bytes.size();
   }
   EXPECT_EQ(bytes.size(), 8 + headerBytes + offset);
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()),
-            1);
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
 TEST_F(SafetensorsTest, WriteReplacesAnExistingFile) {
@@ -187,14 +186,15 @@ TEST_F(SafetensorsTest, MissingFile) {
 
 TEST_F(SafetensorsTest, ShorterThanTheLengthField) {
   expectReadError(writeRaw(""), "fewer than the 8-byte");
-  expectReadError(writeRaw(std::string("\x10\0\0", 3)), "fewer than the 8-byte");
+  expectReadError(writeRaw(std::string("\x10\0\0", 3)),
+                  "fewer than the 8-byte");
 }
 
 TEST_F(SafetensorsTest, HeaderLengthPastTheEnd) {
   expectReadError(writeRaw(lengthField(100) + "{}"), "header length is 100");
   // A length that would overflow any size computation.
   expectReadError(writeRaw(lengthField(~uint64_t(0)) + "{}"),
-                "header length is 18446744073709551615");
+                  "header length is 18446744073709551615");
 }
 
 TEST_F(SafetensorsTest, HeaderNotJson) {
@@ -208,99 +208,98 @@ TEST_F(SafetensorsTest, HeaderNotAnObject) {
 }
 
 TEST_F(SafetensorsTest, MissingField) {
-  expectReadError(writeFile("{\"t\": {\"dtype\": \"U8\", \"shape\": [1]}}", "x"),
-                "no \"data_offsets\"");
+  expectReadError(
+      writeFile("{\"t\": {\"dtype\": \"U8\", \"shape\": [1]}}", "x"),
+      "no \"data_offsets\"");
 }
 
 TEST_F(SafetensorsTest, UnknownDtype) {
   expectReadError(writeFile("{\"t\": {\"dtype\": \"F31\", \"shape\": [1], "
-                          "\"data_offsets\": [0, 4]}}",
-                          "abcd"),
-                "unknown dtype \"F31\"");
+                            "\"data_offsets\": [0, 4]}}",
+                            "abcd"),
+                  "unknown dtype \"F31\"");
   expectReadError(writeFile("{\"t\": {\"dtype\": 4, \"shape\": [1], "
-                          "\"data_offsets\": [0, 4]}}",
-                          "abcd"),
-                "\"dtype\" is not a string");
+                            "\"data_offsets\": [0, 4]}}",
+                            "abcd"),
+                  "\"dtype\" is not a string");
 }
 
 TEST_F(SafetensorsTest, ShapeNotIntegers) {
-  for (const char *shape : {"[1.5]", "[\"2\"]", "[-1]", "2", "[null]",
-                            "[9223372036854775808]"}) {
+  for (const char *shape :
+       {"[1.5]", "[\"2\"]", "[-1]", "2", "[null]", "[9223372036854775808]"}) {
     expectReadError(writeFile("{\"t\": {\"dtype\": \"U8\", \"shape\": " +
-                                std::string(shape) +
-                                ", \"data_offsets\": [0, 2]}}",
-                            "ab"),
-                  "tensor 't'");
+                                  std::string(shape) +
+                                  ", \"data_offsets\": [0, 2]}}",
+                              "ab"),
+                    "tensor 't'");
   }
 }
 
 TEST_F(SafetensorsTest, OffsetsNotIntegers) {
-  for (const char *offsets : {"[0.0, 8]", "[\"0\", 8]", "[0]", "[0, 8, 8]",
-                              "[-8, 0]", "{}"}) {
+  for (const char *offsets :
+       {"[0.0, 8]", "[\"0\", 8]", "[0]", "[0, 8, 8]", "[-8, 0]", "{}"}) {
     expectReadError(writeFile(f32Header(2, offsets), std::string(8, 'x')),
-                  "is not a pair of non-negative integers");
+                    "is not a pair of non-negative integers");
   }
 }
 
 TEST_F(SafetensorsTest, ByteSizeDisagreesWithShape) {
   expectReadError(writeFile(f32Header(3, "[0, 8]"), std::string(8, 'x')),
-                "hold 8 bytes but F32 [3] needs 12");
+                  "hold 8 bytes but F32 [3] needs 12");
   // product(shape) overflows 64 bits: still an error, not a wrap-around.
-  expectReadError(writeFile("{\"t\": {\"dtype\": \"F64\", \"shape\": "
-                          "[4294967296, 4294967296], \"data_offsets\": [0, 8]}}",
-                          std::string(8, 'x')),
-                "needs more than 2^64");
+  expectReadError(
+      writeFile("{\"t\": {\"dtype\": \"F64\", \"shape\": "
+                "[4294967296, 4294967296], \"data_offsets\": [0, 8]}}",
+                std::string(8, 'x')),
+      "needs more than 2^64");
 }
 
 TEST_F(SafetensorsTest, OffsetsOutOfRange) {
   expectReadError(writeFile(f32Header(2, "[0, 16]"), std::string(8, 'x')),
-                "out of range of the 8-byte data buffer");
+                  "out of range of the 8-byte data buffer");
   expectReadError(writeFile(f32Header(0, "[8, 0]"), std::string(8, 'x')),
-                "out of range");
-  expectReadError(writeFile(f32Header(2, "[18446744073709551615, 8]"),
-                          std::string(8, 'x')),
-                "out of range");
+                  "out of range");
+  expectReadError(
+      writeFile(f32Header(2, "[18446744073709551615, 8]"), std::string(8, 'x')),
+      "out of range");
 }
 
 TEST_F(SafetensorsTest, OverlappingTensors) {
-  expectReadError(
-      writeFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
-                "\"data_offsets\": [0, 8]}, "
-                "\"b\": {\"dtype\": \"F32\", \"shape\": [2], "
-                "\"data_offsets\": [4, 12]}}",
-                std::string(12, 'x')),
-      "tensor 'b' [4, 12) overlaps tensor 'a'");
+  expectReadError(writeFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                            "\"data_offsets\": [0, 8]}, "
+                            "\"b\": {\"dtype\": \"F32\", \"shape\": [2], "
+                            "\"data_offsets\": [4, 12]}}",
+                            std::string(12, 'x')),
+                  "tensor 'b' [4, 12) overlaps tensor 'a'");
   // Two tensors sharing bytes exactly is an overlap too.
-  expectReadError(
-      writeFile("{\"a\": {\"dtype\": \"U8\", \"shape\": [4], "
-                "\"data_offsets\": [0, 4]}, "
-                "\"b\": {\"dtype\": \"U8\", \"shape\": [4], "
-                "\"data_offsets\": [0, 4]}}",
-                std::string(4, 'x')),
-      "overlaps");
+  expectReadError(writeFile("{\"a\": {\"dtype\": \"U8\", \"shape\": [4], "
+                            "\"data_offsets\": [0, 4]}, "
+                            "\"b\": {\"dtype\": \"U8\", \"shape\": [4], "
+                            "\"data_offsets\": [0, 4]}}",
+                            std::string(4, 'x')),
+                  "overlaps");
 }
 
 TEST_F(SafetensorsTest, HoleBetweenTensors) {
-  expectReadError(
-      writeFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [1], "
-                "\"data_offsets\": [0, 4]}, "
-                "\"b\": {\"dtype\": \"F32\", \"shape\": [1], "
-                "\"data_offsets\": [8, 12]}}",
-                std::string(12, 'x')),
-      "bytes [4, 8) of the data buffer belong to no tensor");
+  expectReadError(writeFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [1], "
+                            "\"data_offsets\": [0, 4]}, "
+                            "\"b\": {\"dtype\": \"F32\", \"shape\": [1], "
+                            "\"data_offsets\": [8, 12]}}",
+                            std::string(12, 'x')),
+                  "bytes [4, 8) of the data buffer belong to no tensor");
 }
 
 TEST_F(SafetensorsTest, UncoveredTail) {
   expectReadError(writeFile(f32Header(1, "[0, 4]"), std::string(8, 'x')),
-                "bytes [4, 8) of the data buffer belong to no tensor");
+                  "bytes [4, 8) of the data buffer belong to no tensor");
   expectReadError(writeFile("{}", "x"), "bytes [0, 1)");
 }
 
 TEST_F(SafetensorsTest, BadMetadata) {
   expectReadError(writeFile("{\"__metadata__\": [1]}", ""),
-                "\"__metadata__\" is not an object");
+                  "\"__metadata__\" is not an object");
   expectReadError(writeFile("{\"__metadata__\": {\"step\": 3}}", ""),
-                "metadata \"step\" is not a string");
+                  "metadata \"step\" is not a string");
 }
 
 TEST_F(SafetensorsTest, EmptyFileIsValid) {
@@ -315,8 +314,9 @@ TEST_F(SafetensorsTest, EveryTruncationAndByteFlipIsAnErrorOrValid) {
   // reader (run under valgrind or ASan to see out-of-bounds reads too).
   std::mt19937 rng(3);
   std::string p = path("good.safetensors");
-  write_safetensors(p, {{"a", randomTensor("F32", {2, 3}, rng)},
-                        {"b", randomTensor("I64", {2}, rng)}},
+  write_safetensors(p,
+                    {{"a", randomTensor("F32", {2, 3}, rng)},
+                     {"b", randomTensor("I64", {2}, rng)}},
                     {{"k", "v"}});
   const std::string good = readBytes(p);
   int errors = 0;

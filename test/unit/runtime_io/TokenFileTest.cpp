@@ -106,8 +106,8 @@ TEST_F(TokenFileTest, EmptyFileRoundTrips) {
 
 TEST_F(TokenFileTest, WriteRejectsIdsOutsideUint16) {
   std::string p = path("bad.bin");
-  expectError([&] { write_token_file(p, {1, 2, 65536}); },
-              {p, "token 2", "65536"});
+  std::vector<int32_t> tooLarge = {1, 2, 65536};
+  expectError([&] { write_token_file(p, tooLarge); }, {p, "token 2", "65536"});
   expectError([&] { write_token_file(p, {-1}); }, {p, "-1"});
   EXPECT_FALSE(fs::exists(p));
 }
@@ -195,7 +195,7 @@ TEST_F(TokenFileTest, BatchRejectsBadArguments) {
   expectError([&] { file.batch(0, 0, 4, buffer, buffer); }, {"B=0"});
   expectError([&] { file.batch(0, 2, -4, buffer, buffer); }, {"T=-4"});
   // A product that overflows int64 is an error, not a wrapped size.
-  expectError([&] { file.batch(0, int64_t(1) << 40, int64_t(1) << 40, buffer,
-                               buffer); },
+  const int64_t huge = int64_t(1) << 40;
+  expectError([&] { file.batch(0, huge, huge, buffer, buffer); },
               {"has 100 tokens", "more than 2^63"});
 }

@@ -4,14 +4,15 @@
 // Node's own Unicode tables, so the C++ code is checked against an independent
 // implementation rather than against itself.
 //
-//   gpt2_reference_ids.js [--vocab-dir DIR] TEXT...   one line of ids per TEXT
-//   gpt2_reference_ids.js [--vocab-dir DIR] --file F  ids of F's UTF-8 text
+//   gpt2_reference_ids.js [--vocab-dir DIR] TEXT...
+//       one line of space-separated ids per TEXT
+//   gpt2_reference_ids.js [--vocab-dir DIR] --file F
+//       the ids of F's UTF-8 text
 //   gpt2_reference_ids.js [--vocab-dir DIR] --json [F]
-//                                  F (default stdin): JSON array of strings;
-//                                  stdout: JSON array of their id arrays
-//   gpt2_reference_ids.js --unicode-tables            the \p{L} and \p{N}
-//                                                     range tables of
-//                                                     runtime/data/Gpt2Tokenizer.cpp
+//       F (default stdin) holds a JSON array of strings; prints the JSON
+//       array of their id arrays
+//   gpt2_reference_ids.js --unicode-tables
+//       the \p{L} and \p{N} range tables of runtime/data/Gpt2Tokenizer.cpp
 //
 // DIR defaults to $SHARDC_GPT2_VOCAB_DIR, the package directory that holds
 // Encoder.js, encoder.json and vocab.bpe.
@@ -53,7 +54,8 @@ function printRanges(property) {
 
 const args = process.argv.slice(2);
 if (args[0] === '--unicode-tables') {
-  console.log(`// Unicode ${process.versions.unicode} (Node ${process.version})`);
+  const { unicode } = process.versions;
+  console.log(`// Unicode ${unicode} (Node ${process.version})`);
   console.log('// \\p{L}');
   printRanges('L');
   console.log('// \\p{N}');
@@ -66,16 +68,21 @@ if (args[0] === '--vocab-dir') {
   vocabDir = args[1];
   args.splice(0, 2);
 }
-if (!vocabDir) die('no vocabulary directory: pass --vocab-dir or set SHARDC_GPT2_VOCAB_DIR');
+if (!vocabDir) {
+  die('no vocabulary directory: pass --vocab-dir or set SHARDC_GPT2_VOCAB_DIR');
+}
 const encoderJs = path.join(path.resolve(vocabDir), 'Encoder.js');
-if (!fs.existsSync(encoderJs)) die(`${encoderJs} not found; run scripts/fetch_gpt2_vocab.sh`);
+if (!fs.existsSync(encoderJs)) {
+  die(`${encoderJs} not found; run scripts/fetch_gpt2_vocab.sh`);
+}
 const { encode } = require(encoderJs);
 
 if (args[0] === '--file') {
   if (args.length !== 2) die('--file takes one path');
   console.log(encode(fs.readFileSync(args[1], 'utf-8')).join(' '));
 } else if (args[0] === '--json') {
-  const texts = JSON.parse(fs.readFileSync(args.length > 1 ? args[1] : 0, 'utf-8'));
+  const input = args.length > 1 ? args[1] : 0;
+  const texts = JSON.parse(fs.readFileSync(input, 'utf-8'));
   console.log(JSON.stringify(texts.map(t => encode(t))));
 } else {
   for (const text of args) console.log(encode(text).join(' '));

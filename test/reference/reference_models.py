@@ -1,0 +1,516 @@
+"""Independent PyTorch reference implementations of the models `shardc gen` builds.
+
+Nothing here imports from the shardc repository or reads the generated .mlir:
+the models are written from the published architectures (HF GPT-2 / nanoGPT,
+HF LlamaForCausalLM) and take their weights from the safetensors file that
+`shardc run --save` writes, by HF parameter name.
+
+Contents
+  * read_safetensors / write_safetensors: a small safetensors reader/writer
+    (8-byte little-endian header length, JSON header, raw little-endian data).
+  * read_token_file / make_batch: llm.c token files (256 x int32 header:
+    magic 20240520, version 1, token count; then uint16 ids) and the llm.c
+    batch layout (row b starts at position + b*T; targets are shifted by one).
+  * GPT2LMHeadModel: pre-LN GPT-2, fused c_attn (Conv1D layout [in, out]),
+    tied LM head over the padded vocabulary.
+  * LlamaForCausalLM: RMSNorm, RoPE (rotate-half), grouped-query attention,
+    SwiGLU MLP, untied lm_head.
+  * build_model(family, weights, ...): maps shardc's parameter names onto the
+    module's state_dict (strict: every module parameter must be provided and
+    every saved tensor must be used).
+
+Run with Debian's /usr/bin/python3 (python3-torch).
+"""
+
+import json
+import math
+import struct
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# --------------------------------------------------------------------------
+# safetensors
+# --------------------------------------------------------------------------
+
+_ST_DTYPES = {
+    "F64": torch.float64,
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "I64": torch.int64,
+    "I32": torch.int32,
+    "I16": torch.int16,
+    "I8": torch.int8,
+    "U8": torch.uint8,
+    "BOOL": torch.bool,
+}
+_ST_NAMES = {v: k for k, v in _ST_DTYPES.items()}
+
+
+def read_safetensors(path):
+    """Returns (tensors: {name: torch.Tensor}, metadata: dict)."""
+    with open(path, "rb") as f:
+        blob = bytearray(f.read())  # writable, so torch.frombuffer does not warn
+    if len(blob) < 8:
+        raise ValueError(f"{path}: too short for a safetensors file")
+    (header_len,) = struct.unpack("<Q", blob[:8])
+    if 8 + header_len > len(blob):
+        raise ValueError(f"{path}: header length {header_len} exceeds the file size")
+    header = json.loads(blob[8:8 + header_len].decode("utf-8"))
+    data = memoryview(blob)[8 + header_len:]
+    metadata = header.pop("__metadata__", {}) or {}
+    tensors = {}
+    for name, info in header.items():
+        dtype = _ST_DTYPES.get(info["dtype"])
+        if dtype is None:
+            raise ValueError(f"{path}: tensor {name}: unsupported dtype {info['dtype']}")
+        shape = [int(s) for s in info["shape"]]
+        begin, end = (int(o) for o in info["data_offsets"])
+        if not 0 <= begin <= end <= len(data):
+            raise ValueError(f"{path}: tensor {name}: data_offsets {begin}..{end} out of range")
+        numel = int(np.prod(shape)) if shape else 1
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        if end - begin != numel * itemsize:
+            raise ValueError(f"{path}: tensor {name}: {end - begin} bytes for shape {shape} "
+                             f"{info['dtype']}")
+        if numel == 0:
+            t = torch.empty(shape, dtype=dtype)
+        else:
+            # frombuffer shares memory with `blob`; clone so each tensor owns its data.
+            t = torch.frombuffer(data[begin:end], dtype=dtype).clone().reshape(shape)
+        tensors[name] = t
+    return tensors, metadata
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """Writes {name: tensor} (names sorted, tensors packed in that order)."""
+    header = {}
+    chunks = []
+    offset = 0
+    for name in sorted(tensors):
+        t = tensors[name].detach().contiguous().cpu()
+        raw = t.numpy().tobytes() if t.dtype != torch.bfloat16 else \
+            t.view(torch.int16).numpy().tobytes()
+        header[name] = {"dtype": _ST_NAMES[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        chunks.append(raw)
+        offset += len(raw)
+    if metadata:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+    hdr = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hdr += b" " * (-len(hdr) % 8)  # align the data section to 8 bytes
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hdr)))
+        f.write(hdr)
+        for c in chunks:
+            f.write(c)
+
+
+# --------------------------------------------------------------------------
+# llm.c token files
+# --------------------------------------------------------------------------
+
+TOKEN_MAGIC = 20240520
+
+
+def read_token_file(path):
+    """Returns the token ids of an llm.c token file as an int64 numpy array."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    if len(blob) < 256 * 4:
+        raise ValueError(f"{path}: too short for an llm.c token file")
+    header = np.frombuffer(blob[:256 * 4], dtype="<i4")
+    if header[0] != TOKEN_MAGIC:
+        raise ValueError(f"{path}: bad magic {header[0]} (expected {TOKEN_MAGIC})")
+    if header[1] != 1:
+        raise ValueError(f"{path}: unsupported version {header[1]}")
+    n = int(header[2])
+    body = blob[256 * 4:]
+    if len(body) != 2 * n:
+        raise ValueError(f"{path}: header says {n} tokens, file holds {len(body) // 2}")
+    return np.frombuffer(body, dtype="<u2").astype(np.int64)
+
+
+def make_batch(tokens, position, B, T):
+    """llm.c layout: inputs[b, t] = tokens[position + b*T + t], targets = next token."""
+    need = position + B * T + 1
+    if position < 0 or need > len(tokens):
+        raise ValueError(f"batch at position {position} needs {need} tokens, file has {len(tokens)}")
+    buf = torch.from_numpy(np.ascontiguousarray(tokens[position:need]))
+    inputs = buf[:-1].reshape(B, T).clone()
+    targets = buf[1:].reshape(B, T).clone()
+    return inputs, targets
+
+
+# --------------------------------------------------------------------------
+# shared pieces
+# --------------------------------------------------------------------------
+
+def gelu_tanh(x):
+    """GELU, tanh approximation (GPT-2's 'gelu_new')."""
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+
+
+def attention(q, k, v, causal, scale):
+    """q: [B, Hq, T, D]; k, v: [B, Hkv, T, D] with Hq a multiple of Hkv.
+
+    Query head h reads key/value head h // (Hq // Hkv)."""
+    Hq, Hkv = q.shape[1], k.shape[1]
+    if Hq != Hkv:
+        rep = Hq // Hkv
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+    scores = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if causal:
+        T = q.shape[2]
+        mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+        scores = scores.masked_fill(mask, float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    return torch.matmul(probs, v)
+
+
+class Conv1D(nn.Module):
+    """HF GPT-2 Conv1D: weight [in, out], y = x @ W + b."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n_in, n_out))
+        self.bias = nn.Parameter(torch.empty(n_out))
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight).reshape(
+            *x.shape[:-1], self.weight.shape[1])
+
+
+# --------------------------------------------------------------------------
+# GPT-2
+# --------------------------------------------------------------------------
+
+class GPT2Attention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = Conv1D(hidden, 3 * hidden)  # fused [q | k | v], as in HF / nanoGPT
+        self.c_proj = Conv1D(hidden, hidden)
+
+    def forward(self, x):
+        B, T, H = x.shape
+        D = H // self.heads
+        q, k, v = self.c_attn(x).split(H, dim=2)
+        q = q.view(B, T, self.heads, D).transpose(1, 2)
+        k = k.view(B, T, self.heads, D).transpose(1, 2)
+        v = v.view(B, T, self.heads, D).transpose(1, 2)
+        y = attention(q, k, v, causal=True, scale=1.0 / math.sqrt(D))
+        y = y.transpose(1, 2).contiguous().view(B, T, H)
+        return self.c_proj(y)
+
+
+class GPT2MLP(nn.Module):
+    def __init__(self, hidden, ffn):
+        super().__init__()
+        self.c_fc = Conv1D(hidden, ffn)
+        self.c_proj = Conv1D(ffn, hidden)
+
+    def forward(self, x):
+        return self.c_proj(gelu_tanh(self.c_fc(x)))
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, hidden, heads, ffn, eps):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(hidden, eps=eps)
+        self.attn = GPT2Attention(hidden, heads)
+        self.ln_2 = nn.LayerNorm(hidden, eps=eps)
+        self.mlp = GPT2MLP(hidden, ffn)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        x = x + self.mlp(self.ln_2(x))
+        return x
+
+
+class GPT2Model(nn.Module):
+    def __init__(self, vocab, positions, hidden, layers, heads, ffn, eps):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, hidden)
+        self.wpe = nn.Embedding(positions, hidden)
+        self.h = nn.ModuleList([GPT2Block(hidden, heads, ffn, eps) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(hidden, eps=eps)
+
+    def forward(self, tokens):
+        T = tokens.shape[1]
+        pos = torch.arange(T, dtype=torch.long)
+        x = self.wte(tokens) + self.wpe(pos)[None]
+        for block in self.h:
+            x = block(x)
+        return self.ln_f(x)
+
+
+class GPT2LMHeadModel(nn.Module):
+    """Pre-LN GPT-2 with the LM head tied to wte (logits over every padded row)."""
+
+    family = "gpt2"
+
+    def __init__(self, vocab, positions, hidden, layers, heads, ffn, eps=1e-5):
+        super().__init__()
+        self.transformer = GPT2Model(vocab, positions, hidden, layers, heads, ffn, eps)
+
+    def forward(self, tokens, targets=None):
+        x = self.transformer(tokens)
+        logits = torch.matmul(x, self.transformer.wte.weight.t())
+        if targets is None:
+            return logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                               ignore_index=-100, reduction="mean")
+
+
+def gpt2_state_dict(weights):
+    """shardc/HF names with split q/k/v -> this module's state_dict (fused c_attn)."""
+    sd = {}
+    used = set()
+
+    def take(name):
+        used.add(name)
+        return weights[name]
+
+    layers = 0
+    while f"transformer.h.{layers}.ln_1.weight" in weights:
+        layers += 1
+    for name in ("transformer.wte.weight", "transformer.wpe.weight",
+                 "transformer.ln_f.weight", "transformer.ln_f.bias"):
+        sd[name] = take(name)
+    for l in range(layers):
+        p = f"transformer.h.{l}."
+        for n in ("ln_1.weight", "ln_1.bias", "ln_2.weight", "ln_2.bias",
+                  "attn.c_proj.weight", "attn.c_proj.bias",
+                  "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"):
+            sd[p + n] = take(p + n)
+        # HF GPT-2's c_attn.weight is [H, 3H] = cat([Wq, Wk, Wv], dim=1) (Conv1D layout).
+        sd[p + "attn.c_attn.weight"] = torch.cat(
+            [take(p + f"attn.{x}_proj.weight") for x in "qkv"], dim=1)
+        sd[p + "attn.c_attn.bias"] = torch.cat(
+            [take(p + f"attn.{x}_proj.bias") for x in "qkv"], dim=0)
+    return sd, used, layers
+
+
+# --------------------------------------------------------------------------
+# LLaMA
+# --------------------------------------------------------------------------
+
+class RMSNorm(nn.Module):
+    def __init__(self, hidden, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(hidden))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rope_tables(T, D, theta, dtype):
+    """cos/sin [T, D] for the rotate-half convention (computed in float64)."""
+    i = torch.arange(D // 2, dtype=torch.float64)
+    freq = theta ** (-2.0 * i / D)
+    angle = torch.arange(T, dtype=torch.float64)[:, None] * freq[None, :]
+    angle = torch.cat([angle, angle], dim=-1)
+    return angle.cos().to(dtype), angle.sin().to(dtype)
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat([-x2, x1], dim=-1)
+
+
+def apply_rope(x, cos, sin):
+    """x: [B, heads, T, D]; out[i] = x[i] cos - x[i+D/2] sin, out[i+D/2] = x[i+D/2] cos + x[i] sin."""
+    return x * cos + rotate_half(x) * sin
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, hidden, heads, kv_heads, theta):
+        super().__init__()
+        self.heads, self.kv_heads, self.theta = heads, kv_heads, theta
+        self.head_dim = hidden // heads
+        self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        D = self.head_dim
+        q = self.q_proj(x).view(B, T, self.heads, D).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.kv_heads, D).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.kv_heads, D).transpose(1, 2)
+        cos, sin = rope_tables(T, D, self.theta, x.dtype)
+        q = apply_rope(q, cos, sin)
+        k = apply_rope(k, cos, sin)
+        y = attention(q, k, v, causal=True, scale=1.0 / math.sqrt(D))
+        y = y.transpose(1, 2).contiguous().view(B, T, self.heads * D)
+        return self.o_proj(y)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, hidden, ffn):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden, ffn, bias=False)
+        self.up_proj = nn.Linear(hidden, ffn, bias=False)
+        self.down_proj = nn.Linear(ffn, hidden, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, hidden, heads, kv_heads, ffn, eps, theta):
+        super().__init__()
+        self.input_layernorm = RMSNorm(hidden, eps)
+        self.self_attn = LlamaAttention(hidden, heads, kv_heads, theta)
+        self.post_attention_layernorm = RMSNorm(hidden, eps)
+        self.mlp = LlamaMLP(hidden, ffn)
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        x = x + self.mlp(self.post_attention_layernorm(x))
+        return x
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, vocab, hidden, layers, heads, kv_heads, ffn, eps, theta):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, hidden)
+        self.layers = nn.ModuleList(
+            [LlamaDecoderLayer(hidden, heads, kv_heads, ffn, eps, theta) for _ in range(layers)])
+        self.norm = RMSNorm(hidden, eps)
+
+    def forward(self, tokens):
+        x = self.embed_tokens(tokens)
+        for layer in self.layers:
+            x = layer(x)
+        return self.norm(x)
+
+
+class LlamaForCausalLM(nn.Module):
+    family = "llama"
+
+    def __init__(self, vocab, hidden, layers, heads, kv_heads, ffn, eps=1e-5, theta=10000.0):
+        super().__init__()
+        self.model = LlamaModel(vocab, hidden, layers, heads, kv_heads, ffn, eps, theta)
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+
+    def forward(self, tokens, targets=None):
+        logits = self.lm_head(self.model(tokens))
+        if targets is None:
+            return logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                               ignore_index=-100, reduction="mean")
+
+
+# --------------------------------------------------------------------------
+# randomized ("hot") weights
+# --------------------------------------------------------------------------
+
+def _is_norm_scale(name):
+    return name.endswith(".weight") and (
+        ".ln_" in name or "layernorm" in name.lower() or name.endswith("norm.weight")
+        or ".ln." in name or name.endswith("ln_f.weight"))
+
+
+def randomize_weights(weights, seed, family=None):
+    """Fresh random weights with the same names/shapes/dtypes, at scales that keep
+    every part of the network numerically visible in the loss.
+
+    shardc's default initialization (std 0.02, unit norm scales, zero biases)
+    gives near-uniform logits and near-uniform attention, so the loss sits at
+    ~ln(V) and is insensitive to many mapping errors (a q/k swap moves it by
+    ~1e-5 relative). Here: biases ~ N(0, 0.2), norm scales ~ U(0.5, 1.5),
+    matrices ~ N(0, 1/fan_in), embeddings and the LM head ~ N(0, 4/H) (logit
+    std ~ 2), so attention is sharp and the loss well away from ln(V)."""
+    family = family or detect_family(weights)
+    g = torch.Generator().manual_seed(int(seed))
+    out = {}
+    for name in sorted(weights):
+        t = weights[name]
+        shape = tuple(t.shape)
+        if _is_norm_scale(name):
+            r = torch.rand(shape, generator=g, dtype=torch.float64) + 0.5
+        elif name.endswith("bias"):
+            r = torch.randn(shape, generator=g, dtype=torch.float64) * 0.2
+        elif len(shape) == 2 and ("wte" in name or "wpe" in name or "embed" in name
+                                  or "embeddings" in name or name == "lm_head.weight"):
+            H = shape[1]
+            r = torch.randn(shape, generator=g, dtype=torch.float64) * (2.0 / math.sqrt(H))
+        elif len(shape) == 2:
+            # GPT-2 Conv1D weights are [in, out]; nn.Linear weights are [out, in].
+            fan_in = shape[0] if family == "gpt2" else shape[1]
+            r = torch.randn(shape, generator=g, dtype=torch.float64) / math.sqrt(fan_in)
+        else:
+            r = torch.randn(shape, generator=g, dtype=torch.float64) * 0.2
+        out[name] = r.to(t.dtype)
+    return out
+
+
+# --------------------------------------------------------------------------
+# construction from saved weights
+# --------------------------------------------------------------------------
+
+def detect_family(weights):
+    if "transformer.wte.weight" in weights:
+        return "gpt2"
+    if "model.embed_tokens.weight" in weights:
+        return "llama"
+    if "bert.embeddings.word_embeddings.weight" in weights:
+        return "bert"
+    raise ValueError("cannot tell the model family from the parameter names")
+
+
+def build_model(weights, heads, kv_heads=None, eps=1e-5, theta=10000.0, dtype=torch.float32,
+                family=None):
+    """Builds the reference model for `weights` ({HF name: tensor}).
+
+    Sizes (hidden, layers, vocabulary, positions, MLP width) come from the
+    tensor shapes; the head counts (not recoverable from shapes) are given.
+    Every module parameter must be provided and every tensor must be used."""
+    family = family or detect_family(weights)
+    if family == "gpt2":
+        sd, used, layers = gpt2_state_dict(weights)
+        vocab, hidden = sd["transformer.wte.weight"].shape
+        positions = sd["transformer.wpe.weight"].shape[0]
+        ffn = sd["transformer.h.0.mlp.c_fc.weight"].shape[1] if layers else 4 * hidden
+        if hidden % heads:
+            raise ValueError(f"hidden {hidden} is not a multiple of heads {heads}")
+        model = GPT2LMHeadModel(vocab, positions, hidden, layers, heads, ffn, eps)
+    elif family == "llama":
+        sd = dict(weights)
+        used = set(weights)
+        layers = 0
+        while f"model.layers.{layers}.input_layernorm.weight" in weights:
+            layers += 1
+        vocab, hidden = weights["model.embed_tokens.weight"].shape
+        ffn = weights["model.layers.0.mlp.gate_proj.weight"].shape[0]
+        kv_heads = kv_heads or heads
+        if hidden % heads or heads % kv_heads:
+            raise ValueError(f"bad head counts: hidden {hidden}, heads {heads}, kv {kv_heads}")
+        model = LlamaForCausalLM(vocab, hidden, layers, heads, kv_heads, ffn, eps, theta)
+    else:
+        raise NotImplementedError(f"no reference model for family '{family}'")
+    unused = sorted(set(weights) - used)
+    if unused:
+        raise ValueError(f"saved tensors not used by the {family} reference model: {unused}")
+    model = model.to(dtype)
+    expected = model.state_dict()
+    for name, t in sd.items():
+        if name in expected and tuple(expected[name].shape) != tuple(t.shape):
+            raise ValueError(f"{name}: saved shape {tuple(t.shape)}, model expects "
+                             f"{tuple(expected[name].shape)}")
+    model.load_state_dict({k: v.to(dtype) for k, v in sd.items()}, strict=True)
+    model.eval()
+    return model
+
+
+def compute_loss(model, inputs, targets):
+    with torch.no_grad():
+        return float(model(inputs, targets))
