@@ -299,7 +299,7 @@ bool inRanges(const CodePointRange *begin, const CodePointRange *end,
 /// (OpenAI's encoder.py) also counts U+001C..U+001F and U+0085 as space but
 /// not U+FEFF; text with those characters tokenises differently there.
 bool isSpace(char32_t cp) {
-  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 ||
+  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0xA0 ||
          cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
          cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000 ||
          cp == 0xFEFF;

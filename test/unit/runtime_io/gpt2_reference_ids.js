@@ -11,6 +11,8 @@
 //   gpt2_reference_ids.js [--vocab-dir DIR] --json [F]
 //       F (default stdin) holds a JSON array of strings; prints the JSON
 //       array of their id arrays
+//   gpt2_reference_ids.js --split [F]
+//       like --json, but prints the pre-tokenisation pieces of each string
 //   gpt2_reference_ids.js --unicode-tables
 //       the \p{L} and \p{N} range tables of runtime/data/Gpt2Tokenizer.cpp
 //
@@ -52,7 +54,19 @@ function printRanges(property) {
   console.log(line);
 }
 
+// GPT-2's pre-tokenisation regex, as in the package's Encoder.js (which does
+// not export it).
+const pat =
+    /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+
 const args = process.argv.slice(2);
+const readJson = file => JSON.parse(fs.readFileSync(file || 0, 'utf-8'));
+if (args[0] === '--split') {
+  const texts = readJson(args[1]);
+  console.log(JSON.stringify(
+      texts.map(t => Array.from(t.matchAll(pat), m => m[0]))));
+  process.exit(0);
+}
 if (args[0] === '--unicode-tables') {
   const { unicode } = process.versions;
   console.log(`// Unicode ${unicode} (Node ${process.version})`);
@@ -81,9 +95,7 @@ if (args[0] === '--file') {
   if (args.length !== 2) die('--file takes one path');
   console.log(encode(fs.readFileSync(args[1], 'utf-8')).join(' '));
 } else if (args[0] === '--json') {
-  const input = args.length > 1 ? args[1] : 0;
-  const texts = JSON.parse(fs.readFileSync(input, 'utf-8'));
-  console.log(JSON.stringify(texts.map(t => encode(t))));
+  console.log(JSON.stringify(readJson(args[1]).map(t => encode(t))));
 } else {
   for (const text of args) console.log(encode(text).join(' '));
 }
