@@ -55,6 +55,7 @@
 
 #include <cblas.h>
 #include <omp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -160,6 +161,39 @@ std::string loadAverage() {
   in >> a >> b >> c;
   return a + " " + b + " " + c;
 }
+
+/// CPU seconds used by this process, and by the whole machine (/proc/stat,
+/// all non-idle time): their difference over a phase is what other processes
+/// took while it ran, the measure of how undisturbed a timing was.
+struct CpuSample {
+  double self = 0, machine = 0;
+  Clock::time_point wall = Clock::now();
+  static CpuSample now() {
+    CpuSample s;
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    s.self = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+             1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    unsigned long long user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+                       steal = 0;
+    in >> cpu >> user >> nice >> sys >> idle >> iowait >> irq >> softirq >> steal;
+    s.machine = double(user + nice + sys + irq + softirq + steal) / double(sysconf(_SC_CLK_TCK));
+    return s;
+  }
+  /// "cpu 1.97 cores (others 0.02)" over the interval since `start`.
+  static std::string usage(const CpuSample &start) {
+    CpuSample end = now();
+    double wall = std::chrono::duration<double>(end.wall - start.wall).count();
+    double self = (end.self - start.self) / wall;
+    double others = std::max(0.0, (end.machine - start.machine) / wall - self);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "[this process %.2f cores, other processes %.2f cores]", self,
+                  others);
+    return buf;
+  }
+};
 
 std::string envOr(const char *name, const char *fallback) {
   const char *v = std::getenv(name);
@@ -492,6 +526,7 @@ BlasTimes timeBlas(const Workload &w, int runs) {
 
   BlasTimes best;
   for (int pass = 0; pass <= runs; ++pass) { // pass 0 warms up
+    CpuSample cpu0 = CpuSample::now();
     std::map<std::string, double> perOp, perLabel;
     for (const SeqGemm &s : w.seq) {
       auto t0 = Clock::now();
@@ -519,14 +554,14 @@ BlasTimes timeBlas(const Workload &w, int runs) {
     keepMin(best.fullSeq, att[2]);
     keepMin(best.fullPar, att[3]);
     std::printf("  BLAS pass %d: sequential GEMMs %.3f s, attention blocks %.3f s (seq) / "
-                "%.3f s (omp), full S*S*D %.3f s / %.3f s\n",
+                "%.3f s (omp), full S*S*D %.3f s / %.3f s %s\n",
                 pass, [&] {
                   double s = 0;
                   for (auto &[k, v] : perOp)
                     s += v;
                   return s;
                 }(),
-                att[0], att[1], att[2], att[3]);
+                att[0], att[1], att[2], att[3], CpuSample::usage(cpu0).c_str());
     std::fflush(stdout);
   }
   return best;
@@ -627,6 +662,7 @@ int run(const Options &opt) {
   std::map<std::string, double> profileAfterWarmup;
   double loss = 0;
   for (int r = 0; r <= opt.runs; ++r) {
+    CpuSample cpu0 = CpuSample::now();
     auto t0 = Clock::now();
     if (failed(executor.run(args, results)))
       throw rt::Error("executor run failed");
@@ -637,7 +673,9 @@ int run(const Options &opt) {
       walls.push_back(t);
     if (!results.empty() && results[0].numel() == 1 && results[0].dtype == exec::DType::F32)
       loss = results[0].data<float>()[0];
-    std::printf("  executor %s: %.3f s\n", r == 0 ? "warm-up" : ("run " + std::to_string(r)).c_str(), t);
+    std::printf("  executor %-8s %.3f s %s\n",
+                r == 0 ? "warm-up" : ("run " + std::to_string(r)).c_str(), t,
+                CpuSample::usage(cpu0).c_str());
     std::fflush(stdout);
   }
   results.clear();
@@ -700,13 +738,17 @@ int run(const Options &opt) {
   std::printf("%s\n", std::string(105, '-').c_str());
   auto row = [&](const std::string &name, const std::string &ops, const std::string &gemms,
                  double gflop, double execS, double blasS) {
+    // Three decimals, or three significant digits below 0.1 (tiny models).
+    auto num = [](char *buf, size_t n, double x) {
+      std::snprintf(buf, n, x >= 0.1 || x == 0 ? "%.3f" : "%.3g", x);
+    };
     char g[32] = "-", e[32] = "-", bl[32] = "-", ratio[32] = "-";
     if (gflop >= 0)
-      std::snprintf(g, sizeof g, "%.1f", gflop);
+      gflop >= 10 ? (void)std::snprintf(g, sizeof g, "%.1f", gflop) : num(g, sizeof g, gflop);
     if (execS >= 0)
-      std::snprintf(e, sizeof e, "%.3f", execS);
+      num(e, sizeof e, execS);
     if (blasS >= 0)
-      std::snprintf(bl, sizeof bl, "%.3f", blasS);
+      num(bl, sizeof bl, blasS);
     if (execS >= 0 && blasS > 0)
       std::snprintf(ratio, sizeof ratio, "%.2f", execS / blasS);
     std::printf("%-44s %6s %7s %9s %12s %12s %9s\n", name.c_str(), ops.c_str(), gemms.c_str(),

@@ -213,7 +213,7 @@ def main(argv):
     t_start = time.time()
     try:
         return check(args, gen_args, t_start)
-    except CheckError as e:
+    except (CheckError, OSError, ValueError, NotImplementedError) as e:
         log(f"ERROR: {e}")
         return 2
 

@@ -382,7 +382,8 @@ TEST(Gpt2Tokenizer, KnownIds) {
 TEST(Gpt2Tokenizer, RoundTripsArbitraryBytes) {
   SKIP_WITHOUT_VOCAB();
   const std::string texts[] = {
-      "Mixed: Grüße, Привет, مرحبا, नमस्ते, こんにちは 🤖\n\n\t end ",
+      "Mixed: Grüße, Привет, مرحبا, नमस्ते, こんにちは 🤖\n\n\t "
+      "end ",
       "nul \0 inside, invalid \xff\xfe and \xe4\xb8 cut"s,
       "     \n  \r\n\v\f  trailing   "};
   for (const std::string &text : texts)
@@ -402,14 +403,16 @@ std::string shellQuote(const std::string &s) {
   return out + "'";
 }
 
-/// The npm encoder's ids for each of `texts`, computed by node.
-std::vector<std::vector<int32_t>> npmIds(const std::vector<std::string> &texts,
-                                         TempDir &dir) {
+/// Runs gpt2_reference_ids.js in `mode` (--json: ids, --split: pieces) on
+/// `texts` and returns its JSON answer.
+nlohmann::json runReference(const std::string &mode,
+                            const std::vector<std::string> &texts,
+                            TempDir &dir) {
   std::string input = dir.file("texts.json", nlohmann::json(texts).dump());
   std::string command = shellQuote(SHARDC_NODE_EXECUTABLE) + " " +
                         shellQuote(SHARDC_GPT2_REFERENCE_SCRIPT) +
-                        " --vocab-dir " + shellQuote(vocabDir()) + " --json " +
-                        shellQuote(input);
+                        " --vocab-dir " + shellQuote(vocabDir()) + " " + mode +
+                        " " + shellQuote(input);
   FILE *pipe = popen(command.c_str(), "r");
   if (!pipe)
     throw std::runtime_error("cannot run " + command);
@@ -419,7 +422,7 @@ std::vector<std::vector<int32_t>> npmIds(const std::vector<std::string> &texts,
     output.append(buffer, n);
   if (pclose(pipe) != 0)
     throw std::runtime_error(command + " failed");
-  return nlohmann::json::parse(output).get<std::vector<std::vector<int32_t>>>();
+  return nlohmann::json::parse(output);
 }
 
 /// The longest prefix of `text` of at most `limit` bytes that does not cut a
@@ -441,18 +444,29 @@ protected:
       GTEST_SKIP() << "node not found at configure time";
   }
 
-  /// Tokenises each text with both encoders and requires identical ids.
-  void expectSameIds(const std::vector<std::string> &texts) {
-    std::vector<std::vector<int32_t>> expected = npmIds(texts, dir);
-    ASSERT_EQ(expected.size(), texts.size());
+  /// Requires the same pre-tokenisation pieces and the same ids from the
+  /// C++ tokenizer and the npm encoder for each of `texts`.
+  void expectSameAsNpm(const std::vector<std::string> &texts) {
+    auto pieces =
+        runReference("--split", texts, dir).get<std::vector<Pieces>>();
+    auto ids = runReference("--json", texts, dir)
+                   .get<std::vector<std::vector<int32_t>>>();
+    ASSERT_EQ(pieces.size(), texts.size());
+    ASSERT_EQ(ids.size(), texts.size());
     for (size_t t = 0; t < texts.size(); ++t) {
+      Pieces actualPieces = split(texts[t]);
+      for (size_t i = 0; i < actualPieces.size() && i < pieces[t].size(); ++i)
+        ASSERT_EQ(actualPieces[i], pieces[t][i])
+            << "text " << t << ": first different piece is " << i;
+      ASSERT_EQ(actualPieces.size(), pieces[t].size()) << "text " << t;
+
       std::vector<int32_t> actual = gpt2().encode(texts[t]);
-      ASSERT_FALSE(expected[t].empty());
-      ASSERT_EQ(actual.size(), expected[t].size()) << "text " << t;
-      for (size_t i = 0; i < actual.size(); ++i)
-        ASSERT_EQ(actual[i], expected[t][i])
-            << "text " << t << ": first difference at token " << i
-            << ", decoded as '" << gpt2().decode({expected[t][i]}) << "'";
+      ASSERT_FALSE(ids[t].empty());
+      for (size_t i = 0; i < actual.size() && i < ids[t].size(); ++i)
+        ASSERT_EQ(actual[i], ids[t][i])
+            << "text " << t << ": first different token is " << i
+            << ", expected '" << gpt2().decode({ids[t][i]}) << "'";
+      ASSERT_EQ(actual.size(), ids[t].size()) << "text " << t;
       EXPECT_EQ(gpt2().decode(actual), texts[t]);
     }
   }
@@ -467,14 +481,14 @@ TEST_F(Gpt2CrossCheck, Gpl3) {
   const char *path = "/usr/share/common-licenses/GPL-3";
   if (!fs::exists(path))
     GTEST_SKIP() << path << " not found";
-  expectSameIds({readText(path)});
+  expectSameAsNpm({readText(path)});
 }
 
 TEST_F(Gpt2CrossCheck, Fortunes) {
   const char *path = "/usr/share/games/fortunes/fortunes";
   if (!fs::exists(path))
     GTEST_SKIP() << path << " not found (Debian package fortunes-min)";
-  expectSameIds({utf8Prefix(readText(path), 20000)});
+  expectSameAsNpm({utf8Prefix(readText(path), 20000)});
 }
 
 TEST_F(Gpt2CrossCheck, EveryUnicodeClassBoundary) {
@@ -513,5 +527,5 @@ TEST_F(Gpt2CrossCheck, EveryUnicodeClassBoundary) {
     append(cp);
   if (chunks.back().empty())
     chunks.pop_back();
-  expectSameIds(chunks);
+  expectSameAsNpm(chunks);
 }

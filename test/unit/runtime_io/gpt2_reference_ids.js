@@ -60,13 +60,26 @@ const pat =
     /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 
 const args = process.argv.slice(2);
-const readJson = file => JSON.parse(fs.readFileSync(file || 0, 'utf-8'));
-if (args[0] === '--split') {
-  const texts = readJson(args[1]);
-  console.log(JSON.stringify(
-      texts.map(t => Array.from(t.matchAll(pat), m => m[0]))));
-  process.exit(0);
+let vocabDir = process.env.SHARDC_GPT2_VOCAB_DIR;
+if (args[0] === '--vocab-dir') {
+  vocabDir = args[1];
+  args.splice(0, 2);
 }
+const readJson = file => JSON.parse(fs.readFileSync(file || 0, 'utf-8'));
+
+// The npm package's encode(), loaded only by the modes that need it.
+function npmEncode() {
+  if (!vocabDir) {
+    die('no vocabulary directory: pass --vocab-dir or set ' +
+        'SHARDC_GPT2_VOCAB_DIR');
+  }
+  const encoderJs = path.join(path.resolve(vocabDir), 'Encoder.js');
+  if (!fs.existsSync(encoderJs)) {
+    die(`${encoderJs} not found; run scripts/fetch_gpt2_vocab.sh`);
+  }
+  return require(encoderJs).encode;
+}
+
 if (args[0] === '--unicode-tables') {
   const { unicode } = process.versions;
   console.log(`// Unicode ${unicode} (Node ${process.version})`);
@@ -74,28 +87,16 @@ if (args[0] === '--unicode-tables') {
   printRanges('L');
   console.log('// \\p{N}');
   printRanges('N');
-  process.exit(0);
-}
-
-let vocabDir = process.env.SHARDC_GPT2_VOCAB_DIR;
-if (args[0] === '--vocab-dir') {
-  vocabDir = args[1];
-  args.splice(0, 2);
-}
-if (!vocabDir) {
-  die('no vocabulary directory: pass --vocab-dir or set SHARDC_GPT2_VOCAB_DIR');
-}
-const encoderJs = path.join(path.resolve(vocabDir), 'Encoder.js');
-if (!fs.existsSync(encoderJs)) {
-  die(`${encoderJs} not found; run scripts/fetch_gpt2_vocab.sh`);
-}
-const { encode } = require(encoderJs);
-
-if (args[0] === '--file') {
-  if (args.length !== 2) die('--file takes one path');
-  console.log(encode(fs.readFileSync(args[1], 'utf-8')).join(' '));
+} else if (args[0] === '--split') {
+  const split = t => Array.from(t.matchAll(pat), m => m[0]);
+  console.log(JSON.stringify(readJson(args[1]).map(split)));
 } else if (args[0] === '--json') {
+  const encode = npmEncode();
   console.log(JSON.stringify(readJson(args[1]).map(t => encode(t))));
+} else if (args[0] === '--file') {
+  if (args.length !== 2) die('--file takes one path');
+  console.log(npmEncode()(fs.readFileSync(args[1], 'utf-8')).join(' '));
 } else {
+  const encode = npmEncode();
   for (const text of args) console.log(encode(text).join(' '));
 }
