@@ -692,8 +692,49 @@ int run(const Options &opt) {
   for (double t : walls)
     meanWall += t / walls.size();
 
-  // --- the GEMMs, BLAS alone --------------------------------------------------
+  // --- what the executor pays besides kernels --------------------------------
+  // Executor::run takes its arguments by value and copies them again into the
+  // rank environment; every op result is a fresh, zero-initialized HostTensor.
   Workload w = collect(func);
+  std::string diagnostics;
+  {
+    double bytes = 0;
+    for (const exec::HostTensor &t : args)
+      bytes += double(t.bytes.size());
+    auto t0 = Clock::now();
+    std::vector<exec::HostTensor> copy = args;
+    double copyS = since(t0);
+    t0 = Clock::now();
+    copy.clear();
+    copy.shrink_to_fit();
+    double freeS = since(t0);
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "copying the argument list (%.0f MB) once: %.3f s, freeing it: %.3f s\n",
+                  bytes / 1e6, copyS, freeS);
+    diagnostics += buf;
+    Operation *largest = nullptr;
+    int64_t largestElems = 0;
+    for (Operation &op : func.getBody().front())
+      if (isa<xf::MatmulOp>(op)) {
+        int64_t n = cast<RankedTensorType>(op.getResult(0).getType()).getNumElements();
+        if (n > largestElems)
+          largest = &op, largestElems = n;
+      }
+    if (largest) {
+      auto spec = exec::tensorSpec(largest->getResult(0).getType());
+      t0 = Clock::now();
+      exec::HostTensor out(spec->first, spec->second);
+      double allocS = since(t0);
+      std::snprintf(buf, sizeof buf,
+                    "allocating the largest matmul result %s %s (%.0f MB, zero-filled): %.3f s\n",
+                    rt::dtype_name(out.dtype), rt::shape_str(out.shape).c_str(),
+                    out.bytes.size() / 1e6, allocS);
+      diagnostics += buf;
+    }
+  }
+
+  // --- the GEMMs, BLAS alone --------------------------------------------------
   if (w.nonF32)
     std::printf("NOTE: some GEMM operands are not f32; the BLAS-only side times sgemm "
                 "regardless (the executor computes bf16/f16 in f32 and f64 in f64)\n");
@@ -794,6 +835,8 @@ int run(const Options &opt) {
   double gemmShare = (execOf("xf.matmul") + execOf("xf.attention") +
                       execOf("xf.linear_cross_entropy")) /
                      meanWall;
+  std::printf("diagnostics (single-threaded, outside the timed runs):\n");
+  std::printf("%s\n", diagnostics.c_str());
   std::printf("executor total / BLAS-only total = %.3f s / %.3f s = %.2f   "
               "(executor %.1f GFLOP/s, BLAS-only %.1f GFLOP/s on %.1f GEMM GFLOP; "
               "GEMM-bearing ops are %.0f%% of the executor's mean run)\n",

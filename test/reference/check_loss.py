@@ -5,12 +5,13 @@
       --data tokens.bin --position 0 --seed 1234 --workdir /tmp/ref --rtol 1e-5
 
 Steps
-  1. `shardc gen --preset P [gen args] -o WORKDIR/model.mlir`
-  2. `shardc run model.mlir --data D --position P --seed S --save WORKDIR/weights.safetensors`
+  1. `shardc gen --preset P [gen args] -o RUNDIR/model.mlir`, where RUNDIR is a
+     fresh WORKDIR/run-XXXX (removed after a pass unless --keep)
+  2. `shardc run model.mlir --data D --position P --seed S --save RUNDIR/weights.safetensors`
      -> loss of shardc's own initialization ("init" weights).
   3. (--weights random|both) the same names/shapes re-drawn at larger scales
      (random norm scales and biases, logit std ~2; see
-     reference_models.randomize_weights), written to WORKDIR/weights-random.safetensors
+     reference_models.randomize_weights), written to RUNDIR/weights-random.safetensors
      and run with `shardc run --load` -> loss on "random" weights. shardc's
      initialization (std 0.02, zero biases, unit norm scales) leaves the loss
      at ~ln(V) where many mapping errors change it by < 1e-5, so the random
@@ -18,7 +19,10 @@ Steps
   4. The PyTorch model in reference_models.py (written independently: nothing is
      taken from the repository or the .mlir) computes the loss on the same
      weights and batch, in float32 (float64 for --dtype f64 models); the
-     float64 loss is reported as well.
+     float64 loss is reported as well. For BERT the masked-LM batch is re-created
+     on the torch side (reference_models.mlm_mask: 15% of positions by
+     Philox4x32-10 of (seed, FNV-1a("mlm-mask"), position + i)); --mask-token
+     is passed to shardc run when given.
 
 Exit status: 0 all comparisons within --rtol, 1 a mismatch, 2 an error (shardc
 failed, bad configuration, ...). With --expect-mismatch (the negative test,
@@ -38,7 +42,9 @@ import math
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -59,9 +65,12 @@ PRESETS = {
     "llama-tiny": dict(family="llama", heads=4, kv_heads=2, seq=32, batch=4, eps=1e-5),
     "llama2-7b": dict(family="llama", heads=32, kv_heads=32, seq=4096, batch=1, eps=1e-5),
     "llama2-13b": dict(family="llama", heads=40, kv_heads=40, seq=4096, batch=1, eps=1e-5),
+    "bert-tiny": dict(family="bert", heads=4, kv_heads=None, seq=32, batch=4, eps=1e-12),
+    "bert-tiny-preln": dict(family="bert", heads=4, kv_heads=None, seq=32, batch=4, eps=1e-12),
 }
 
-DEFAULT_PERTURB_PARAM = {"gpt2": "transformer.ln_f.weight", "llama": "model.norm.weight"}
+DEFAULT_PERTURB_PARAM = {"gpt2": "transformer.ln_f.weight", "llama": "model.norm.weight",
+                         "bert": "cls.predictions.transform.LayerNorm.weight"}
 
 
 class CheckError(Exception):
@@ -123,14 +132,12 @@ def config_from_args(preset, gen_args):
                 val = gen_args[i]
             name, conv = opts[key]
             cfg[name] = conv(val)
-        elif key in ("--ln",):
-            raise CheckError(f"gen arg {key} is not supported by the reference models")
         elif key.startswith("--") and val is None and key not in ("--summary",):
             # size options (--hidden, --layers, --ffn, --vocab, ...) take a value;
             # the reference reads those sizes from the weight shapes.
             i += 1
         i += 1
-    if cfg["family"] == "gpt2":
+    if cfg["family"] in ("gpt2", "bert"):
         cfg["kv_heads"] = None
     elif "kv_heads" not in cfg or cfg["kv_heads"] is None:
         cfg["kv_heads"] = cfg["heads"]
@@ -200,6 +207,13 @@ def main(argv):
                     help="parameter to perturb (default: the final norm scale)")
     ap.add_argument("--expect-mismatch", action="store_true",
                     help="invert the verdict: succeed only if every comparison exceeds --rtol")
+    ap.add_argument("--mask-token", type=int, default=None,
+                    help="BERT: mask id, passed to shardc run --mask-token (default: not "
+                         "passed; the torch side then uses the last embedding row, the "
+                         "documented default)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the model, weights and random weights after a passing run "
+                         "(they are always kept after a failure)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     argv = list(argv)
     extra = []
@@ -221,12 +235,23 @@ def main(argv):
 def check(args, gen_args, t_start):
     cfg = config_from_args(args.preset, gen_args)
     os.makedirs(args.workdir, exist_ok=True)
-    mlir = os.path.join(args.workdir, "model.mlir")
-    init_st = os.path.join(args.workdir, "weights.safetensors")
-    rand_st = os.path.join(args.workdir, "weights-random.safetensors")
-    for p in (mlir, init_st, rand_st):
-        if os.path.exists(p):
-            os.remove(p)
+    # A fresh directory per run, so concurrent runs sharing --workdir cannot mix files.
+    rundir = tempfile.mkdtemp(prefix="run-", dir=args.workdir)
+    rc = 2
+    try:
+        rc = compare(args, gen_args, cfg, rundir, t_start)
+        return rc
+    finally:
+        if rc == 0 and not args.keep:
+            shutil.rmtree(rundir, ignore_errors=True)
+        else:
+            log(f"files kept in {rundir}")
+
+
+def compare(args, gen_args, cfg, rundir, t_start):
+    mlir = os.path.join(rundir, "model.mlir")
+    init_st = os.path.join(rundir, "weights.safetensors")
+    rand_st = os.path.join(rundir, "weights-random.safetensors")
 
     log(f"== {args.preset} {' '.join(gen_args)}  position {args.position} seed {args.seed}")
     run_cmd([args.shardc, "gen", "--preset", args.preset, *gen_args, "-o", mlir], "shardc gen")
@@ -242,6 +267,8 @@ def check(args, gen_args, t_start):
 
     common = [args.shardc, "run", mlir, "--data", args.data, "--position", str(args.position),
               "--seed", str(args.seed)]
+    if cfg["family"] == "bert" and args.mask_token is not None:
+        common += ["--mask-token", str(args.mask_token)]
     out, dt = run_cmd(common + ["--save", init_st], "shardc run --save")
     shardc_init, _ = parse_loss(out)
     log(f"shardc run: {dt:.2f} s")
@@ -251,6 +278,14 @@ def check(args, gen_args, t_start):
     family = R.detect_family(init_weights)
     if family != cfg["family"]:
         raise CheckError(f"weights look like {family}, preset says {cfg['family']}")
+    if family == "bert":
+        vocab = init_weights["bert.embeddings.word_embeddings.weight"].shape[0]
+        mask_token = args.mask_token if args.mask_token is not None else vocab - 1
+        inputs, targets = R.mlm_mask(inputs, args.position, args.seed, mask_token)
+        n = int((targets != -100).sum())
+        log(f"masked LM: {n} of {targets.numel()} positions masked with id {mask_token}")
+        if n == 0:
+            raise CheckError("no position of this batch is masked; the loss is undefined")
 
     cases = []
     if args.weights in ("init", "both"):
@@ -274,13 +309,14 @@ def check(args, gen_args, t_start):
     compute = torch.float64 if cfg["dtype"] == "f64" else torch.float32
     verdicts = []
     log("")
+    with_f64 = compute != torch.float64 and not args.no_f64
     log(f"{'weights':<18} {'shardc':>12} {'torch ' + str(compute).split('.')[-1]:>16} "
-        f"{'rel diff':>10}   {'torch float64':>16} {'rel diff':>10}")
+        f"{'rel diff':>10}" + (f"   {'torch float64':>16} {'rel diff':>10}" if with_f64 else ""))
     for name, w, shardc_loss in cases:
         loss, dt = torch_loss(w, cfg, inputs, targets, compute, perturb)
         rel = abs(loss - shardc_loss) / abs(shardc_loss)
         line = f"{name:<18} {shardc_loss:>12.6f} {loss:>16.9f} {rel:>10.3e}"
-        if compute != torch.float64 and not args.no_f64:
+        if with_f64:
             loss64, dt64 = torch_loss(w, cfg, inputs, targets, torch.float64, perturb)
             rel64 = abs(loss64 - shardc_loss) / abs(shardc_loss)
             line += f"   {loss64:>16.9f} {rel64:>10.3e}"

@@ -15,6 +15,9 @@ Contents
     tied LM head over the padded vocabulary.
   * LlamaForCausalLM: RMSNorm, RoPE (rotate-half), grouped-query attention,
     SwiGLU MLP, untied lm_head.
+  * BertForMaskedLM: post-LN (original) or pre-LN (Megatron) encoder, MLM head
+    tied to the word embeddings; mlm_mask() re-creates shardc run's masking
+    (Philox4x32-10 written from the published algorithm).
   * build_model(family, weights, ...): maps shardc's parameter names onto the
     module's state_dict (strict: every module parameter must be provided and
     every saved tensor must be used).
@@ -410,6 +413,236 @@ class LlamaForCausalLM(nn.Module):
 
 
 # --------------------------------------------------------------------------
+# BERT (masked LM)
+# --------------------------------------------------------------------------
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        B, T, H = x.shape
+        D = H // self.heads
+        q = self.query(x).view(B, T, self.heads, D).transpose(1, 2)
+        k = self.key(x).view(B, T, self.heads, D).transpose(1, 2)
+        v = self.value(x).view(B, T, self.heads, D).transpose(1, 2)
+        y = attention(q, k, v, causal=False, scale=1.0 / math.sqrt(D))
+        return y.transpose(1, 2).contiguous().view(B, T, H)
+
+
+class BertSelfOutput(nn.Module):
+    def __init__(self, hidden, eps, pre_ln):
+        super().__init__()
+        self.dense = nn.Linear(hidden, hidden)
+        if not pre_ln:
+            self.LayerNorm = nn.LayerNorm(hidden, eps=eps)
+
+
+class BertAttention(nn.Module):
+    def __init__(self, hidden, heads, eps, pre_ln):
+        super().__init__()
+        if pre_ln:
+            self.ln = nn.LayerNorm(hidden, eps=eps)
+        self.self = BertSelfAttention(hidden, heads)
+        self.output = BertSelfOutput(hidden, eps, pre_ln)
+
+
+class BertIntermediate(nn.Module):
+    def __init__(self, hidden, ffn):
+        super().__init__()
+        self.dense = nn.Linear(hidden, ffn)
+
+
+class BertOutput(nn.Module):
+    def __init__(self, hidden, ffn, eps, pre_ln):
+        super().__init__()
+        self.dense = nn.Linear(ffn, hidden)
+        if not pre_ln:
+            self.LayerNorm = nn.LayerNorm(hidden, eps=eps)
+
+
+class BertPreLNMlp(nn.Module):
+    """Holds only the pre-LN block's MLP LayerNorm (shardc name ...mlp.ln)."""
+
+    def __init__(self, hidden, eps):
+        super().__init__()
+        self.ln = nn.LayerNorm(hidden, eps=eps)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, hidden, heads, ffn, eps, pre_ln):
+        super().__init__()
+        self.pre_ln = pre_ln
+        self.attention = BertAttention(hidden, heads, eps, pre_ln)
+        self.intermediate = BertIntermediate(hidden, ffn)
+        self.output = BertOutput(hidden, ffn, eps, pre_ln)
+        if pre_ln:
+            self.mlp = BertPreLNMlp(hidden, eps)
+
+    def forward(self, x):
+        att = self.attention
+        if self.pre_ln:
+            # Megatron pre-LN block: x + f(LN(x)), no LayerNorm on the residual stream.
+            x = x + att.output.dense(att.self(att.ln(x)))
+            x = x + self.output.dense(gelu_tanh(self.intermediate.dense(self.mlp.ln(x))))
+        else:
+            # Original post-LN block: LN(x + f(x)).
+            x = att.output.LayerNorm(x + att.output.dense(att.self(x)))
+            x = self.output.LayerNorm(
+                x + self.output.dense(gelu_tanh(self.intermediate.dense(x))))
+        return x
+
+
+class BertEmbeddings(nn.Module):
+    def __init__(self, vocab, positions, types, hidden, eps, pre_ln):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab, hidden)
+        self.position_embeddings = nn.Embedding(positions, hidden)
+        self.token_type_embeddings = nn.Embedding(types, hidden)
+        self.pre_ln = pre_ln
+        if not pre_ln:
+            self.LayerNorm = nn.LayerNorm(hidden, eps=eps)
+
+    def forward(self, tokens, token_types):
+        T = tokens.shape[1]
+        pos = torch.arange(T, dtype=torch.long)
+        x = (self.word_embeddings(tokens) + self.position_embeddings(pos)[None]
+             + self.token_type_embeddings(token_types))
+        return x if self.pre_ln else self.LayerNorm(x)
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, hidden, layers, heads, ffn, eps, pre_ln):
+        super().__init__()
+        self.layer = nn.ModuleList([BertLayer(hidden, heads, ffn, eps, pre_ln)
+                                    for _ in range(layers)])
+        if pre_ln:
+            self.final_layernorm = nn.LayerNorm(hidden, eps=eps)
+        self.pre_ln = pre_ln
+
+    def forward(self, x):
+        for layer in self.layer:
+            x = layer(x)
+        return self.final_layernorm(x) if self.pre_ln else x
+
+
+class BertModel(nn.Module):
+    def __init__(self, vocab, positions, types, hidden, layers, heads, ffn, eps, pre_ln):
+        super().__init__()
+        self.embeddings = BertEmbeddings(vocab, positions, types, hidden, eps, pre_ln)
+        self.encoder = BertEncoder(hidden, layers, heads, ffn, eps, pre_ln)
+
+    def forward(self, tokens, token_types):
+        return self.encoder(self.embeddings(tokens, token_types))
+
+
+class BertPredictionHeadTransform(nn.Module):
+    def __init__(self, hidden, eps):
+        super().__init__()
+        self.dense = nn.Linear(hidden, hidden)
+        self.LayerNorm = nn.LayerNorm(hidden, eps=eps)
+
+    def forward(self, x):
+        return self.LayerNorm(gelu_tanh(self.dense(x)))
+
+
+class BertLMPredictionHead(nn.Module):
+    def __init__(self, hidden, vocab, eps):
+        super().__init__()
+        self.transform = BertPredictionHeadTransform(hidden, eps)
+        self.bias = nn.Parameter(torch.empty(vocab))
+
+
+class BertOnlyMLMHead(nn.Module):
+    def __init__(self, hidden, vocab, eps):
+        super().__init__()
+        self.predictions = BertLMPredictionHead(hidden, vocab, eps)
+
+
+class BertForMaskedLM(nn.Module):
+    """BERT with the MLM head tied to the word embeddings (logits over the padded vocabulary).
+
+    forward(tokens, targets) uses token type 0 everywhere; targets are the
+    original ids at masked positions and -100 elsewhere (see mlm_mask)."""
+
+    family = "bert"
+
+    def __init__(self, vocab, positions, types, hidden, layers, heads, ffn, eps=1e-12,
+                 pre_ln=False):
+        super().__init__()
+        self.bert = BertModel(vocab, positions, types, hidden, layers, heads, ffn, eps, pre_ln)
+        self.cls = BertOnlyMLMHead(hidden, vocab, eps)
+
+    def forward(self, tokens, targets=None, token_types=None):
+        if token_types is None:
+            token_types = torch.zeros_like(tokens)
+        h = self.cls.predictions.transform(self.bert(tokens, token_types))
+        logits = torch.matmul(h, self.bert.embeddings.word_embeddings.weight.t()) \
+            + self.cls.predictions.bias
+        if targets is None:
+            return logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                               ignore_index=-100, reduction="mean")
+
+
+# Philox4x32-10 (Salmon et al., SC'11; constants as in Random123).
+_PHILOX_M0, _PHILOX_M1 = 0xD2511F53, 0xCD9E8D57
+_PHILOX_W0, _PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
+_U32 = np.uint64(0xFFFFFFFF)
+
+
+def philox4x32_10(ctr, key):
+    """ctr: 4 arrays of uint32 words (broadcastable), key: 2 ints -> 4 uint32 arrays."""
+    c = [np.asarray(x, dtype=np.uint64) & _U32 for x in ctr]
+    k0, k1 = np.uint64(key[0] & 0xFFFFFFFF), np.uint64(key[1] & 0xFFFFFFFF)
+    m0, m1 = np.uint64(_PHILOX_M0), np.uint64(_PHILOX_M1)
+    for r in range(10):
+        if r:
+            k0 = (k0 + np.uint64(_PHILOX_W0)) & _U32
+            k1 = (k1 + np.uint64(_PHILOX_W1)) & _U32
+        p0 = m0 * c[0]  # < 2^64: no overflow
+        p1 = m1 * c[2]
+        c = [((p1 >> np.uint64(32)) ^ c[1] ^ k0) & _U32, p1 & _U32,
+             ((p0 >> np.uint64(32)) ^ c[3] ^ k1) & _U32, p0 & _U32]
+    return [x.astype(np.uint32) for x in c]
+
+
+def fnv1a64(text):
+    h = 0xCBF29CE484222325
+    for b in text.encode("utf-8"):
+        h ^= b
+        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def philox_uniform(seed, stream, index):
+    """Uniform in [0, 1) from the top 24 bits of word 0 of the Philox block with
+    key = seed and counter = (index lo, index hi, stream lo, stream hi)."""
+    index = np.asarray(index, dtype=np.uint64)
+    ctr = [index & _U32, index >> np.uint64(32),
+           np.full_like(index, stream & 0xFFFFFFFF), np.full_like(index, stream >> 32)]
+    w0 = philox4x32_10(ctr, (seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF))[0]
+    return (w0 >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24)
+
+
+def mlm_mask(inputs, position, seed, mask_token, prob=0.15, stream_name="mlm-mask"):
+    """shardc run's masked-LM batch: element i (row-major in [B, T]) is masked iff
+    uniform(seed, fnv1a64('mlm-mask'), position + i) < prob; masked inputs become
+    mask_token and their targets the original id, the other targets are -100."""
+    B, T = inputs.shape
+    idx = np.arange(B * T, dtype=np.uint64) + np.uint64(position)
+    u = philox_uniform(seed, fnv1a64(stream_name), idx)
+    masked = torch.from_numpy(u < np.float32(prob)).reshape(B, T)
+    targets = torch.where(masked, inputs, torch.full_like(inputs, -100))
+    tokens = torch.where(masked, torch.full_like(inputs, mask_token), inputs)
+    return tokens, targets
+
+
+# --------------------------------------------------------------------------
 # randomized ("hot") weights
 # --------------------------------------------------------------------------
 
@@ -495,6 +728,20 @@ def build_model(weights, heads, kv_heads=None, eps=1e-5, theta=10000.0, dtype=to
         if hidden % heads or heads % kv_heads:
             raise ValueError(f"bad head counts: hidden {hidden}, heads {heads}, kv {kv_heads}")
         model = LlamaForCausalLM(vocab, hidden, layers, heads, kv_heads, ffn, eps, theta)
+    elif family == "bert":
+        sd = dict(weights)
+        used = set(weights)
+        layers = 0
+        while f"bert.encoder.layer.{layers}.attention.self.query.weight" in weights:
+            layers += 1
+        vocab, hidden = weights["bert.embeddings.word_embeddings.weight"].shape
+        positions = weights["bert.embeddings.position_embeddings.weight"].shape[0]
+        types = weights["bert.embeddings.token_type_embeddings.weight"].shape[0]
+        ffn = weights["bert.encoder.layer.0.intermediate.dense.weight"].shape[0]
+        pre_ln = "bert.encoder.final_layernorm.weight" in weights
+        if hidden % heads:
+            raise ValueError(f"hidden {hidden} is not a multiple of heads {heads}")
+        model = BertForMaskedLM(vocab, positions, types, hidden, layers, heads, ffn, eps, pre_ln)
     else:
         raise NotImplementedError(f"no reference model for family '{family}'")
     unused = sorted(set(weights) - used)
