@@ -759,8 +759,13 @@ int run(const Options &opt) {
 
   std::map<std::string, double> isolated;
   if (opt.isolate)
-    for (auto &[label, op] : w.firstMatmul)
+    for (auto &[label, op] : w.firstMatmul) {
+      CpuSample cpu0 = CpuSample::now();
       isolated[label] = isolatedSeconds(ctx, op, opt.runs);
+      std::printf("  executor alone, %-36s best %.4f s %s\n", label.c_str(), isolated[label],
+                  CpuSample::usage(cpu0).c_str());
+      std::fflush(stdout);
+    }
   std::printf("loadavg   %s (end)\n\n", loadAverage().c_str());
 
   // --- report ---------------------------------------------------------------

@@ -144,6 +144,15 @@ std::vector<HostTensor> shardc::exec::buildArguments(func::FuncOp func,
   }
   if (tokensT.bytes.empty())
     throw rt::Error("the model function has no 'tokens' input");
+  if (mlm && maskToken < 0) {
+    // Default mask id: the last row of the token embedding (a padding row when
+    // the vocabulary is padded, so it never occurs in real text).
+    for (const xf::ParamArg &p : xf::getParams(func))
+      if (p.attr.getRole() == xf::ParamRole::embedding) {
+        maskToken = static_cast<int32_t>(p.type.getDimSize(0) - 1);
+        break;
+      }
+  }
   if (mlm) {
     // Masked LM on the same tokens: targets are the original ids at masked
     // positions; the mask decision depends only on (seed, position + i).
