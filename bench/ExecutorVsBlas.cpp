@@ -167,11 +167,13 @@ std::string loadAverage() {
 /// took while it ran, the measure of how undisturbed a timing was.
 struct CpuSample {
   double self = 0, machine = 0;
+  long minorFaults = 0;
   Clock::time_point wall = Clock::now();
   static CpuSample now() {
     CpuSample s;
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
+    s.minorFaults = ru.ru_minflt;
     s.self = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
              1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
     std::ifstream in("/proc/stat");
@@ -182,15 +184,18 @@ struct CpuSample {
     s.machine = double(user + nice + sys + irq + softirq + steal) / double(sysconf(_SC_CLK_TCK));
     return s;
   }
-  /// "cpu 1.97 cores (others 0.02)" over the interval since `start`.
+  /// Cores used by this process and by others over the interval since
+  /// `start`, and the memory this process first-touched (minor page faults).
   static std::string usage(const CpuSample &start) {
     CpuSample end = now();
     double wall = std::chrono::duration<double>(end.wall - start.wall).count();
     double self = (end.self - start.self) / wall;
     double others = std::max(0.0, (end.machine - start.machine) / wall - self);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "[this process %.2f cores, other processes %.2f cores]", self,
-                  others);
+    double faultGB = double(end.minorFaults - start.minorFaults) * double(sysconf(_SC_PAGESIZE)) / 1e9;
+    char buf[128];
+    std::snprintf(buf, sizeof buf,
+                  "[this process %.2f cores, other processes %.2f cores; page faults %.2f GB]",
+                  self, others, faultGB);
     return buf;
   }
 };
