@@ -19,7 +19,7 @@
 // 3. Times exactly those GEMMs with cblas_sgemm alone on buffers allocated and
 //    filled before timing (one warm-up pass, best of N passes), and prints the
 //    table and the ratio executor total / BLAS-only total.
-// With --isolate (default) each distinct xf.matmul is also run alone through
+// Unless --no-isolate is given, each distinct xf.matmul is also run alone through
 // the executor (the op cloned into a one-op function), which splits the
 // executor's xf.matmul time by shape.
 //
@@ -67,6 +67,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace mlir;
@@ -496,6 +497,12 @@ void attentionGemms(const AttentionShape &a, bool full, bool parallel, Attention
   }
 }
 
+/// Lets idle worker threads of the previous phase stop spinning before the
+/// next timing starts: after a parallel region libgomp's workers busy-wait
+/// (milliseconds by default) and OpenBLAS's workers yield-spin, and on a
+/// 2-core machine either steals the core the other pool's next call needs.
+void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
+
 struct BlasTimes {
   std::map<std::string, double> perOp;    ///< op name -> best seconds (sequential GEMMs)
   std::map<std::string, double> perLabel; ///< label -> best seconds
@@ -533,6 +540,7 @@ BlasTimes timeBlas(const Workload &w, int runs) {
   for (int pass = 0; pass <= runs; ++pass) { // pass 0 warms up
     CpuSample cpu0 = CpuSample::now();
     std::map<std::string, double> perOp, perLabel;
+    settle();
     for (const SeqGemm &s : w.seq) {
       auto t0 = Clock::now();
       sgemm(s.g, 1.0f, A.data(), B.data(), C.data());
@@ -542,6 +550,7 @@ BlasTimes timeBlas(const Workload &w, int runs) {
     }
     double att[4] = {0, 0, 0, 0}; // blocks seq, blocks par, full seq, full par
     for (int mode = 0; mode < 4; ++mode) {
+      settle();
       auto t0 = Clock::now();
       for (const AttentionShape &a : w.attentions)
         attentionGemms(a, /*full=*/mode >= 2, /*parallel=*/mode % 2 == 1, &ab, nullptr);
@@ -767,7 +776,7 @@ int run(const Options &opt) {
     for (auto &[label, op] : w.firstMatmul) {
       CpuSample cpu0 = CpuSample::now();
       isolated[label] = isolatedSeconds(ctx, op, opt.runs);
-      std::printf("  executor alone, %-36s best %.4f s %s\n", label.c_str(), isolated[label],
+      std::printf("  executor alone, %-36s best %.4g s %s\n", label.c_str(), isolated[label],
                   CpuSample::usage(cpu0).c_str());
       std::fflush(stdout);
     }
