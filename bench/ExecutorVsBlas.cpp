@@ -31,6 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/ModuleLoading.h"
 #include "compiler/executor/Executor.h"
 #include "compiler/executor/Params.h"
 #include "dialects/xf/Einsum.h"
@@ -221,28 +222,6 @@ const char *blasParallelName(int p) {
 //===----------------------------------------------------------------------===//
 // Parsing the model
 //===----------------------------------------------------------------------===//
-
-void registerDialects(MLIRContext &ctx) {
-  DialectRegistry registry;
-  registry.insert<xf::XfDialect, shard::ShardDialect, func::FuncDialect, arith::ArithDialect,
-                  tensor::TensorDialect>();
-  ctx.appendDialectRegistry(registry);
-  ctx.loadAllAvailableDialects();
-}
-
-OwningOpRef<ModuleOp> parseModel(MLIRContext &ctx, const std::string &path) {
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
-  std::string error;
-  auto file = openInputFile(path, &error);
-  if (!file)
-    throw rt::Error("cannot read '" + path + "': " + error);
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
-  if (!module)
-    throw rt::Error("cannot parse '" + path + "'");
-  return module;
-}
 
 //===----------------------------------------------------------------------===//
 // The GEMMs of a function
@@ -639,8 +618,9 @@ double median(std::vector<double> v) {
 
 int run(const Options &opt) {
   MLIRContext ctx;
-  registerDialects(ctx);
-  OwningOpRef<ModuleOp> module = parseModel(ctx, opt.model);
+  OwningOpRef<ModuleOp> module = loadModule(ctx, opt.model);
+  if (!module)
+    throw rt::Error("cannot parse '" + opt.model + "'");
   func::FuncOp func = xf::getModelFunction(*module, opt.function);
   if (!func)
     throw rt::Error("no model function in '" + opt.model + "'");

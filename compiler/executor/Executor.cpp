@@ -461,10 +461,14 @@ LogicalResult Executor::run(std::vector<HostTensor> args, std::vector<HostTensor
       dying[op].push_back(v);
   }
 
-  for (RankEnv &env : ranks_) {
+  // The last rank takes the arguments by move; the others (when simulating a
+  // mesh) copy them first.
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    RankEnv &env = ranks_[r];
     env.values.clear();
+    bool last = r + 1 == ranks_.size();
     for (auto [arg, value] : llvm::zip(body.getArguments(), args))
-      env.values[arg] = value;
+      env.values[arg] = last ? std::move(value) : value;
   }
   results.clear();
   for (Operation &op : body) {

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/xf/XfDialect.h"
+#include "compiler/ModuleLoading.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,8 +19,7 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<shardc::xf::XfDialect, mlir::shard::ShardDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
+  shardc::registerShardcDialects(registry);
   mlir::registerTransformsPasses();
   mlir::shard::registerShardPasses();
   shardc::registerShardcPasses();

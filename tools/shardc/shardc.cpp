@@ -12,6 +12,7 @@
 
 #include "tools/shardc/Args.h"
 
+#include "compiler/ModuleLoading.h"
 #include "compiler/executor/Executor.h"
 #include "compiler/executor/Params.h"
 #include "dialects/xf/Params.h"
@@ -52,8 +53,7 @@ struct Failed {};
 
 void registerDialects(MLIRContext &ctx) {
   DialectRegistry registry;
-  registry.insert<xf::XfDialect, shard::ShardDialect, func::FuncDialect, arith::ArithDialect,
-                  tensor::TensorDialect>();
+  registerShardcDialects(registry);
   ctx.appendDialectRegistry(registry);
   ctx.loadAllAvailableDialects();
 }
@@ -181,14 +181,7 @@ int cmdGen(const std::vector<std::string> &argv) {
 //===----------------------------------------------------------------------===//
 
 OwningOpRef<ModuleOp> parseModel(MLIRContext &ctx, const std::string &path) {
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
-  std::string error;
-  auto file = openInputFile(path, &error);
-  if (!file)
-    throw rt::Error("cannot read '" + path + "': " + error);
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module = loadModule(ctx, path);
   if (!module)
     throw Failed{};
   return module;

@@ -1,0 +1,37 @@
+//===- ModuleLoading.cpp - dialects and .mlir loading for the tools -------===//
+
+#include "compiler/ModuleLoading.h"
+
+#include "dialects/xf/XfDialect.h"
+#include "runtime/Error.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+void shardc::registerShardcDialects(DialectRegistry &registry) {
+  registry.insert<xf::XfDialect, shard::ShardDialect, func::FuncDialect, arith::ArithDialect,
+                  tensor::TensorDialect>();
+}
+
+OwningOpRef<ModuleOp> shardc::loadModule(MLIRContext &ctx, const std::string &path) {
+  DialectRegistry registry;
+  registerShardcDialects(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  std::string error;
+  auto file = openInputFile(path, &error);
+  if (!file)
+    throw rt::Error("cannot read '" + path + "': " + error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+}
