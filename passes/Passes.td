@@ -26,4 +26,105 @@ def XfFuseLinearCrossEntropy : Pass<"xf-fuse-linear-cross-entropy", "mlir::func:
   let dependentDialects = ["::shardc::xf::XfDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Training step synthesis (passes/train)
+//===----------------------------------------------------------------------===//
+
+def XfMixedPrecision : Pass<"xf-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "runs matmuls and attention of a model in bf16 or fp16 (autocast)";
+  let description = [{
+    In the model function, every f32 `xf.matmul`, `xf.attention` and
+    `xf.linear_cross_entropy` gets its operands cast to the compute type;
+    matmuls keep their f32 result (fp32 accumulation), attention results are
+    cast back to f32, and the fused loss stays f32. Everything else (layer
+    norm statistics, softmax, GELU, residual adds, the loss) stays in f32, and
+    parameters stay f32: they are the master weights, cast once per use
+    site. Run before -xf-autodiff, whose VJP rules then produce bf16/fp16
+    activation gradients and f32 parameter gradients. Each value is cast once,
+    right after its definition, however many ops read it.
+
+    ```mlir
+    %y = xf.matmul "bsh,hk->bsk" %x, %w : tensor<2x8x16xf32>, tensor<16x32xf32> -> tensor<2x8x32xf32>
+    // becomes
+    %xb = xf.cast %x : tensor<2x8x16xf32> -> tensor<2x8x16xbf16>
+    %wb = xf.cast %w : tensor<16x32xf32> -> tensor<16x32xbf16>
+    %y = xf.matmul "bsh,hk->bsk" %xb, %wb : tensor<2x8x16xbf16>, tensor<16x32xbf16> -> tensor<2x8x32xf32>
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"forward\"", "the model function">,
+    Option<"compute", "compute", "std::string", "\"bf16\"", "compute type: bf16 or f16">,
+  ];
+  let dependentDialects = ["::shardc::xf::XfDialect"];
+}
+
+def XfAutodiff : Pass<"xf-autodiff", "mlir::ModuleOp"> {
+  let summary = "builds the gradient function of a forward + loss model (reverse mode)";
+  let description = [{
+    From `@<function>(inputs..., params...) -> loss` builds a new function
+    `@<output>(inputs of micro-batch 0, ..., inputs of micro-batch k-1,
+    params..., [loss_scale]) -> (loss, d loss / d param...)`: for each
+    micro-batch a copy of the forward, then its backward, built by walking the
+    forward in reverse and asking each op's VJPOpInterface for the gradients
+    of its operands. Gradients of a value used several times are summed with
+    xf.add; a parameter that does not reach the loss gets a zero gradient.
+    The reported loss and the gradients are means over the micro-batches.
+
+    Micro-batch j's dropout ops get key + j * 2^32, so every micro-batch
+    draws its own masks. With `loss-scale`, a scalar f32 argument
+    (`xf.state = "loss_scale"`) seeds the backward instead of 1: gradients
+    come out multiplied by it (fp16 dynamic loss scaling; -xf-adamw divides
+    it out).
+
+    Results carry `xf.report = "loss"` and `xf.grad = "<parameter name>"`;
+    parameter arguments get `xf.state = "param:<name>"`, inputs
+    `xf.micro_batch = j`. The forward function is kept. Errors: a function
+    that does not return one scalar loss, an op on the path from the
+    parameters to the loss without a VJP rule.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"forward\"", "the forward + loss function">,
+    Option<"output", "output", "std::string", "\"train_step\"", "name of the function to create">,
+    Option<"microBatches", "micro-batches", "int64_t", "1", "gradient accumulation steps">,
+    Option<"lossScale", "loss-scale", "bool", "false", "add a loss-scale argument that seeds the backward">,
+  ];
+  let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::func::FuncDialect"];
+}
+
+def XfAdamW : Pass<"xf-adamw", "mlir::ModuleOp"> {
+  let summary = "appends global-norm clipping, the LR schedule and AdamW to a gradient function";
+  let description = [{
+    Turns the output of -xf-autodiff into a complete training step. The
+    function gains the optimizer state as arguments (per parameter the Adam
+    moments `xf.state = "adam_m:<name>"` / `"adam_v:<name>"`, the update
+    counter `"step"` as tensor<i32>, and with a loss-scale argument the clean
+    step counter `"good_steps"`) and returns, instead of the gradients:
+    the loss, the gradient norm and the learning rate (`xf.report`), with
+    loss scaling also the scale used and whether the step was skipped, then
+    the next value of every state argument (same `xf.state`).
+
+    The update is torch.optim.AdamW after torch.nn.utils.clip_grad_norm_:
+    weight decay only on parameters with role weight or embedding (not
+    biases, not norm scales); learning rate from xf.lr_schedule (linear
+    warm-up, cosine to min-lr at decay-steps). Defaults follow the Megatron-LM
+    GPT recipe. With loss scaling, a step whose gradients hold an inf or NaN
+    leaves parameters, moments and the counter unchanged and halves the
+    scale; `loss-scale-window` clean steps double it.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the gradient function">,
+    Option<"lr", "lr", "double", "1.5e-4", "peak learning rate">,
+    Option<"minLr", "min-lr", "double", "1.0e-5", "learning-rate floor of the cosine decay">,
+    Option<"warmup", "warmup", "int64_t", "0", "linear warm-up steps">,
+    Option<"decaySteps", "decay-steps", "int64_t", "0", "step at which the cosine reaches min-lr">,
+    Option<"weightDecay", "weight-decay", "double", "0.01", "decoupled weight decay">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", "0.95", "Adam beta2">,
+    Option<"epsilon", "epsilon", "double", "1.0e-8", "Adam epsilon">,
+    Option<"clipGrad", "clip-grad", "double", "1.0", "max global gradient norm (0: no clipping)">,
+    Option<"lossScaleWindow", "loss-scale-window", "int64_t", "2000", "clean steps before the loss scale doubles">,
+  ];
+  let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // SHARDC_PASSES_TD

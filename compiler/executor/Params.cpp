@@ -119,13 +119,16 @@ void shardc::exec::saveParams(const ParamValues &params, const std::string &path
   ckpt::write_safetensors(path, out, metadata);
 }
 
-std::vector<HostTensor> shardc::exec::buildArguments(func::FuncOp func,
-                                                     const ParamValues &params,
-                                                     const data::TokenFile &tokens,
-                                                     int64_t position, uint64_t seed,
-                                                     int32_t maskToken) {
-  std::vector<HostTensor> args(func.getNumArguments());
-  std::vector<xf::InputArg> inputs = xf::getInputs(func);
+void shardc::exec::fillInputs(func::FuncOp func, std::vector<HostTensor> &args,
+                              const data::TokenFile &tokens, int64_t position, uint64_t seed,
+                              int32_t maskToken, int64_t microBatch) {
+  args.resize(func.getNumArguments());
+  std::vector<xf::InputArg> inputs;
+  for (xf::InputArg &in : xf::getInputs(func)) {
+    auto mb = func.getArgAttrOfType<IntegerAttr>(in.index, xf::XfDialect::kMicroBatchAttrName);
+    if ((mb ? mb.getInt() : 0) == microBatch)
+      inputs.push_back(std::move(in));
+  }
   bool mlm = false;
   for (const xf::InputArg &in : inputs)
     mlm |= in.kind == "token_types";
@@ -179,6 +182,15 @@ std::vector<HostTensor> shardc::exec::buildArguments(func::FuncOp func,
       args[in.index] = convertFloat(ones, dtype);
     }
   }
+}
+
+std::vector<HostTensor> shardc::exec::buildArguments(func::FuncOp func,
+                                                     const ParamValues &params,
+                                                     const data::TokenFile &tokens,
+                                                     int64_t position, uint64_t seed,
+                                                     int32_t maskToken) {
+  std::vector<HostTensor> args(func.getNumArguments());
+  fillInputs(func, args, tokens, position, seed, maskToken, 0);
   for (const xf::ParamArg &p : xf::getParams(func))
     args[p.index] = params.at(p.attr.getName().str());
   for (unsigned i = 0; i < args.size(); ++i)

@@ -45,6 +45,14 @@ std::vector<HostTensor> buildArguments(mlir::func::FuncOp func, const ParamValue
                                        const data::TokenFile &tokens, int64_t position,
                                        uint64_t seed, int32_t maskToken = -1);
 
+/// Fills the data inputs of micro-batch `microBatch` (arguments whose
+/// `xf.micro_batch` is that index; arguments without one count as 0) with the
+/// batch at `position`, as buildArguments does. `args` is resized to the
+/// function's arity; other entries are left alone.
+void fillInputs(mlir::func::FuncOp func, std::vector<HostTensor> &args,
+                const data::TokenFile &tokens, int64_t position, uint64_t seed,
+                int32_t maskToken, int64_t microBatch);
+
 /// Converts a float HostTensor to another float dtype (round to nearest even).
 HostTensor convertFloat(const HostTensor &t, DType to);
 

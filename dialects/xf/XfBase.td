@@ -33,6 +33,18 @@ def Xf_Dialect : Dialect {
     static constexpr llvm::StringLiteral kParamAttrName = "xf.param";
     /// Argument attribute naming a data input: "tokens", "targets", ...
     static constexpr llvm::StringLiteral kInputAttrName = "xf.input";
+    /// Argument/result attribute of a training step: the state a value
+    /// carries from one step to the next ("param:<name>", "adam_m:<name>",
+    /// "adam_v:<name>", "step", "loss_scale", "good_steps"). A result feeds
+    /// the next step's argument with the same xf.state.
+    static constexpr llvm::StringLiteral kStateAttrName = "xf.state";
+    /// Argument attribute: the micro-batch (0-based) a data input belongs to.
+    static constexpr llvm::StringLiteral kMicroBatchAttrName = "xf.micro_batch";
+    /// Result attribute: the parameter a result is the gradient of.
+    static constexpr llvm::StringLiteral kGradAttrName = "xf.grad";
+    /// Result attribute: a per-step quantity for the log ("loss", "lr",
+    /// "grad_norm", "loss_scale", "skipped").
+    static constexpr llvm::StringLiteral kReportAttrName = "xf.report";
   }];
 }
 

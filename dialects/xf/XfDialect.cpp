@@ -90,6 +90,19 @@ LogicalResult XfDialect::verifyRegionArgAttribute(Operation *op, unsigned region
                                << " elements, got " << argType;
     return success();
   }
+  if (attr.getName() == kStateAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "argument #" << argIndex << ": '" << kStateAttrName
+                               << "' must be a string";
+    return success();
+  }
+  if (attr.getName() == kMicroBatchAttrName) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!index || index.getInt() < 0)
+      return op->emitOpError() << "argument #" << argIndex << ": '" << kMicroBatchAttrName
+                               << "' must be a non-negative integer";
+    return success();
+  }
   return op->emitOpError() << "unknown xf argument attribute '" << attr.getName().strref()
                            << "'";
 }

@@ -256,5 +256,85 @@ LogicalResult LinearCrossEntropyOp::verify() {
   return verifyLossOperands(*this, x, "x", getTargets(), getMask(), getLoss().getType());
 }
 
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceSumOp::verify() {
+  RankedTensorType x = getX().getType();
+  SmallVector<int64_t> shape;
+  ArrayRef<int64_t> dims = getDims();
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] < 0 || dims[i] >= x.getRank() || (i > 0 && dims[i] <= dims[i - 1]))
+      return emitOpError() << "dims must be sorted, unique and in [0, " << x.getRank() << ")";
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    if (!llvm::is_contained(dims, d))
+      shape.push_back(x.getDimSize(d));
+  return verifyResultIs(*this, RankedTensorType::get(shape, x.getElementType()));
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  RankedTensorType dy = getDy().getType(), ids = tensorOf(getIds()), table = getDtable().getType();
+  if (table.getRank() != 2 || table.getElementType() != dy.getElementType())
+    return emitOpError() << "result must be a [vocab, hidden] table of " << dy.getElementType()
+                         << ", got " << table;
+  SmallVector<int64_t> shape(ids.getShape());
+  shape.push_back(table.getDimSize(1));
+  if (dy.getShape() != ArrayRef<int64_t>(shape))
+    return emitOpError() << "dy " << dy << " must have the shape of ids followed by hidden ("
+                         << table.getDimSize(1) << ")";
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  if (failed(verifyLossOperands(*this, getLogits().getType(), "logits", getTargets(), getMask(),
+                                getDloss().getType())))
+    return failure();
+  return verifyResultIs(*this, getLogits().getType());
+}
+
+LogicalResult LinearCrossEntropyGradOp::verify() {
+  RankedTensorType x = getX().getType(), w = getWeight().getType();
+  if (w.getRank() != 2 || w.getElementType() != x.getElementType())
+    return emitOpError() << "weight must be a rank-2 tensor of x's element type, got " << w;
+  if (getDx().getType() != x || getDweight().getType() != w)
+    return emitOpError() << "results must have the types of x and weight";
+  return verifyLossOperands(*this, x, "x", getTargets(), getMask(), getDloss().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult LrScheduleOp::verify() {
+  double lr = getLr().convertToDouble(), minLr = getMinLr().convertToDouble();
+  if (!(lr >= 0.0) || !(minLr >= 0.0) || minLr > lr)
+    return emitOpError() << "need 0 <= min_lr <= lr, got lr = " << lr << ", min_lr = " << minLr;
+  if (getWarmup() < 0 || getDecaySteps() < 0)
+    return emitOpError() << "warmup and decay_steps must not be negative";
+  return success();
+}
+
+LogicalResult AdamWOp::verify() {
+  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
+  if (!(b1 >= 0.0 && b1 < 1.0) || !(b2 >= 0.0 && b2 < 1.0))
+    return emitOpError() << "beta1 and beta2 must be in [0, 1), got " << b1 << " and " << b2;
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError() << "epsilon must be positive";
+  if (!(getWeightDecay().convertToDouble() >= 0.0))
+    return emitOpError() << "weight_decay must not be negative";
+  return success();
+}
+
+LogicalResult LossScaleUpdateOp::verify() {
+  if (getWindow() < 1)
+    return emitOpError() << "window must be at least 1, got " << getWindow();
+  if (!(getFactor().convertToDouble() > 1.0))
+    return emitOpError() << "factor must be greater than 1";
+  if (!(getMinScale().convertToDouble() > 0.0))
+    return emitOpError() << "min_scale must be positive";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dialects/xf/XfOps.cpp.inc"

@@ -3,6 +3,7 @@
 #define SHARDC_DIALECTS_XF_XFOPS_H
 
 #include "dialects/xf/XfDialect.h"
+#include "dialects/xf/XfInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -9,14 +9,18 @@
 #define SHARDC_XF_OPS_TD
 
 include "dialects/xf/XfBase.td"
+include "dialects/xf/XfInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
-include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 class Xf_Op<string mnemonic, list<Trait> traits = []>
     : Op<Xf_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+
+/// A differentiable op: its VJP rule is in XfVJP.cpp.
+class Xf_DiffOp<string mnemonic, list<Trait> traits = []>
+    : Xf_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<Xf_VJPOpInterface>])>;
 
 def Xf_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
 def Xf_IdTensor : StaticShapeTensorOf<[I32]>;
@@ -26,7 +30,7 @@ def Xf_Scalar : 0DTensorOf<[F32, F64]>;
 // Embedding and index ops
 //===----------------------------------------------------------------------===//
 
-def Xf_EmbeddingOp : Xf_Op<"embedding"> {
+def Xf_EmbeddingOp : Xf_DiffOp<"embedding"> {
   let summary = "row lookup in an embedding table";
   let description = [{
     `result[i..., :] = table[ids[i...], :]`. The table is `[vocab, hidden]`; the
@@ -43,7 +47,7 @@ def Xf_EmbeddingOp : Xf_Op<"embedding"> {
   let hasVerifier = 1;
 }
 
-def Xf_IotaOp : Xf_Op<"iota"> {
+def Xf_IotaOp : Xf_DiffOp<"iota"> {
   let summary = "indices along one dimension (position ids)";
   let description = [{
     `result[i_0, ..., i_n] = i_dim`. Used for position ids.
@@ -62,7 +66,7 @@ def Xf_IotaOp : Xf_Op<"iota"> {
 // Contractions and elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Xf_MatmulOp : Xf_Op<"matmul"> {
+def Xf_MatmulOp : Xf_DiffOp<"matmul"> {
   let summary = "einsum-style matrix multiplication with batch dimensions";
   let description = [{
     Contracts two tensors as described by an einsum equation of lower-case
@@ -86,7 +90,7 @@ def Xf_MatmulOp : Xf_Op<"matmul"> {
   let hasVerifier = 1;
 }
 
-def Xf_AddOp : Xf_Op<"add", [SameOperandsAndResultType]> {
+def Xf_AddOp : Xf_DiffOp<"add", [SameOperandsAndResultType]> {
   let summary = "elementwise addition (residual connections)";
   let description = [{
     ```mlir
@@ -98,7 +102,7 @@ def Xf_AddOp : Xf_Op<"add", [SameOperandsAndResultType]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def Xf_BiasAddOp : Xf_Op<"bias_add", [AllTypesMatch<["x", "result"]>]> {
+def Xf_BiasAddOp : Xf_DiffOp<"bias_add", [AllTypesMatch<["x", "result"]>]> {
   let summary = "adds a bias vector along the last dimension";
   let description = [{
     `result[..., j] = x[..., j] + bias[j]`.
@@ -116,7 +120,7 @@ def Xf_BiasAddOp : Xf_Op<"bias_add", [AllTypesMatch<["x", "result"]>]> {
   }]>];
 }
 
-def Xf_GeluOp : Xf_Op<"gelu", [SameOperandsAndResultType]> {
+def Xf_GeluOp : Xf_DiffOp<"gelu", [SameOperandsAndResultType]> {
   let summary = "GELU, tanh approximation (GPT-2, BERT)";
   let description = [{
     `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
@@ -130,7 +134,7 @@ def Xf_GeluOp : Xf_Op<"gelu", [SameOperandsAndResultType]> {
   let assemblyFormat = "$x attr-dict `:` type($result)";
 }
 
-def Xf_SwigluOp : Xf_Op<"swiglu", [SameOperandsAndResultType]> {
+def Xf_SwigluOp : Xf_DiffOp<"swiglu", [SameOperandsAndResultType]> {
   let summary = "SwiGLU gate: silu(gate) * up (LLaMA MLP)";
   let description = [{
     ```mlir
@@ -142,7 +146,7 @@ def Xf_SwigluOp : Xf_Op<"swiglu", [SameOperandsAndResultType]> {
   let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
 }
 
-def Xf_SoftmaxOp : Xf_Op<"softmax", [SameOperandsAndResultType]> {
+def Xf_SoftmaxOp : Xf_DiffOp<"softmax", [SameOperandsAndResultType]> {
   let summary = "softmax over the last dimension";
   let description = [{
     ```mlir
@@ -159,7 +163,7 @@ def Xf_SoftmaxOp : Xf_Op<"softmax", [SameOperandsAndResultType]> {
 // Normalization
 //===----------------------------------------------------------------------===//
 
-def Xf_LayerNormOp : Xf_Op<"layernorm", [AllTypesMatch<["x", "result"]>]> {
+def Xf_LayerNormOp : Xf_DiffOp<"layernorm", [AllTypesMatch<["x", "result"]>]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * gamma + beta` with the biased variance
@@ -182,7 +186,7 @@ def Xf_LayerNormOp : Xf_Op<"layernorm", [AllTypesMatch<["x", "result"]>]> {
   }]>];
 }
 
-def Xf_RmsNormOp : Xf_Op<"rmsnorm", [AllTypesMatch<["x", "result"]>]> {
+def Xf_RmsNormOp : Xf_DiffOp<"rmsnorm", [AllTypesMatch<["x", "result"]>]> {
   let summary = "RMS normalization over the last dimension (LLaMA)";
   let description = [{
     `x / sqrt(mean(x^2) + epsilon) * gamma`.
@@ -206,7 +210,7 @@ def Xf_RmsNormOp : Xf_Op<"rmsnorm", [AllTypesMatch<["x", "result"]>]> {
 // Attention
 //===----------------------------------------------------------------------===//
 
-def Xf_AttentionOp : Xf_Op<"attention", [AllTypesMatch<["q", "result"]>]> {
+def Xf_AttentionOp : Xf_DiffOp<"attention", [AllTypesMatch<["q", "result"]>]> {
   let summary = "multi-head scaled dot-product attention with grouped-query heads";
   let description = [{
     Operands use the `[batch, seq, heads, head_dim]` layout, so a reshape of a
@@ -234,7 +238,7 @@ def Xf_AttentionOp : Xf_Op<"attention", [AllTypesMatch<["q", "result"]>]> {
   }]>];
 }
 
-def Xf_RopeOp : Xf_Op<"rope", [SameOperandsAndResultType]> {
+def Xf_RopeOp : Xf_DiffOp<"rope", [SameOperandsAndResultType]> {
   let summary = "rotary position embedding (rotate-half convention)";
   let description = [{
     On `[batch, seq, heads, head_dim]`, for `i < head_dim/2` with
@@ -245,14 +249,17 @@ def Xf_RopeOp : Xf_Op<"rope", [SameOperandsAndResultType]> {
     ```mlir
     %qr = xf.rope %q theta = 1.000000e+04 : tensor<4x64x8x64xf32>
     ```
+
+    With `inverse` the rotation is by `-a` (the transpose of the forward
+    rotation): the VJP of rope is the inverse rope of the gradient.
   }];
-  let arguments = (ins Xf_FloatTensor:$x, F64Attr:$theta);
+  let arguments = (ins Xf_FloatTensor:$x, F64Attr:$theta, UnitAttr:$inverse);
   let results = (outs Xf_FloatTensor:$result);
-  let assemblyFormat = "$x `theta` `=` $theta attr-dict `:` type($result)";
+  let assemblyFormat = "$x `theta` `=` $theta (`inverse` $inverse^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
-def Xf_DropoutOp : Xf_Op<"dropout", [SameOperandsAndResultType]> {
+def Xf_DropoutOp : Xf_DiffOp<"dropout", [SameOperandsAndResultType]> {
   let summary = "dropout with a counter-based mask";
   let description = [{
     Zeroes each element with probability `rate` and scales the rest by
@@ -275,7 +282,7 @@ def Xf_DropoutOp : Xf_Op<"dropout", [SameOperandsAndResultType]> {
 // Shape and type ops
 //===----------------------------------------------------------------------===//
 
-def Xf_ReshapeOp : Xf_Op<"reshape"> {
+def Xf_ReshapeOp : Xf_DiffOp<"reshape"> {
   let summary = "row-major reshape with the same number of elements";
   let description = [{
     ```mlir
@@ -288,7 +295,7 @@ def Xf_ReshapeOp : Xf_Op<"reshape"> {
   let hasVerifier = 1;
 }
 
-def Xf_TransposeOp : Xf_Op<"transpose"> {
+def Xf_TransposeOp : Xf_DiffOp<"transpose"> {
   let summary = "permutes dimensions";
   let description = [{
     Result dimension `i` is operand dimension `permutation[i]`.
@@ -303,7 +310,7 @@ def Xf_TransposeOp : Xf_Op<"transpose"> {
   let hasVerifier = 1;
 }
 
-def Xf_CastOp : Xf_Op<"cast"> {
+def Xf_CastOp : Xf_DiffOp<"cast"> {
   let summary = "converts between float element types (round to nearest even)";
   let description = [{
     ```mlir
@@ -320,7 +327,7 @@ def Xf_CastOp : Xf_Op<"cast"> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Xf_CrossEntropyOp : Xf_Op<"cross_entropy"> {
+def Xf_CrossEntropyOp : Xf_DiffOp<"cross_entropy"> {
   let summary = "mean token cross-entropy of logits against target ids";
   let description = [{
     `logits` is `[tokens..., vocab]`, `targets` is `[tokens...]`. The loss is
@@ -345,7 +352,7 @@ def Xf_CrossEntropyOp : Xf_Op<"cross_entropy"> {
   let hasVerifier = 1;
 }
 
-def Xf_LinearCrossEntropyOp : Xf_Op<"linear_cross_entropy"> {
+def Xf_LinearCrossEntropyOp : Xf_DiffOp<"linear_cross_entropy"> {
   let summary = "fused logit GEMM and cross-entropy";
   let description = [{
     Equal to `cross_entropy(x @ W, targets)` without materializing the
@@ -369,5 +376,8 @@ def Xf_LinearCrossEntropyOp : Xf_Op<"linear_cross_entropy"> {
   }];
   let hasVerifier = 1;
 }
+
+include "dialects/xf/XfGradOps.td"
+include "dialects/xf/XfOptimizerOps.td"
 
 #endif // SHARDC_XF_OPS_TD

@@ -154,6 +154,108 @@ double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
                             int64_t *countOut);
 
 //===----------------------------------------------------------------------===//
+// Backward kernels (Backward.cpp)
+//
+// Each computes the vector-Jacobian product of the forward kernel of the same
+// name: given dy = dL/dy it returns dL/dx. Outputs are overwritten, never
+// accumulated into. Parameter gradients (dgamma, dbeta, dtable, dw) are summed
+// in double in a fixed order, so results do not depend on the thread count.
+//===----------------------------------------------------------------------===//
+
+/// dx = dy * gelu_tanh'(x).
+template <class T> void gelu_tanh_backward(const T *dy, const T *x, T *dx, int64_t n);
+
+/// out = silu(gate) * up: dgate = dy * up * silu'(gate), dup = dy * silu(gate).
+template <class T>
+void swiglu_backward(const T *dy, const T *gate, const T *up, T *dgate, T *dup, int64_t n);
+
+/// y = softmax(x) row-wise: dx = y * (dy - sum_j dy_j y_j). dx may alias dy.
+template <class T>
+void softmax_lastdim_backward(const T *dy, const T *y, T *dx, int64_t rows, int64_t cols);
+
+/// Backward of layernorm_forward; recomputes the row statistics from x.
+/// dgamma and dbeta ([cols]) are sums over rows.
+template <class T>
+void layernorm_backward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T *dbeta,
+                        int64_t rows, int64_t cols, double eps);
+
+/// Backward of rmsnorm_forward; recomputes rstd from x.
+template <class T>
+void rmsnorm_backward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, int64_t rows,
+                      int64_t cols, double eps);
+
+/// Backward of attention_forward (same layouts and head grouping). `out` is
+/// the forward result; the probabilities are recomputed from q and k. dk and
+/// dv sum over the query heads that share a kv head.
+template <class T>
+void attention_backward(const T *dout, const T *q, const T *k, const T *v, const T *out, T *dq,
+                        T *dk, T *dv, int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
+                        bool causal, double scale);
+
+/// Backward of rope: the rotation by the opposite angle (the transpose).
+/// dx may alias dy.
+template <class T>
+void rope_backward(const T *dy, T *dx, int64_t B, int64_t S, int64_t H, int64_t D, double theta,
+                   int64_t positionOffset);
+
+/// dtable[v, :] = sum of dy[i, :] over the i with ids[i] == v ([vocab, dim],
+/// zero rows for unused ids). Throws rt::Error on an id outside [0, vocab).
+template <class T>
+void embedding_backward(const T *dy, const int32_t *ids, T *dtable, int64_t nIds, int64_t vocab,
+                        int64_t dim);
+
+/// Sums x (row-major, `shape`) over the dimensions listed in `dims` (sorted,
+/// unique); out has the remaining dimensions in order. Accumulates in double.
+template <class T>
+void reduce_sum(const T *x, T *out, const std::vector<int64_t> &shape,
+                const std::vector<int64_t> &dims);
+
+/// Gradient of cross_entropy (same arguments) scaled by dloss:
+/// dlogits[r] = dloss / count * (softmax(logits[r]) - onehot(targets[r])) for
+/// counted rows, 0 for the others (and everywhere if count == 0).
+template <class T>
+void cross_entropy_backward(double dloss, const T *logits, const int32_t *targets, const T *mask,
+                            T *dlogits, int64_t rows, int64_t vocab, int64_t ignoreIndex);
+
+/// Gradients of linear_cross_entropy (same arguments) scaled by dloss, without
+/// materialising the [rows, vocab] logits: chunks of rows are recomputed.
+/// dx is [rows, hidden]; dw has the layout of w.
+template <class T>
+void linear_cross_entropy_backward(double dloss, const T *x, const T *w, bool wIsVocabMajor,
+                                   const int32_t *targets, const T *mask, T *dx, T *dw,
+                                   int64_t rows, int64_t hidden, int64_t vocab,
+                                   int64_t ignoreIndex);
+
+//===----------------------------------------------------------------------===//
+// Optimizer (Optimizer.cpp)
+//===----------------------------------------------------------------------===//
+
+/// out = x * factor over n elements (out may alias x).
+template <class T> void scale(const T *x, T *out, int64_t n, double factor);
+
+/// Sum of squares of n elements, accumulated in double in a fixed order.
+template <class T> double sum_squares(const T *x, int64_t n);
+
+/// True iff every one of the n elements is finite.
+template <class T> bool all_finite(const T *x, int64_t n);
+
+/// One AdamW update in place (torch.optim.AdamW semantics), with the gradient
+/// multiplied by gradScale first (clipping and loss-scale removal):
+///   g = gradScale * grad;  param *= 1 - lr * weightDecay
+///   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
+///   param -= lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps)
+/// where t = step >= 1 is the number of this update. Arithmetic in double.
+template <class T>
+void adamw(T *param, const T *grad, T *m, T *v, int64_t n, double lr, double beta1,
+           double beta2, double eps, double weightDecay, int64_t step, double gradScale);
+
+/// Learning rate after `step` completed updates (0-based): linear warm-up
+/// lr * (step + 1) / warmup for step < warmup, then cosine decay from lr to
+/// minLr reached at step == decaySteps, minLr after that. warmup == 0 starts
+/// the cosine at once; decaySteps <= warmup holds lr after the warm-up.
+double lr_schedule(int64_t step, double lr, double minLr, int64_t warmup, int64_t decaySteps);
+
+//===----------------------------------------------------------------------===//
 // Casts (Cast.cpp)
 //===----------------------------------------------------------------------===//
 

@@ -3,6 +3,7 @@
 // One binary, one subcommand per job:
 //   shardc gen       generate a model (.mlir) from a family and preset/sizes
 //   shardc run       execute a model on the CPU with the reference executor
+//   shardc train     synthesize the training step and train on the CPU
 //   shardc tokenize  GPT-2 BPE text -> llm.c token file
 //
 // Every failure prints "shardc <cmd>: error: ..." (with a source location for
@@ -15,6 +16,8 @@
 #include "compiler/ModuleLoading.h"
 #include "compiler/executor/Executor.h"
 #include "compiler/executor/Params.h"
+#include "compiler/executor/Trainer.h"
+#include "passes/Passes.h"
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfDialect.h"
 #include "models/ModelGen.h"
@@ -27,6 +30,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
@@ -40,6 +44,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace shardc;
@@ -269,6 +274,254 @@ int cmdRun(const std::vector<std::string> &argv) {
 }
 
 //===----------------------------------------------------------------------===//
+// shardc train
+//===----------------------------------------------------------------------===//
+
+/// The training pipeline: [mixed precision] -> autodiff -> AdamW.
+struct TrainSetup {
+  std::string precision = "fp32";
+  int64_t microBatches = 1;
+  shardc::XfAdamWOptions adamw;
+};
+
+void buildTrainStep(ModuleOp module, StringRef forward, const TrainSetup &setup) {
+  PassManager pm(module.getContext());
+  if (setup.precision != "fp32") {
+    shardc::XfMixedPrecisionOptions mp;
+    mp.function = forward.str();
+    mp.compute = setup.precision == "bf16" ? "bf16" : "f16";
+    pm.addPass(shardc::createXfMixedPrecision(mp));
+  }
+  shardc::XfAutodiffOptions ad;
+  ad.function = forward.str();
+  ad.output = "train_step";
+  ad.microBatches = setup.microBatches;
+  ad.lossScale = setup.precision == "fp16";
+  pm.addPass(shardc::createXfAutodiff(ad));
+  shardc::XfAdamWOptions opt = setup.adamw;
+  opt.function = "train_step";
+  pm.addPass(shardc::createXfAdamW(opt));
+  if (failed(pm.run(module)))
+    throw Failed{};
+}
+
+/// Gradients of one step (no loss scaling, no update), for --save-grads.
+exec::ParamValues firstStepGradients(ModuleOp module, StringRef forward, const TrainSetup &setup,
+                                     const exec::ParamValues &params,
+                                     const data::TokenFile &tokens,
+                                     const std::vector<int64_t> &positions, uint64_t seed,
+                                     int32_t maskToken) {
+  PassManager pm(module.getContext());
+  shardc::XfAutodiffOptions ad;
+  ad.function = forward.str();
+  ad.output = "grad_step";
+  ad.microBatches = setup.microBatches;
+  pm.addPass(shardc::createXfAutodiff(ad));
+  if (failed(pm.run(module)))
+    throw Failed{};
+  auto func = module.lookupSymbol<func::FuncOp>("grad_step");
+  std::vector<exec::HostTensor> args(func.getNumArguments());
+  for (int64_t j = 0; j < setup.microBatches; ++j)
+    exec::fillInputs(func, args, tokens, positions[j], seed, maskToken, j);
+  for (const xf::ParamArg &p : xf::getParams(func))
+    args[p.index] = params.at(p.attr.getName().str());
+  exec::RunOptions options;
+  options.seed = seed;
+  options.step = 0;
+  options.training = true;
+  exec::Executor executor(func, options);
+  std::vector<exec::HostTensor> results;
+  if (failed(executor.run(std::move(args), results)))
+    throw Failed{};
+  exec::ParamValues grads;
+  for (unsigned i = 0; i < results.size(); ++i)
+    if (auto g = func.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kGradAttrName))
+      grads[g.str()] = std::move(results[i]);
+  func.erase();
+  return grads;
+}
+
+std::string progressBar(int64_t done, int64_t total, int width = 30) {
+  int fill = total > 0 ? static_cast<int>(width * done / total) : width;
+  return "[" + std::string(fill, '#') + std::string(width - fill, '.') + "]";
+}
+
+int cmdTrain(const std::vector<std::string> &argv) {
+  Args args("train", "<model.mlir> --data <tokens.bin> --steps <n> [options]",
+            "Synthesizes the training step of a forward + loss model (-xf-mixed-precision,\n"
+            "-xf-autodiff, -xf-adamw) and runs it on the CPU with the reference executor.\n"
+            "Prints loss, learning rate, gradient norm, loss scale (fp16) and tokens/s per\n"
+            "step. Step i, micro-batch j reads the batch at position + (i*k + j)*B*T.\n"
+            "Defaults follow the Megatron-LM GPT recipe.");
+  args.option("data", "file", "token file (llm.c format, see `shardc tokenize`)")
+      .option("steps", "n", "number of optimizer steps")
+      .option("position", "n", "first token of the first batch", "0")
+      .option("seed", "n", "parameter-init, dropout and masking seed", "1234")
+      .option("micro-batches", "k", "gradient accumulation: micro-batches per step", "1")
+      .option("precision", "p", "fp32 | bf16 | fp16 (matmuls and attention; fp32 master weights)",
+              "fp32")
+      .option("lr", "x", "peak learning rate", "1.5e-4")
+      .option("min-lr", "x", "floor of the cosine decay", "1e-5")
+      .option("warmup", "n", "linear warm-up steps", "0")
+      .option("decay-steps", "n", "step where the cosine reaches min-lr (default: --steps)")
+      .option("weight-decay", "x", "decoupled weight decay (matrices and embeddings)", "0.01")
+      .option("beta1", "x", "Adam beta1", "0.9")
+      .option("beta2", "x", "Adam beta2", "0.95")
+      .option("adam-eps", "x", "Adam epsilon", "1e-8")
+      .option("clip-grad", "x", "max global gradient norm (0: no clipping)", "1.0")
+      .option("loss-scale", "x", "fp16: initial loss scale", "65536")
+      .option("loss-scale-window", "n", "fp16: clean steps before the scale doubles", "2000")
+      .option("mask-token", "id", "BERT masked-LM mask id (default: last embedding row)")
+      .option("function", "name", "the forward function (default @forward)")
+      .option("load", "file", "initial parameters from safetensors (else init from --seed)")
+      .option("save-init", "file", "write the initial parameters (safetensors)")
+      .option("save", "file", "write the parameters after the last step")
+      .option("save-grads", "file", "write the first step's gradients (mean over micro-batches)")
+      .option("log-json", "file", "append one JSON object per step")
+      .option("emit-mlir", "file", "write the synthesized module (forward + train_step)");
+  if (!args.parse(argv))
+    return 0;
+  if (args.positional().size() != 1)
+    throw UsageError{"expected one model file"};
+  for (const char *required : {"data", "steps"})
+    if (!args.has(required))
+      throw UsageError{std::string("missing required option '--") + required + "'"};
+  int64_t steps = args.integer("steps", 1);
+  int64_t position = args.integer("position", 0);
+  uint64_t seed = args.unsignedInteger("seed");
+  TrainSetup setup;
+  setup.precision = args.str("precision");
+  if (setup.precision != "fp32" && setup.precision != "bf16" && setup.precision != "fp16")
+    throw UsageError{"option '--precision' expects fp32, bf16 or fp16, got '" + setup.precision +
+                     "'"};
+  setup.microBatches = args.integer("micro-batches", 1);
+  auto nonNegative = [&](const char *flag) {
+    double v = args.real(flag);
+    if (!(v >= 0.0))
+      throw UsageError{std::string("option '--") + flag + "' must not be negative"};
+    return v;
+  };
+  auto &o = setup.adamw;
+  o.lr = nonNegative("lr");
+  o.minLr = nonNegative("min-lr");
+  if (o.minLr > o.lr)
+    throw UsageError{"--min-lr must not exceed --lr"};
+  o.warmup = args.integer("warmup", 0);
+  o.decaySteps = args.has("decay-steps") ? args.integer("decay-steps", 0) : steps;
+  o.weightDecay = nonNegative("weight-decay");
+  o.beta1 = nonNegative("beta1");
+  o.beta2 = nonNegative("beta2");
+  if (o.beta1 >= 1.0 || o.beta2 >= 1.0)
+    throw UsageError{"--beta1 and --beta2 must be in [0, 1)"};
+  o.epsilon = args.real("adam-eps");
+  if (!(o.epsilon > 0.0))
+    throw UsageError{"option '--adam-eps' must be positive"};
+  o.clipGrad = nonNegative("clip-grad");
+  o.lossScaleWindow = args.integer("loss-scale-window", 1);
+  double lossScale = args.real("loss-scale");
+  if (!(lossScale >= 1.0) || !std::isfinite(lossScale))
+    throw UsageError{"option '--loss-scale' must be a finite number >= 1"};
+  int32_t maskToken = args.has("mask-token") ? static_cast<int32_t>(args.integer("mask-token", 0))
+                                             : -1;
+
+  MLIRContext ctx;
+  registerDialects(ctx);
+  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0]);
+  func::FuncOp forward =
+      xf::getModelFunction(*module, args.has("function") ? args.str("function") : "");
+  if (!forward)
+    throw Failed{};
+  std::string forwardName = forward.getSymName().str();
+  data::TokenFile tokens = data::TokenFile::open(args.str("data"));
+  exec::ParamValues params = args.has("load") ? exec::loadParams(forward, args.str("load"))
+                                              : exec::initParams(forward, seed);
+  if (args.has("save-init"))
+    exec::saveParams(params, args.str("save-init"), {{"seed", std::to_string(seed)}});
+
+  buildTrainStep(*module, forwardName, setup);
+  auto stepFunc = module->lookupSymbol<func::FuncOp>("train_step");
+  if (args.has("emit-mlir")) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    writeOutput(args.str("emit-mlir"), text);
+  }
+  exec::Trainer trainer(stepFunc, params, lossScale);
+  const int64_t k = trainer.microBatches();
+  const int64_t batchTokens = trainer.tokensPerStep() / k;
+  auto positionsOf = [&](int64_t step) {
+    std::vector<int64_t> pos;
+    for (int64_t j = 0; j < k; ++j)
+      pos.push_back(position + (step * k + j) * batchTokens);
+    return pos;
+  };
+  if (args.has("save-grads"))
+    exec::saveParams(firstStepGradients(*module, forwardName, setup, params, tokens,
+                                        positionsOf(0), seed, maskToken),
+                     args.str("save-grads"));
+
+  std::unique_ptr<llvm::raw_fd_ostream> log;
+  if (args.has("log-json")) {
+    std::error_code ec;
+    log = std::make_unique<llvm::raw_fd_ostream>(args.str("log-json"), ec);
+    if (ec)
+      throw rt::Error("cannot write '" + args.str("log-json") + "': " + ec.message());
+  }
+  bool tty = isatty(STDOUT_FILENO);
+  std::cout << llvm::formatv("training {0} steps: {1} micro-batch(es) x {2} tokens, {3}, "
+                             "lr {4:e} -> {5:e} (warm-up {6}, decay to step {7})\n",
+                             steps, k, batchTokens, setup.precision, o.lr, o.minLr, o.warmup,
+                             o.decaySteps).str();
+  double firstLoss = 0, lastLoss = 0, totalSecs = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    exec::StepReport r;
+    auto start = std::chrono::steady_clock::now();
+    if (failed(trainer.step(tokens, positionsOf(i), static_cast<uint64_t>(i), seed, maskToken, r)))
+      throw Failed{};
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    totalSecs += secs;
+    double tps = trainer.tokensPerStep() / secs;
+    if (!std::isfinite(r.loss) && !r.skipped)
+      throw rt::Error(llvm::formatv("the loss is {0} at step {1}; training diverged (try a "
+                                    "lower --lr or --precision fp32)",
+                                    r.loss, i + 1).str());
+    if (i == 0)
+      firstLoss = r.loss;
+    lastLoss = r.loss;
+    std::string line = llvm::formatv("step {0,5}/{1} | loss {2:F4} | lr {3:e} | grad norm {4:F4}",
+                                     i + 1, steps, r.loss, r.lr, r.gradNorm).str();
+    if (r.lossScale)
+      line += llvm::formatv(" | scale {0}", *r.lossScale).str();
+    if (r.skipped)
+      line += " | skipped (inf/NaN gradients)";
+    line += llvm::formatv(" | {0:F0} tok/s", tps).str();
+    if (tty)
+      std::cout << "\r\033[K" << line << "\n" << progressBar(i + 1, steps) << " " << i + 1 << "/"
+                << steps << std::flush;
+    else
+      std::cout << line << "\n";
+    if (log) {
+      *log << llvm::formatv("{{\"step\": {0}, \"loss\": {1:e}, \"lr\": {2:e}, \"grad_norm\": "
+                            "{3:e}, \"skipped\": {4}, \"tokens_per_s\": {5:F1}",
+                            i + 1, r.loss, r.lr, r.gradNorm, r.skipped ? "true" : "false", tps)
+                  .str();
+      if (r.lossScale)
+        *log << llvm::formatv(", \"loss_scale\": {0:e}", *r.lossScale).str();
+      *log << "}\n";
+      log->flush();
+    }
+  }
+  if (tty)
+    std::cout << "\r\033[K";
+  std::cout << llvm::formatv("done: loss {0:F4} -> {1:F4} in {2:F1} s ({3:F0} tok/s)\n",
+                             firstLoss, lastLoss, totalSecs,
+                             trainer.tokensPerStep() * steps / totalSecs).str();
+  if (args.has("save"))
+    exec::saveParams(trainer.params(), args.str("save"), {{"steps", std::to_string(steps)}});
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // shardc tokenize
 //===----------------------------------------------------------------------===//
 
@@ -348,6 +601,8 @@ int main(int argc, char **argv) {
       return cmdGen(rest);
     if (cmd == "run")
       return cmdRun(rest);
+    if (cmd == "train")
+      return cmdTrain(rest);
     if (cmd == "tokenize")
       return cmdTokenize(rest);
     std::cerr << "shardc: error: unknown command '" << cmd << "'\n" << kUsage;

@@ -1,0 +1,109 @@
+//===- Trainer.cpp - runs a synthesized training step ---------------------===//
+
+#include "compiler/executor/Trainer.h"
+
+#include "runtime/Error.h"
+#include "runtime/data/TokenFile.h"
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::exec;
+
+namespace {
+
+/// A zero scalar or tensor of an argument's type.
+HostTensor zerosOf(Type type) {
+  auto [dtype, shape] = *tensorSpec(type);
+  return HostTensor(dtype, shape); // zero-filled
+}
+
+double scalarValue(const HostTensor &t) {
+  if (t.dtype == DType::I32)
+    return t.data<int32_t>()[0];
+  if (t.dtype == DType::F64)
+    return t.data<double>()[0];
+  return convertFloat(t, DType::F32).data<float>()[0];
+}
+
+} // namespace
+
+Trainer::Trainer(func::FuncOp step, const ParamValues &params, double initialLossScale)
+    : func_(step) {
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    auto mb = step.getArgAttrOfType<IntegerAttr>(i, xf::XfDialect::kMicroBatchAttrName);
+    if (mb)
+      microBatches_ = std::max<int64_t>(microBatches_, mb.getInt() + 1);
+    auto state = step.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName);
+    if (!state)
+      continue;
+    StringRef s = state.getValue();
+    Type type = step.getArgument(i).getType();
+    if (s.starts_with("param:")) {
+      auto it = params.find(s.drop_front(6).str());
+      if (it == params.end())
+        throw rt::Error("no initial value for parameter '" + s.drop_front(6).str() + "'");
+      state_[s.str()] = it->second;
+    } else if (s == "loss_scale") {
+      HostTensor t(DType::F32, {});
+      t.data<float>()[0] = static_cast<float>(initialLossScale);
+      state_[s.str()] = std::move(t);
+    } else {
+      state_[s.str()] = zerosOf(type); // moments, counters
+    }
+  }
+  for (const xf::InputArg &in : xf::getInputs(step))
+    if (in.kind == "tokens")
+      tokensPerStep_ += in.type.getNumElements();
+}
+
+LogicalResult Trainer::step(const data::TokenFile &tokens, const std::vector<int64_t> &positions,
+                            uint64_t index, uint64_t seed, int32_t maskToken,
+                            StepReport &report) {
+  std::vector<HostTensor> args(func_.getNumArguments());
+  for (int64_t j = 0; j < microBatches_; ++j)
+    fillInputs(func_, args, tokens, positions.at(j), seed, maskToken, j);
+  // The state moves into the step and comes back as its results.
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i)
+    if (auto s = func_.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
+      args[i] = std::move(state_.at(s.str()));
+
+  RunOptions options;
+  options.seed = seed;
+  options.step = index;
+  options.training = true;
+  Executor executor(func_, options);
+  std::vector<HostTensor> results;
+  if (failed(executor.run(std::move(args), results)))
+    return failure();
+  report = StepReport();
+  for (unsigned i = 0; i < results.size(); ++i) {
+    if (auto s = func_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName)) {
+      state_[s.str()] = std::move(results[i]);
+      continue;
+    }
+    auto r = func_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kReportAttrName);
+    if (!r)
+      continue;
+    double v = scalarValue(results[i]);
+    StringRef name = r.getValue();
+    if (name == "loss")
+      report.loss = v;
+    else if (name == "grad_norm")
+      report.gradNorm = v;
+    else if (name == "lr")
+      report.lr = v;
+    else if (name == "loss_scale")
+      report.lossScale = v;
+    else if (name == "skipped")
+      report.skipped = v != 0.0;
+  }
+  return success();
+}
+
+ParamValues Trainer::params() const {
+  ParamValues out;
+  for (const auto &[k, v] : state_)
+    if (StringRef(k).starts_with("param:"))
+      out[k.substr(6)] = v;
+  return out;
+}

@@ -1,0 +1,148 @@
+//===- XfGradOps.td - xf backward ops ----------------------*- tablegen -*-===//
+//
+// Ops that -xf-autodiff emits for the backward pass. Each is the
+// vector-Jacobian product of one forward op (named in its summary) and takes
+// the result gradient first, then the forward values it needs. They have no
+// VJP rule themselves (shardc does not take second derivatives): a model that
+// uses one in its forward gets a "not differentiable" error from -xf-autodiff.
+// Included from XfOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+def Xf_FillOp : Xf_DiffOp<"fill"> {
+  let summary = "a tensor with every element equal to a constant";
+  let description = [{
+    ```mlir
+    %one = xf.fill 1.000000e+00 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+def Xf_ScaleOp : Xf_DiffOp<"scale", [SameOperandsAndResultType]> {
+  let summary = "multiplies every element by a constant";
+  let description = [{
+    ```mlir
+    %half = xf.scale %x factor = 5.000000e-01 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x, F64Attr:$factor);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$x `factor` `=` $factor attr-dict `:` type($result)";
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "double":$factor), [{
+    build($_builder, $_state, x.getType(), x, $_builder.getF64FloatAttr(factor));
+  }]>];
+}
+
+def Xf_ReduceSumOp : Xf_Op<"reduce_sum"> {
+  let summary = "sums over the listed dimensions (bias gradients)";
+  let description = [{
+    The result has the operand's dimensions without `dims` (sorted, unique).
+    Accumulates in double on the CPU.
+
+    ```mlir
+    %db = xf.reduce_sum %dy dims = [0, 1] : tensor<4x64x384xf32> -> tensor<384xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$x, DenseI64ArrayAttr:$dims);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = "$x `dims` `=` $dims attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Xf_GeluGradOp : Xf_Op<"gelu_grad", [AllTypesMatch<["dy", "x", "dx"]>]> {
+  let summary = "VJP of xf.gelu: dy * gelu'(x)";
+  let arguments = (ins Xf_FloatTensor:$dy, Xf_FloatTensor:$x);
+  let results = (outs Xf_FloatTensor:$dx);
+  let assemblyFormat = "$dy `,` $x attr-dict `:` type($dx)";
+}
+
+def Xf_SwigluGradOp : Xf_Op<"swiglu_grad",
+    [AllTypesMatch<["dy", "gate", "up", "dgate", "dup"]>]> {
+  let summary = "VJP of xf.swiglu: (dgate, dup)";
+  let arguments = (ins Xf_FloatTensor:$dy, Xf_FloatTensor:$gate, Xf_FloatTensor:$up);
+  let results = (outs Xf_FloatTensor:$dgate, Xf_FloatTensor:$dup);
+  let assemblyFormat = "$dy `,` $gate `,` $up attr-dict `:` type($dy)";
+}
+
+def Xf_SoftmaxGradOp : Xf_Op<"softmax_grad", [AllTypesMatch<["dy", "y", "dx"]>]> {
+  let summary = "VJP of xf.softmax from its result y: y * (dy - sum(dy * y))";
+  let arguments = (ins Xf_FloatTensor:$dy, Xf_FloatTensor:$y);
+  let results = (outs Xf_FloatTensor:$dx);
+  let assemblyFormat = "$dy `,` $y attr-dict `:` type($dx)";
+}
+
+def Xf_LayerNormGradOp : Xf_Op<"layernorm_grad",
+    [AllTypesMatch<["dy", "x", "dx"]>, AllTypesMatch<["gamma", "dgamma", "dbeta"]>]> {
+  let summary = "VJP of xf.layernorm: (dx, dgamma, dbeta); statistics recomputed from x";
+  let arguments = (ins Xf_FloatTensor:$dy, Xf_FloatTensor:$x, Xf_FloatTensor:$gamma,
+                       F64Attr:$epsilon);
+  let results = (outs Xf_FloatTensor:$dx, Xf_FloatTensor:$dgamma, Xf_FloatTensor:$dbeta);
+  let assemblyFormat = [{
+    $dy `,` $x `,` $gamma `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma)
+  }];
+}
+
+def Xf_RmsNormGradOp : Xf_Op<"rmsnorm_grad",
+    [AllTypesMatch<["dy", "x", "dx"]>, AllTypesMatch<["gamma", "dgamma"]>]> {
+  let summary = "VJP of xf.rmsnorm: (dx, dgamma); rstd recomputed from x";
+  let arguments = (ins Xf_FloatTensor:$dy, Xf_FloatTensor:$x, Xf_FloatTensor:$gamma,
+                       F64Attr:$epsilon);
+  let results = (outs Xf_FloatTensor:$dx, Xf_FloatTensor:$dgamma);
+  let assemblyFormat = [{
+    $dy `,` $x `,` $gamma `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma)
+  }];
+}
+
+def Xf_AttentionGradOp : Xf_Op<"attention_grad",
+    [AllTypesMatch<["dout", "q", "out", "dq"]>, AllTypesMatch<["k", "v", "dk", "dv"]>]> {
+  let summary = "VJP of xf.attention: (dq, dk, dv); probabilities recomputed from q, k";
+  let description = [{
+    `out` is the forward result. dk and dv sum over the query heads that share
+    a kv head.
+  }];
+  let arguments = (ins Xf_FloatTensor:$dout, Xf_FloatTensor:$q, Xf_FloatTensor:$k,
+                       Xf_FloatTensor:$v, Xf_FloatTensor:$out, UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Xf_FloatTensor:$dq, Xf_FloatTensor:$dk, Xf_FloatTensor:$dv);
+  let assemblyFormat = [{
+    $dout `,` $q `,` $k `,` $v `,` $out (`causal` $causal^)? `scale` `=` $scale attr-dict
+    `:` type($q) `,` type($k)
+  }];
+}
+
+def Xf_EmbeddingGradOp : Xf_Op<"embedding_grad"> {
+  let summary = "VJP of xf.embedding for the table: scatter-add of dy rows by id";
+  let arguments = (ins Xf_FloatTensor:$dy, Xf_IdTensor:$ids);
+  let results = (outs Xf_FloatTensor:$dtable);
+  let assemblyFormat = "$dy `,` $ids attr-dict `:` type($dy) `,` type($ids) `->` type($dtable)";
+  let hasVerifier = 1;
+}
+
+def Xf_CrossEntropyGradOp : Xf_Op<"cross_entropy_grad", [AllTypesMatch<["logits", "dlogits"]>]> {
+  let summary = "VJP of xf.cross_entropy: dloss / count * (softmax - onehot)";
+  let arguments = (ins Xf_Scalar:$dloss, Xf_FloatTensor:$logits, Xf_IdTensor:$targets,
+                       Optional<Xf_FloatTensor>:$mask, I64Attr:$ignore_index);
+  let results = (outs Xf_FloatTensor:$dlogits);
+  let assemblyFormat = [{
+    $dloss `,` $logits `,` $targets (`mask` $mask^)? `ignore_index` `=` $ignore_index attr-dict
+    `:` type($dloss) `,` type($logits) `,` type($targets) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Xf_LinearCrossEntropyGradOp : Xf_Op<"linear_cross_entropy_grad",
+    [AllTypesMatch<["x", "dx"]>, AllTypesMatch<["weight", "dweight"]>]> {
+  let summary = "VJP of xf.linear_cross_entropy: (dx, dweight), logits recomputed in chunks";
+  let arguments = (ins Xf_Scalar:$dloss, Xf_FloatTensor:$x, Xf_FloatTensor:$weight,
+                       Xf_IdTensor:$targets, Optional<Xf_FloatTensor>:$mask,
+                       UnitAttr:$vocab_major, I64Attr:$ignore_index);
+  let results = (outs Xf_FloatTensor:$dx, Xf_FloatTensor:$dweight);
+  let assemblyFormat = [{
+    $dloss `,` $x `,` $weight `,` $targets (`mask` $mask^)? (`vocab_major` $vocab_major^)?
+    `ignore_index` `=` $ignore_index attr-dict
+    `:` type($dloss) `,` type($x) `,` type($weight) `,` type($targets) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}

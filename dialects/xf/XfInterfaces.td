@@ -1,0 +1,37 @@
+//===- XfInterfaces.td - xf op interfaces ------------------*- tablegen -*-===//
+#ifndef SHARDC_XF_INTERFACES_TD
+#define SHARDC_XF_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Xf_VJPOpInterface : OpInterface<"VJPOpInterface"> {
+  let cppNamespace = "::shardc::xf";
+  let description = [{
+    The reverse-mode derivative rule of an op: given the gradients of the
+    loss with respect to the op's results (the cotangents), build the ops that
+    compute the gradients with respect to its operands (the vector-Jacobian
+    product). `-xf-autodiff` calls it on every op between the parameters and
+    the loss, so an op that implements it can be trained through; the rule
+    lives beside the op's definition (XfVJP.cpp), not in the pass.
+
+    Forward values the rule needs (activations) are the op's own operands and
+    results; nothing is recomputed by the pass.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds the operand gradients at the builder's insertion point.
+        `resultGrads` has one entry per result; a null entry means that result
+        does not reach the loss (its gradient is zero), and at least one entry
+        is non-null. `operandGrads` receives one entry per operand, each of
+        that operand's type, or null for operands without a gradient (integer
+        ids, masks). Returns failure (after emitting an error) if the op
+        cannot be differentiated in this configuration.
+      }],
+      "::mlir::LogicalResult", "buildVJP",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>
+  ];
+}
+
+#endif // SHARDC_XF_INTERFACES_TD
