@@ -1,0 +1,780 @@
+//===- BackwardTest.cpp - backward kernels against finite differences -----===//
+//
+// Every backward kernel is checked in double against central differences of
+// its forward kernel for the loss L = sum(r * y) with a random r, i.e. with
+// dy = r. Float kernels are then checked against the double ones.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/Kernels.h"
+#include "test/unit/runtime_cpu/TestUtil.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+using namespace shardc;
+using namespace shardc::test;
+
+namespace {
+
+using Vec = std::vector<double>;
+
+constexpr int64_t kIgnore = -100;
+
+double dot(const Vec &a, const Vec &b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    s += a[i] * b[i];
+  return s;
+}
+
+/// Runs fn with `threads` OpenMP threads, then restores the previous count.
+template <class Fn> void withThreads(int threads, Fn fn) {
+  int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  fn();
+  omp_set_num_threads(saved);
+}
+
+/// Central differences of loss() with respect to every element of p. The
+/// thousands of small forward calls run on one thread: waking an OpenMP team
+/// for each is slow on a loaded machine.
+Vec numericGrad(Vec &p, const std::function<double()> &loss, double h = 1e-5) {
+  Vec g(p.size());
+  withThreads(1, [&] {
+    for (size_t i = 0; i < p.size(); ++i) {
+      double saved = p[i];
+      p[i] = saved + h;
+      double plus = loss();
+      p[i] = saved - h;
+      double minus = loss();
+      p[i] = saved;
+      g[i] = (plus - minus) / (2 * h);
+    }
+  });
+  return g;
+}
+
+/// |actual - numeric| <= rtol * max(|numeric|, 1% of the largest |numeric|),
+/// element-wise. Fails on an all-zero reference, which would test nothing.
+::testing::AssertionResult gradClose(const Vec &actual, const Vec &numeric,
+                                     double rtol = 1e-6) {
+  if (actual.size() != numeric.size())
+    return ::testing::AssertionFailure()
+           << "size " << actual.size() << " != " << numeric.size();
+  double maxAbs = 0;
+  for (double n : numeric)
+    maxAbs = std::max(maxAbs, std::fabs(n));
+  if (maxAbs == 0)
+    return ::testing::AssertionFailure() << "numeric gradient is all zero";
+  int bad = 0;
+  double worst = 0;
+  std::string msg;
+  for (size_t i = 0; i < numeric.size(); ++i) {
+    double err = std::fabs(actual[i] - numeric[i]) /
+                 std::max(std::fabs(numeric[i]), 1e-2 * maxAbs);
+    worst = std::max(worst, err);
+    if (err <= rtol)
+      continue;
+    if (++bad <= 5)
+      msg += "\n  [" + std::to_string(i) + "] got " +
+             std::to_string(actual[i]) + ", numeric " +
+             std::to_string(numeric[i]);
+  }
+  if (bad == 0)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << bad << " of " << numeric.size()
+         << " elements differ, worst relative error " << worst << ":" << msg;
+}
+
+template <class T> std::vector<T> cast(const Vec &v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+std::vector<int32_t> randomTargets(int64_t rows, int64_t vocab, uint32_t seed,
+                                   double ignoreFraction) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int32_t> id(0, int32_t(vocab - 1));
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<int32_t> t(rows);
+  for (int32_t &x : t)
+    x = u(gen) < ignoreFraction ? int32_t(kIgnore) : id(gen);
+  return t;
+}
+
+template <class T> std::vector<T> randomMask(int64_t rows, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::vector<T> m(rows);
+  for (T &x : m)
+    x = T(gen() % 3 != 0);
+  return m;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise
+//===----------------------------------------------------------------------===//
+
+TEST(CpuBackward, GeluTanhMatchesFiniteDifferences) {
+  const int64_t n = 301;
+  Vec x = randomVector<double>(n, 1, -6.0, 6.0), r = randomVector<double>(n, 2);
+  Vec y(n);
+  auto loss = [&] {
+    cpu::gelu_tanh<double>(x.data(), y.data(), n);
+    return dot(r, y);
+  };
+  Vec dx(n);
+  cpu::gelu_tanh_backward<double>(r.data(), x.data(), dx.data(), n);
+  EXPECT_TRUE(gradClose(dx, numericGrad(x, loss)));
+  // Saturated inputs: gelu' is 0 far left and 1 far right, without NaN.
+  Vec big = {-60.0, 60.0, -1e4, 1e4}, ones(4, 1.0), dbig(4);
+  cpu::gelu_tanh_backward<double>(ones.data(), big.data(), dbig.data(), 4);
+  EXPECT_EQ(dbig, (Vec{0.0, 1.0, 0.0, 1.0}));
+}
+
+TEST(CpuBackward, SwigluMatchesFiniteDifferences) {
+  const int64_t n = 257;
+  Vec gate = randomVector<double>(n, 3, -6.0, 6.0);
+  Vec up = randomVector<double>(n, 4), r = randomVector<double>(n, 5);
+  Vec y(n);
+  auto loss = [&] {
+    cpu::swiglu<double>(gate.data(), up.data(), y.data(), n);
+    return dot(r, y);
+  };
+  Vec dgate(n), dup(n);
+  cpu::swiglu_backward<double>(r.data(), gate.data(), up.data(), dgate.data(),
+                               dup.data(), n);
+  EXPECT_TRUE(gradClose(dgate, numericGrad(gate, loss)));
+  EXPECT_TRUE(gradClose(dup, numericGrad(up, loss)));
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and norms
+//===----------------------------------------------------------------------===//
+
+TEST(CpuBackward, SoftmaxMatchesFiniteDifferencesInPlace) {
+  const int64_t rows = 6, cols = 17;
+  Vec x = randomVector<double>(rows * cols, 6, -4.0, 4.0);
+  Vec r = randomVector<double>(rows * cols, 7), y(rows * cols);
+  auto loss = [&] {
+    cpu::softmax_lastdim<double>(x.data(), y.data(), rows, cols);
+    return dot(r, y);
+  };
+  loss();
+  Vec dx(rows * cols);
+  cpu::softmax_lastdim_backward<double>(r.data(), y.data(), dx.data(), rows,
+                                        cols);
+  EXPECT_TRUE(gradClose(dx, numericGrad(x, loss)));
+  // dx may alias dy (numericGrad left a perturbed y behind: recompute it).
+  loss();
+  Vec inPlace = r;
+  cpu::softmax_lastdim_backward<double>(inPlace.data(), y.data(),
+                                        inPlace.data(), rows, cols);
+  EXPECT_EQ(inPlace, dx);
+}
+
+TEST(CpuBackward, LayerNormMatchesFiniteDifferences) {
+  const int64_t rows = 5, cols = 19;
+  const double eps = 1e-5;
+  // An offset mean: the recomputed statistics must match the forward's.
+  Vec x = randomVector<double>(rows * cols, 8, 2.0, 4.0);
+  Vec gamma = randomVector<double>(cols, 9),
+      beta = randomVector<double>(cols, 10);
+  Vec r = randomVector<double>(rows * cols, 11), y(rows * cols);
+  auto loss = [&] {
+    cpu::layernorm_forward<double>(x.data(), gamma.data(), beta.data(),
+                                   y.data(), nullptr, nullptr, rows, cols, eps);
+    return dot(r, y);
+  };
+  Vec dx(rows * cols), dgamma(cols, NAN), dbeta(cols, NAN);
+  cpu::layernorm_backward<double>(r.data(), x.data(), gamma.data(), dx.data(),
+                                  dgamma.data(), dbeta.data(), rows, cols, eps);
+  EXPECT_TRUE(gradClose(dx, numericGrad(x, loss)));
+  EXPECT_TRUE(gradClose(dgamma, numericGrad(gamma, loss)));
+  EXPECT_TRUE(gradClose(dbeta, numericGrad(beta, loss)));
+  // dx may alias dy and the parameter gradients are unchanged by it.
+  Vec inPlace = r, dgamma2(cols), dbeta2(cols);
+  cpu::layernorm_backward<double>(inPlace.data(), x.data(), gamma.data(),
+                                  inPlace.data(), dgamma2.data(), dbeta2.data(),
+                                  rows, cols, eps);
+  EXPECT_EQ(inPlace, dx);
+  EXPECT_EQ(dgamma2, dgamma);
+  EXPECT_EQ(dbeta2, dbeta);
+}
+
+TEST(CpuBackward, RmsNormMatchesFiniteDifferences) {
+  const int64_t rows = 6, cols = 13;
+  const double eps = 1e-6;
+  Vec x = randomVector<double>(rows * cols, 12, -2.0, 2.0);
+  Vec gamma = randomVector<double>(cols, 13, 0.5, 1.5);
+  Vec r = randomVector<double>(rows * cols, 14), y(rows * cols);
+  auto loss = [&] {
+    cpu::rmsnorm_forward<double>(x.data(), gamma.data(), y.data(), nullptr,
+                                 rows, cols, eps);
+    return dot(r, y);
+  };
+  Vec dx(rows * cols), dgamma(cols, NAN);
+  cpu::rmsnorm_backward<double>(r.data(), x.data(), gamma.data(), dx.data(),
+                                dgamma.data(), rows, cols, eps);
+  EXPECT_TRUE(gradClose(dx, numericGrad(x, loss)));
+  EXPECT_TRUE(gradClose(dgamma, numericGrad(gamma, loss)));
+}
+
+TEST(CpuBackward, NormParameterGradientsIndependentOfThreads) {
+  // Large enough for the parallel paths; 700 columns span three blocks.
+  const int64_t rows = 97, cols = 700;
+  Vec x = randomVector<double>(rows * cols, 15);
+  Vec gamma = randomVector<double>(cols, 16),
+      r = randomVector<double>(rows * cols, 17);
+  auto run = [&](int threads) {
+    std::vector<Vec> res = {Vec(rows * cols), Vec(cols), Vec(cols),
+                            Vec(rows * cols), Vec(cols)};
+    withThreads(threads, [&] {
+      cpu::layernorm_backward<double>(r.data(), x.data(), gamma.data(),
+                                      res[0].data(), res[1].data(),
+                                      res[2].data(), rows, cols, 1e-5);
+      cpu::rmsnorm_backward<double>(r.data(), x.data(), gamma.data(),
+                                    res[3].data(), res[4].data(), rows, cols,
+                                    1e-5);
+    });
+    return res;
+  };
+  auto serial = run(1), parallel = run(3);
+  for (size_t i = 0; i < serial.size(); ++i)
+    EXPECT_EQ(serial[i], parallel[i]) << "output " << i;
+  // And dbeta is the plain column sum.
+  Vec colSum(cols, 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < cols; ++c)
+      colSum[c] += r[i * cols + c];
+  EXPECT_TRUE(allClose(serial[2], colSum));
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+struct AttnCase {
+  int64_t B, S, Hq, Hkv, D;
+};
+
+std::string describe(const AttnCase &c, bool causal) {
+  return "B=" + std::to_string(c.B) + " S=" + std::to_string(c.S) +
+         " Hq=" + std::to_string(c.Hq) + " Hkv=" + std::to_string(c.Hkv) +
+         " D=" + std::to_string(c.D) + " causal=" + std::to_string(causal);
+}
+
+TEST(CpuBackward, AttentionMatchesFiniteDifferences) {
+  // Multi-head, grouped-query (Hq = 4, Hkv = 2), multi-query (Hkv = 1), and
+  // S = 70 spanning two 64-row query and key blocks.
+  std::vector<AttnCase> cases = {
+      {2, 5, 2, 2, 4}, {1, 6, 4, 2, 3}, {2, 5, 4, 1, 4}, {1, 70, 2, 1, 4}};
+  for (const AttnCase &c : cases)
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(describe(c, causal));
+      int64_t nq = c.B * c.S * c.Hq * c.D, nkv = c.B * c.S * c.Hkv * c.D;
+      Vec q = randomVector<double>(nq, 18, -1.5, 1.5);
+      Vec k = randomVector<double>(nkv, 19, -1.5, 1.5);
+      Vec v = randomVector<double>(nkv, 20);
+      Vec r = randomVector<double>(nq, 21), out(nq);
+      double scale = 1.0 / std::sqrt(double(c.D));
+      auto loss = [&] {
+        cpu::attention_forward<double>(q.data(), k.data(), v.data(), out.data(),
+                                       nullptr, c.B, c.S, c.Hq, c.Hkv, c.D,
+                                       causal, scale);
+        return dot(r, out);
+      };
+      loss();
+      Vec dq(nq), dk(nkv, NAN), dv(nkv, NAN);
+      cpu::attention_backward<double>(
+          r.data(), q.data(), k.data(), v.data(), out.data(), dq.data(),
+          dk.data(), dv.data(), c.B, c.S, c.Hq, c.Hkv, c.D, causal, scale);
+      EXPECT_TRUE(gradClose(dq, numericGrad(q, loss)));
+      EXPECT_TRUE(gradClose(dk, numericGrad(k, loss)));
+      EXPECT_TRUE(gradClose(dv, numericGrad(v, loss)));
+    }
+}
+
+TEST(CpuBackward, AttentionCausalLastKeyGetsOnlyLastQuery) {
+  // Under the causal mask the last key is seen only by the last query, with
+  // probability p: dv[last] = p * dout[last] for every head.
+  const int64_t S = 6, H = 2, D = 3;
+  Vec q = randomVector<double>(S * H * D, 22),
+      k = randomVector<double>(S * H * D, 23);
+  Vec v = randomVector<double>(S * H * D, 24),
+      r = randomVector<double>(S * H * D, 25);
+  Vec out(S * H * D), lse(H * S), dq(S * H * D), dk(S * H * D), dv(S * H * D);
+  cpu::attention_forward<double>(q.data(), k.data(), v.data(), out.data(),
+                                 lse.data(), 1, S, H, H, D, true, 0.7);
+  cpu::attention_backward<double>(r.data(), q.data(), k.data(), v.data(),
+                                  out.data(), dq.data(), dk.data(), dv.data(),
+                                  1, S, H, H, D, true, 0.7);
+  for (int64_t h = 0; h < H; ++h) {
+    const double *qi = &q[((S - 1) * H + h) * D],
+                 *kj = &k[((S - 1) * H + h) * D];
+    double s = 0;
+    for (int64_t d = 0; d < D; ++d)
+      s += qi[d] * kj[d];
+    double p = std::exp(0.7 * s - lse[h * S + S - 1]);
+    for (int64_t d = 0; d < D; ++d)
+      EXPECT_NEAR(dv[((S - 1) * H + h) * D + d],
+                  p * r[((S - 1) * H + h) * D + d], 1e-12);
+  }
+}
+
+TEST(CpuBackward, AttentionIndependentOfThreads) {
+  const AttnCase c{2, 150, 4, 2, 16};
+  int64_t nq = c.B * c.S * c.Hq * c.D, nkv = c.B * c.S * c.Hkv * c.D;
+  auto q = randomVector<float>(nq, 26, -2.0, 2.0);
+  auto k = randomVector<float>(nkv, 27, -2.0, 2.0);
+  auto v = randomVector<float>(nkv, 28), r = randomVector<float>(nq, 29);
+  std::vector<float> out(nq);
+  cpu::attention_forward<float>(q.data(), k.data(), v.data(), out.data(),
+                                nullptr, c.B, c.S, c.Hq, c.Hkv, c.D, true,
+                                0.25);
+  auto run = [&](int threads) {
+    std::vector<std::vector<float>> g = {std::vector<float>(nq),
+                                         std::vector<float>(nkv),
+                                         std::vector<float>(nkv)};
+    withThreads(threads, [&] {
+      cpu::attention_backward<float>(
+          r.data(), q.data(), k.data(), v.data(), out.data(), g[0].data(),
+          g[1].data(), g[2].data(), c.B, c.S, c.Hq, c.Hkv, c.D, true, 0.25);
+    });
+    return g;
+  };
+  EXPECT_EQ(run(1), run(3));
+}
+
+TEST(CpuBackward, AttentionRejectsHeadsNotDivisible) {
+  std::vector<float> buf(64);
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::attention_backward<float>(
+            buf.data(), buf.data(), buf.data(), buf.data(), buf.data(),
+            buf.data(), buf.data(), buf.data(), 1, 2, 3, 2, 4, false, 1.0);
+      },
+      {"attention_backward", "Hq=3", "Hkv=2"}));
+}
+
+//===----------------------------------------------------------------------===//
+// Rope and embedding
+//===----------------------------------------------------------------------===//
+
+TEST(CpuBackward, RopeMatchesFiniteDifferencesInPlace) {
+  const int64_t B = 2, S = 5, H = 3, D = 8;
+  for (int64_t offset : {0, 29}) {
+    SCOPED_TRACE("offset " + std::to_string(offset));
+    Vec x = randomVector<double>(B * S * H * D, 30);
+    Vec r = randomVector<double>(x.size(), 31), y(x.size());
+    auto loss = [&] {
+      cpu::rope<double>(x.data(), y.data(), B, S, H, D, 10000.0, offset);
+      return dot(r, y);
+    };
+    Vec dx(x.size());
+    cpu::rope_backward<double>(r.data(), dx.data(), B, S, H, D, 10000.0,
+                               offset);
+    EXPECT_TRUE(gradClose(dx, numericGrad(x, loss)));
+    // The backward undoes the forward rotation, also in place.
+    loss();
+    Vec back = y;
+    cpu::rope_backward<double>(back.data(), back.data(), B, S, H, D, 10000.0,
+                               offset);
+    EXPECT_TRUE(allClose(back, x));
+  }
+  std::vector<float> odd(6);
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::rope_backward<float>(odd.data(), odd.data(), 1, 2, 1, 3, 1e4, 0);
+      },
+      {"rope_backward", "head dimension 3"}));
+}
+
+TEST(CpuBackward, EmbeddingMatchesFiniteDifferencesWithRepeatedIds) {
+  const int64_t vocab = 9, dim = 4;
+  // Ids 3 and 0 repeat; 1, 4, 6 and 8 are unused.
+  std::vector<int32_t> ids = {3, 0, 7, 3, 2, 0, 3, 5};
+  int64_t nIds = int64_t(ids.size());
+  Vec table = randomVector<double>(vocab * dim, 32);
+  Vec r = randomVector<double>(nIds * dim, 33), y(nIds * dim);
+  auto loss = [&] {
+    cpu::embedding<double>(table.data(), ids.data(), y.data(), nIds, vocab,
+                           dim);
+    return dot(r, y);
+  };
+  Vec dtable(vocab * dim, NAN);
+  cpu::embedding_backward<double>(r.data(), ids.data(), dtable.data(), nIds,
+                                  vocab, dim);
+  EXPECT_TRUE(gradClose(dtable, numericGrad(table, loss)));
+  Vec expected(vocab * dim, 0.0);
+  for (int64_t i = 0; i < nIds; ++i)
+    for (int64_t d = 0; d < dim; ++d)
+      expected[ids[i] * dim + d] += r[i * dim + d];
+  EXPECT_TRUE(allClose(dtable, expected));
+}
+
+TEST(CpuBackward, EmbeddingIndependentOfThreads) {
+  const int64_t vocab = 300, dim = 64, nIds = 2000;
+  std::mt19937 gen(34);
+  std::vector<int32_t> ids(nIds);
+  for (int32_t &id : ids)
+    id = int32_t(gen() % 40); // many repeats
+  auto dy = randomVector<float>(nIds * dim, 35);
+  auto run = [&](int threads) {
+    std::vector<float> dtable(vocab * dim, NAN);
+    withThreads(threads, [&] {
+      cpu::embedding_backward<float>(dy.data(), ids.data(), dtable.data(), nIds,
+                                     vocab, dim);
+    });
+    return dtable;
+  };
+  auto serial = run(1);
+  EXPECT_EQ(serial, run(3));
+  Vec expected(vocab * dim, 0.0);
+  for (int64_t i = 0; i < nIds; ++i)
+    for (int64_t d = 0; d < dim; ++d)
+      expected[ids[i] * dim + d] += dy[i * dim + d];
+  EXPECT_TRUE(allClose(serial, expected));
+}
+
+TEST(CpuBackward, EmbeddingBadIdThrows) {
+  std::vector<float> dy(3 * 2), dtable(4 * 2);
+  std::vector<int32_t> ids = {1, 4, 0};
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::embedding_backward<float>(dy.data(), ids.data(), dtable.data(), 3,
+                                       4, 2);
+      },
+      {"embedding_backward", "token id 4", "position 1", "[0, 4)"}));
+  ids = {0, 0, -2};
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::embedding_backward<float>(dy.data(), ids.data(), dtable.data(), 3,
+                                       4, 2);
+      },
+      {"token id -2", "position 2"}));
+}
+
+//===----------------------------------------------------------------------===//
+// reduce_sum
+//===----------------------------------------------------------------------===//
+
+/// Sums over `dims` with one loop over every element of x.
+Vec naiveReduceSum(const Vec &x, const std::vector<int64_t> &shape,
+                   const std::vector<int64_t> &dims) {
+  int64_t rank = int64_t(shape.size()), outN = 1;
+  std::vector<bool> red(rank, false);
+  for (int64_t d : dims)
+    red[d] = true;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!red[i])
+      outN *= shape[i];
+  Vec out(outN, 0.0);
+  std::vector<int64_t> idx(rank, 0);
+  for (size_t flat = 0; flat < x.size(); ++flat) {
+    int64_t rem = int64_t(flat);
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      idx[i] = rem % shape[i];
+      rem /= shape[i];
+    }
+    int64_t o = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      if (!red[i])
+        o = o * shape[i] + idx[i];
+    out[o] += x[flat];
+  }
+  return out;
+}
+
+template <class T> class CpuBackwardTyped : public ::testing::Test {};
+TYPED_TEST_SUITE(CpuBackwardTyped, FloatTypes);
+
+TYPED_TEST(CpuBackwardTyped, ReduceSumMatchesNaiveLoop) {
+  using T = TypeParam;
+  struct Case {
+    std::vector<int64_t> shape, dims;
+  };
+  std::vector<Case> cases = {{{2, 3, 4, 5}, {}},
+                             {{2, 3, 4, 5}, {0}},
+                             {{2, 3, 4, 5}, {1}},
+                             {{2, 3, 4, 5}, {3}},
+                             {{2, 3, 4, 5}, {0, 1}},
+                             {{2, 3, 4, 5}, {0, 2}},
+                             {{2, 3, 4, 5}, {1, 3}},
+                             {{2, 3, 4, 5}, {0, 3}},
+                             {{2, 3, 4, 5}, {1, 2}},
+                             {{2, 3, 4, 5}, {2, 3}},
+                             {{2, 3, 4, 5}, {0, 1, 2, 3}},
+                             {{3, 1, 4, 1, 2}, {1, 2}},
+                             {{3, 1, 4, 1, 2}, {0, 4}},
+                             {{3, 1, 4, 1, 2}, {3}},
+                             {{37, 600}, {0}},
+                             {{600, 37}, {1}},
+                             {{20, 30, 40}, {0, 2}},
+                             {{7, 0, 3}, {1}},
+                             {{5}, {0}},
+                             {{}, {}}};
+  for (const Case &c : cases) {
+    std::string name = "shape [";
+    for (int64_t s : c.shape)
+      name += std::to_string(s) + " ";
+    name += "] dims [";
+    for (int64_t d : c.dims)
+      name += std::to_string(d) + " ";
+    SCOPED_TRACE(name + "]");
+    int64_t n = 1;
+    for (int64_t s : c.shape)
+      n *= s;
+    auto x = randomVector<T>(n, 36);
+    Vec expected = naiveReduceSum(toDouble(x), c.shape, c.dims);
+    std::vector<T> out(expected.size(), T(NAN));
+    cpu::reduce_sum<T>(x.data(), out.data(), c.shape, c.dims);
+    EXPECT_TRUE(allClose(out, expected));
+  }
+}
+
+TYPED_TEST(CpuBackwardTyped, ReduceSumIndependentOfThreads) {
+  using T = TypeParam;
+  std::vector<int64_t> shape = {64, 33, 700};
+  auto x = randomVector<T>(64 * 33 * 700, 37);
+  for (std::vector<int64_t> dims :
+       {std::vector<int64_t>{0, 1}, std::vector<int64_t>{2},
+        std::vector<int64_t>{0, 2}}) {
+    int64_t outN = 64 * 33 * 700;
+    for (int64_t d : dims)
+      outN /= shape[d];
+    std::vector<T> serial(outN), parallel(outN);
+    withThreads(
+        1, [&] { cpu::reduce_sum<T>(x.data(), serial.data(), shape, dims); });
+    withThreads(
+        3, [&] { cpu::reduce_sum<T>(x.data(), parallel.data(), shape, dims); });
+    EXPECT_EQ(serial, parallel);
+  }
+}
+
+TEST(CpuBackward, ReduceSumRejectsBadDims) {
+  std::vector<float> x(24), out(24);
+  std::vector<int64_t> shape = {2, 3, 4};
+  EXPECT_TRUE(throwsErrorWith(
+      [&] { cpu::reduce_sum<float>(x.data(), out.data(), shape, {3}); },
+      {"reduce_sum", "dim 3"}));
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::reduce_sum<float>(x.data(), out.data(), shape, {2, 0});
+      },
+      {"reduce_sum", "sorted"}));
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::reduce_sum<float>(x.data(), out.data(), shape, {1, 1});
+      },
+      {"reduce_sum", "unique"}));
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+TEST(CpuBackward, CrossEntropyMatchesFiniteDifferences) {
+  const int64_t rows = 23, vocab = 7;
+  const double dloss = 1.7;
+  Vec logits = randomVector<double>(rows * vocab, 38, -3.0, 3.0);
+  auto targets = randomTargets(rows, vocab, 39, 0.2);
+  auto mask = randomMask<double>(rows, 40);
+  for (const double *m : std::vector<const double *>{nullptr, mask.data()}) {
+    SCOPED_TRACE(m ? "with mask" : "without mask");
+    auto loss = [&] {
+      return dloss * cpu::cross_entropy<double>(logits.data(), targets.data(),
+                                                m, rows, vocab, kIgnore,
+                                                nullptr);
+    };
+    Vec dlogits(rows * vocab, NAN);
+    cpu::cross_entropy_backward<double>(dloss, logits.data(), targets.data(), m,
+                                        dlogits.data(), rows, vocab, kIgnore);
+    EXPECT_TRUE(gradClose(dlogits, numericGrad(logits, loss)));
+    // Ignored and masked rows get exact zeros.
+    for (int64_t r = 0; r < rows; ++r) {
+      if (targets[r] == kIgnore || (m && m[r] == 0)) {
+        for (int64_t j = 0; j < vocab; ++j)
+          ASSERT_EQ(dlogits[r * vocab + j], 0.0) << "row " << r;
+      }
+    }
+  }
+}
+
+TEST(CpuBackward, CrossEntropyNothingCountedAndBadTarget) {
+  std::vector<float> logits(3 * 4, 1.0f), dlogits(3 * 4, NAN);
+  std::vector<int32_t> targets = {kIgnore, 2, kIgnore};
+  std::vector<float> mask = {1, 0, 1};
+  cpu::cross_entropy_backward<float>(1.0, logits.data(), targets.data(),
+                                     mask.data(), dlogits.data(), 3, 4,
+                                     kIgnore);
+  EXPECT_EQ(dlogits, std::vector<float>(12, 0.0f));
+  targets = {0, 4, kIgnore};
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::cross_entropy_backward<float>(1.0, logits.data(), targets.data(),
+                                           nullptr, dlogits.data(), 3, 4,
+                                           kIgnore);
+      },
+      {"cross_entropy_backward", "target 4", "row 1"}));
+}
+
+TEST(CpuBackward, LinearCrossEntropyMatchesFiniteDifferences) {
+  const int64_t rows = 9, hidden = 4, vocab = 6;
+  const double dloss = 0.8;
+  Vec x = randomVector<double>(rows * hidden, 41);
+  auto targets = randomTargets(rows, vocab, 42, 0.2);
+  for (bool vocabMajor : {true, false}) {
+    SCOPED_TRACE(vocabMajor ? "vocab-major" : "hidden-major");
+    Vec w = randomVector<double>(vocab * hidden, 43);
+    auto loss = [&] {
+      return dloss * cpu::linear_cross_entropy<double>(
+                         x.data(), w.data(), vocabMajor, targets.data(),
+                         nullptr, rows, hidden, vocab, kIgnore, nullptr);
+    };
+    Vec dx(x.size(), NAN), dw(w.size(), NAN);
+    cpu::linear_cross_entropy_backward<double>(
+        dloss, x.data(), w.data(), vocabMajor, targets.data(), nullptr,
+        dx.data(), dw.data(), rows, hidden, vocab, kIgnore);
+    EXPECT_TRUE(gradClose(dx, numericGrad(x, loss)));
+    EXPECT_TRUE(gradClose(dw, numericGrad(w, loss)));
+  }
+}
+
+TYPED_TEST(CpuBackwardTyped, LinearCrossEntropyEqualsMaterialisedLogits) {
+  using T = TypeParam;
+  // 300 rows with a vocabulary of 11 is two chunks of 256 rows.
+  const int64_t rows = 300, hidden = 7, vocab = 11;
+  const double dloss = 1.3;
+  auto x = randomVector<T>(rows * hidden, 44);
+  auto targets = randomTargets(rows, vocab, 45, 0.1);
+  auto mask = randomMask<T>(rows, 46);
+  // A first chunk with no counted row contributes nothing; an all-masked
+  // batch gives zero gradients.
+  auto sparseMask = mask;
+  std::fill(sparseMask.begin(), sparseMask.begin() + 256, T(0));
+  std::vector<T> noRows(rows, T(0));
+  for (bool vocabMajor : {true, false})
+    for (const T *m : std::vector<const T *>{
+             nullptr, mask.data(), sparseMask.data(), noRows.data()}) {
+      SCOPED_TRACE(testing::Message()
+                   << "vocabMajor=" << vocabMajor << " mask="
+                   << (m == nullptr             ? "none"
+                       : m == mask.data()       ? "random"
+                       : m == sparseMask.data() ? "sparse"
+                                                : "all zero"));
+      auto w = randomVector<T>(vocab * hidden, 47);
+      int64_t ldw = vocabMajor ? hidden : vocab;
+      std::vector<T> logits(rows * vocab), dlogits(rows * vocab);
+      cpu::gemm<T>(false, vocabMajor, rows, vocab, hidden, T(1), x.data(),
+                   hidden, w.data(), ldw, T(0), logits.data(), vocab);
+      cpu::cross_entropy_backward<T>(dloss, logits.data(), targets.data(), m,
+                                     dlogits.data(), rows, vocab, kIgnore);
+      Vec expDx(rows * hidden, 0.0), expDw(vocab * hidden, 0.0);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < vocab; ++j)
+          for (int64_t p = 0; p < hidden; ++p) {
+            double g = dlogits[r * vocab + j];
+            int64_t wi = vocabMajor ? j * hidden + p : p * vocab + j;
+            expDx[r * hidden + p] += g * double(w[wi]);
+            expDw[wi] += g * double(x[r * hidden + p]);
+          }
+      std::vector<T> dx(x.size(), T(NAN)), dw(w.size(), T(NAN));
+      cpu::linear_cross_entropy_backward<T>(
+          dloss, x.data(), w.data(), vocabMajor, targets.data(), m, dx.data(),
+          dw.data(), rows, hidden, vocab, kIgnore);
+      EXPECT_TRUE(allClose(dx, expDx));
+      EXPECT_TRUE(allClose(dw, expDw));
+      if (m == sparseMask.data()) {
+        for (int64_t i = 0; i < 256 * hidden; ++i)
+          ASSERT_EQ(dx[i], T(0)) << "element " << i;
+      }
+      if (m == noRows.data()) {
+        EXPECT_EQ(dx, std::vector<T>(dx.size(), T(0)));
+        EXPECT_EQ(dw, std::vector<T>(dw.size(), T(0)));
+      }
+    }
+}
+
+TEST(CpuBackward, LinearCrossEntropyBadTargetThrows) {
+  std::vector<float> x(2 * 3), w(3 * 5), dx(2 * 3), dw(3 * 5);
+  std::vector<int32_t> targets = {1, 5};
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::linear_cross_entropy_backward<float>(
+            1.0, x.data(), w.data(), true, targets.data(), nullptr, dx.data(),
+            dw.data(), 2, 3, 5, kIgnore);
+      },
+      {"linear_cross_entropy_backward", "target 5", "row 1"}));
+}
+
+//===----------------------------------------------------------------------===//
+// Float against double
+//===----------------------------------------------------------------------===//
+
+TEST(CpuBackward, FloatMatchesDouble) {
+  // Inputs representable in float, so both runs see the same values.
+  auto xf = randomVector<float>(8 * 40, 48, -2.0, 2.0);
+  auto gf = randomVector<float>(40, 49), rf = randomVector<float>(8 * 40, 50);
+  Vec xd = toDouble(xf), gd = toDouble(gf), rd = toDouble(rf);
+  {
+    SCOPED_TRACE("layernorm_backward");
+    std::vector<float> dx(xf.size()), dg(40), db(40);
+    Vec dxd(xd.size()), dgd(40), dbd(40);
+    cpu::layernorm_backward<float>(rf.data(), xf.data(), gf.data(), dx.data(),
+                                   dg.data(), db.data(), 8, 40, 1e-5);
+    cpu::layernorm_backward<double>(rd.data(), xd.data(), gd.data(), dxd.data(),
+                                    dgd.data(), dbd.data(), 8, 40, 1e-5);
+    EXPECT_TRUE(allClose(dx, dxd));
+    EXPECT_TRUE(allClose(dg, dgd));
+    EXPECT_TRUE(allClose(db, dbd));
+  }
+  {
+    SCOPED_TRACE("attention_backward");
+    const AttnCase c{2, 70, 4, 2, 5};
+    int64_t nq = c.B * c.S * c.Hq * c.D, nkv = c.B * c.S * c.Hkv * c.D;
+    auto q = randomVector<float>(nq, 51, -1.0, 1.0);
+    auto k = randomVector<float>(nkv, 52, -1.0, 1.0);
+    auto v = randomVector<float>(nkv, 53), r = randomVector<float>(nq, 54);
+    std::vector<float> out(nq), dq(nq), dk(nkv), dv(nkv);
+    Vec qd = toDouble(q), kd = toDouble(k), vd = toDouble(v), rd2 = toDouble(r);
+    Vec outd(nq), dqd(nq), dkd(nkv), dvd(nkv);
+    for (bool causal : {false, true}) {
+      cpu::attention_forward<float>(q.data(), k.data(), v.data(), out.data(),
+                                    nullptr, c.B, c.S, c.Hq, c.Hkv, c.D, causal,
+                                    0.4);
+      cpu::attention_backward<float>(
+          r.data(), q.data(), k.data(), v.data(), out.data(), dq.data(),
+          dk.data(), dv.data(), c.B, c.S, c.Hq, c.Hkv, c.D, causal, 0.4);
+      cpu::attention_forward<double>(qd.data(), kd.data(), vd.data(),
+                                     outd.data(), nullptr, c.B, c.S, c.Hq,
+                                     c.Hkv, c.D, causal, 0.4);
+      cpu::attention_backward<double>(
+          rd2.data(), qd.data(), kd.data(), vd.data(), outd.data(), dqd.data(),
+          dkd.data(), dvd.data(), c.B, c.S, c.Hq, c.Hkv, c.D, causal, 0.4);
+      EXPECT_TRUE(allClose(dq, dqd)) << "causal=" << causal;
+      EXPECT_TRUE(allClose(dk, dkd)) << "causal=" << causal;
+      EXPECT_TRUE(allClose(dv, dvd)) << "causal=" << causal;
+    }
+  }
+  {
+    SCOPED_TRACE("gelu_tanh_backward and swiglu_backward");
+    std::vector<float> a(xf.size()), b(xf.size()), c(xf.size());
+    Vec ad(xd.size()), bd(xd.size()), cd(xd.size());
+    cpu::gelu_tanh_backward<float>(rf.data(), xf.data(), a.data(),
+                                   int64_t(xf.size()));
+    cpu::gelu_tanh_backward<double>(rd.data(), xd.data(), ad.data(),
+                                    int64_t(xd.size()));
+    EXPECT_TRUE(allClose(a, ad));
+    cpu::swiglu_backward<float>(rf.data(), xf.data(), rf.data(), b.data(),
+                                c.data(), int64_t(xf.size()));
+    cpu::swiglu_backward<double>(rd.data(), xd.data(), rd.data(), bd.data(),
+                                 cd.data(), int64_t(xd.size()));
+    EXPECT_TRUE(allClose(b, bd));
+    EXPECT_TRUE(allClose(c, cd));
+  }
+}
+
+} // namespace
