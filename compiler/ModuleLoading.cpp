@@ -14,6 +14,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <optional>
+
 using namespace mlir;
 
 void shardc::registerShardcDialects(DialectRegistry &registry) {
@@ -21,17 +23,20 @@ void shardc::registerShardcDialects(DialectRegistry &registry) {
                   tensor::TensorDialect>();
 }
 
-OwningOpRef<ModuleOp> shardc::loadModule(MLIRContext &ctx, const std::string &path) {
+OwningOpRef<ModuleOp> shardc::loadModule(MLIRContext &ctx, const std::string &path,
+                                         SourceDiagnostics *diagnostics) {
   DialectRegistry registry;
   registerShardcDialects(registry);
   ctx.appendDialectRegistry(registry);
   ctx.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  std::optional<SourceDiagnostics> local;
+  if (!diagnostics)
+    diagnostics = &local.emplace(ctx);
   std::string error;
   auto file = openInputFile(path, &error);
   if (!file)
     throw rt::Error("cannot read '" + path + "': " + error);
+  llvm::SourceMgr &sourceMgr = diagnostics->sourceMgr();
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
 }

@@ -11,6 +11,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/SourceMgr.h"
+
 #include <string>
 
 namespace shardc {
@@ -18,10 +21,25 @@ namespace shardc {
 /// xf, the upstream shard dialect, func, arith and tensor.
 void registerShardcDialects(mlir::DialectRegistry &registry);
 
+/// Keeps the text of loaded files and prints every diagnostic of the context
+/// with its source line while it lives, so errors found after parsing (by a
+/// pass, by the executor) point into the file the same way parse errors do.
+class SourceDiagnostics {
+public:
+  explicit SourceDiagnostics(mlir::MLIRContext &ctx) : handler_(sourceMgr_, &ctx) {}
+  llvm::SourceMgr &sourceMgr() { return sourceMgr_; }
+
+private:
+  llvm::SourceMgr sourceMgr_;
+  mlir::SourceMgrDiagnosticHandler handler_;
+};
+
 /// Parses and verifies a .mlir file. Parse and verifier errors are printed
-/// with their source line; returns null then. Throws rt::Error if the file
+/// with their source line; returns null then. With `diagnostics`, the file
+/// stays registered there for later diagnostics. Throws rt::Error if the file
 /// cannot be read.
-mlir::OwningOpRef<mlir::ModuleOp> loadModule(mlir::MLIRContext &ctx, const std::string &path);
+mlir::OwningOpRef<mlir::ModuleOp> loadModule(mlir::MLIRContext &ctx, const std::string &path,
+                                             SourceDiagnostics *diagnostics = nullptr);
 
 } // namespace shardc
 

@@ -40,13 +40,13 @@ FailureOr<Value> findLoss(func::FuncOp f) {
     return t && t.getRank() == 0 && (t.getElementType().isF32() || t.getElementType().isF64());
   };
   if (ret.getNumOperands() != 1 || !isScalarLoss(ret.getOperand(0))) {
-    InFlightDiagnostic diag = ret.emitError()
-                              << "@" << f.getSymName()
-                              << " must return exactly one scalar loss (tensor<f32> or "
-                                 "tensor<f64>) to be differentiated; it returns (";
-    llvm::interleaveComma(ret.getOperandTypes(), diag);
-    diag << ")";
-    return failure();
+    std::string types;
+    llvm::raw_string_ostream os(types);
+    llvm::interleaveComma(ret.getOperandTypes(), os);
+    return ret.emitError() << "@" << f.getSymName()
+                           << " must return exactly one scalar loss (tensor<f32> or "
+                              "tensor<f64>) to be differentiated; it returns ("
+                           << types << ")";
   }
   return ret.getOperand(0);
 }

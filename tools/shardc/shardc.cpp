@@ -185,8 +185,9 @@ int cmdGen(const std::vector<std::string> &argv) {
 // shardc run
 //===----------------------------------------------------------------------===//
 
-OwningOpRef<ModuleOp> parseModel(MLIRContext &ctx, const std::string &path) {
-  OwningOpRef<ModuleOp> module = loadModule(ctx, path);
+OwningOpRef<ModuleOp> parseModel(MLIRContext &ctx, const std::string &path,
+                                 SourceDiagnostics &diagnostics) {
+  OwningOpRef<ModuleOp> module = loadModule(ctx, path, &diagnostics);
   if (!module)
     throw Failed{};
   return module;
@@ -218,7 +219,8 @@ int cmdRun(const std::vector<std::string> &argv) {
 
   MLIRContext ctx;
   registerDialects(ctx);
-  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0]);
+  SourceDiagnostics diagnostics(ctx);
+  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
   func::FuncOp func = xf::getModelFunction(*module, args.has("function") ? args.str("function") : "");
   if (!func)
     throw Failed{};
@@ -341,6 +343,13 @@ exec::ParamValues firstStepGradients(ModuleOp module, StringRef forward, const T
   return grads;
 }
 
+/// A loss scale as %g: 65536, 5e+29.
+std::string formatScale(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string progressBar(int64_t done, int64_t total, int width = 30) {
   int fill = total > 0 ? static_cast<int>(width * done / total) : width;
   return "[" + std::string(fill, '#') + std::string(width - fill, '.') + "]";
@@ -426,7 +435,8 @@ int cmdTrain(const std::vector<std::string> &argv) {
 
   MLIRContext ctx;
   registerDialects(ctx);
-  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0]);
+  SourceDiagnostics diagnostics(ctx);
+  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
   func::FuncOp forward =
       xf::getModelFunction(*module, args.has("function") ? args.str("function") : "");
   if (!forward)
@@ -491,7 +501,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
     std::string line = llvm::formatv("step {0,5}/{1} | loss {2:F4} | lr {3:e} | grad norm {4:F4}",
                                      i + 1, steps, r.loss, r.lr, r.gradNorm).str();
     if (r.lossScale)
-      line += llvm::formatv(" | scale {0}", *r.lossScale).str();
+      line += llvm::formatv(" | scale {0}", formatScale(*r.lossScale)).str();
     if (r.skipped)
       line += " | skipped (inf/NaN gradients)";
     line += llvm::formatv(" | {0:F0} tok/s", tps).str();
