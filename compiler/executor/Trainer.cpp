@@ -71,10 +71,13 @@ LogicalResult Trainer::step(const data::TokenFile &tokens, const std::vector<int
   options.seed = seed;
   options.step = index;
   options.training = true;
+  options.profile = profiling_;
   Executor executor(func_, options);
   std::vector<HostTensor> results;
   if (failed(executor.run(std::move(args), results)))
     return failure();
+  for (const auto &[name, secs] : executor.profile())
+    profile_[name] += secs;
   report = StepReport();
   for (unsigned i = 0; i < results.size(); ++i) {
     if (auto s = func_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName)) {

@@ -43,10 +43,17 @@ public:
   /// The current parameters by name.
   ParamValues params() const;
 
+  /// Accumulate the time per op name (see profile()).
+  void setProfiling(bool on) { profiling_ = on; }
+  /// Seconds per op name over all profiled steps.
+  const std::map<std::string, double> &profile() const { return profile_; }
+
 private:
   mlir::func::FuncOp func_;
   std::map<std::string, HostTensor> state_;
   int64_t microBatches_ = 1, tokensPerStep_ = 0;
+  bool profiling_ = false;
+  std::map<std::string, double> profile_;
 };
 
 } // namespace shardc::exec

@@ -33,6 +33,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -343,6 +344,35 @@ exec::ParamValues firstStepGradients(ModuleOp module, StringRef forward, const T
   return grads;
 }
 
+/// Which phase of a training step an op belongs to, by its name: the
+/// backward ops, the optimizer ops, everything else is forward. Casts,
+/// matmuls, adds, reshapes and transposes occur in both directions; they are
+/// counted as forward, so the backward share is a lower bound.
+const char *phaseOf(llvm::StringRef op) {
+  static const llvm::StringSet<> optimizer = {
+      "xf.sum_squares", "xf.clip_grad_norm", "xf.lr_schedule", "xf.adamw",
+      "xf.count_step", "xf.loss_scale_update"};
+  if (optimizer.contains(op))
+    return "optimizer";
+  if (op.ends_with("_grad") || op == "xf.reduce_sum")
+    return "backward";
+  return "forward/shared";
+}
+
+void printTrainProfile(const std::map<std::string, double> &profile, int64_t steps) {
+  std::map<std::string, double> phases;
+  double total = 0;
+  std::cout << "time per op, seconds per step:\n";
+  for (const auto &[name, secs] : profile) {
+    std::cout << llvm::formatv("  {0,-30} {1,9:F4}\n", name, secs / steps).str();
+    phases[phaseOf(name)] += secs / steps;
+    total += secs / steps;
+  }
+  for (const auto &[phase, secs] : phases)
+    std::cout << llvm::formatv("  {0,-30} {1,9:F4}  ({2:F1}%)\n", "[" + phase + "]", secs,
+                               100.0 * secs / total).str();
+}
+
 /// A loss scale as %g: 65536, 5e+29.
 std::string formatScale(double v) {
   char buf[32];
@@ -387,7 +417,9 @@ int cmdTrain(const std::vector<std::string> &argv) {
       .option("save", "file", "write the parameters after the last step")
       .option("save-grads", "file", "write the first step's gradients (mean over micro-batches)")
       .option("log-json", "file", "append one JSON object per step")
-      .option("emit-mlir", "file", "write the synthesized module (forward + train_step)");
+      .option("emit-mlir", "file", "write the synthesized module (forward + train_step)")
+      .flag("profile", "print time per op over all steps, split into forward, backward and "
+                       "optimizer");
   if (!args.parse(argv))
     return 0;
   if (args.positional().size() != 1)
@@ -457,6 +489,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
     writeOutput(args.str("emit-mlir"), text);
   }
   exec::Trainer trainer(stepFunc, params, lossScale);
+  trainer.setProfiling(args.isSet("profile"));
   const int64_t k = trainer.microBatches();
   const int64_t batchTokens = trainer.tokensPerStep() / k;
   auto positionsOf = [&](int64_t step) {
@@ -526,6 +559,8 @@ int cmdTrain(const std::vector<std::string> &argv) {
   std::cout << llvm::formatv("done: loss {0:F4} -> {1:F4} in {2:F1} s ({3:F0} tok/s)\n",
                              firstLoss, lastLoss, totalSecs,
                              trainer.tokensPerStep() * steps / totalSecs).str();
+  if (args.isSet("profile"))
+    printTrainProfile(trainer.profile(), steps);
   if (args.has("save"))
     exec::saveParams(trainer.params(), args.str("save"), {{"steps", std::to_string(steps)}});
   return 0;
