@@ -516,6 +516,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
                              steps, k, batchTokens, setup.precision, o.lr, o.minLr, o.warmup,
                              o.decaySteps).str();
   double firstLoss = 0, lastLoss = 0, totalSecs = 0;
+  std::vector<double> losses;
   for (int64_t i = 0; i < steps; ++i) {
     exec::StepReport r;
     auto start = std::chrono::steady_clock::now();
@@ -531,6 +532,8 @@ int cmdTrain(const std::vector<std::string> &argv) {
     if (i == 0)
       firstLoss = r.loss;
     lastLoss = r.loss;
+    if (!r.skipped)
+      losses.push_back(r.loss);
     std::string line = llvm::formatv("step {0,5}/{1} | loss {2:F4} | lr {3:e} | grad norm {4:F4}",
                                      i + 1, steps, r.loss, r.lr, r.gradNorm).str();
     if (r.lossScale)
@@ -556,8 +559,13 @@ int cmdTrain(const std::vector<std::string> &argv) {
   }
   if (tty)
     std::cout << "\r\033[K";
-  std::cout << llvm::formatv("done: loss {0:F4} -> {1:F4} in {2:F1} s ({3:F0} tok/s)\n",
-                             firstLoss, lastLoss, totalSecs,
+  size_t window = std::min<size_t>(10, losses.size());
+  double tail = 0;
+  for (size_t i = losses.size() - window; i < losses.size(); ++i)
+    tail += losses[i] / static_cast<double>(window);
+  std::cout << llvm::formatv("done: loss {0:F4} -> {1:F4} (mean of the last {2} steps {3:F4}) "
+                             "in {4:F1} s ({5:F0} tok/s)\n",
+                             firstLoss, lastLoss, window, window ? tail : lastLoss, totalSecs,
                              trainer.tokensPerStep() * steps / totalSecs).str();
   if (args.isSet("profile"))
     printTrainProfile(trainer.profile(), steps);
