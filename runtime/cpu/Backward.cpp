@@ -83,50 +83,6 @@ template <class T> double rmsnormRstd(const T *xr, int64_t cols, double eps) {
   return 1.0 / std::sqrt(sq / double(cols) + eps);
 }
 
-/// The cos/sin table of rope: one row of D/2 angles per position.
-template <class T>
-void ropeTables(int64_t S, int64_t D, double theta, int64_t positionOffset,
-                std::vector<T> &cosTable, std::vector<T> &sinTable) {
-  int64_t half = D / 2;
-  cosTable.resize(S * half);
-  sinTable.resize(S * half);
-#pragma omp parallel for schedule(static) if (S * half >= kParallelGrain)
-  for (int64_t s = 0; s < S; ++s) {
-    double pos = double(s + positionOffset);
-    for (int64_t i = 0; i < half; ++i) {
-      double angle = pos * std::pow(theta, -2.0 * double(i) / double(D));
-      cosTable[s * half + i] = T(std::cos(angle));
-      sinTable[s * half + i] = T(std::sin(angle));
-    }
-  }
-}
-
-template <class T>
-bool isCounted(const int32_t *targets, const T *mask, int64_t r,
-               int64_t ignoreIndex) {
-  return targets[r] != ignoreIndex && (!mask || mask[r] != T(0));
-}
-
-/// Validates every target and returns how many rows are counted (the same
-/// checks and message as the forward losses).
-template <class T>
-int64_t countTargets(const char *kernel, const int32_t *targets, const T *mask,
-                     int64_t rows, int64_t vocab, int64_t ignoreIndex) {
-  int64_t count = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (targets[r] == ignoreIndex)
-      continue;
-    if (targets[r] < 0 || targets[r] >= vocab)
-      throw rt::Error(std::string(kernel) + ": target " +
-                      std::to_string(targets[r]) + " at row " +
-                      std::to_string(r) + " is outside [0, " +
-                      std::to_string(vocab) + ") and is not the ignore index " +
-                      std::to_string(ignoreIndex));
-    if (isCounted(targets, mask, r, ignoreIndex))
-      ++count;
-  }
-  return count;
-}
 
 /// dlogits[r] = coef * (softmax(logits[r]) - onehot(targets[r])) for counted
 /// rows, 0 for the others. dlogits may alias logits.
@@ -425,39 +381,6 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
 //===----------------------------------------------------------------------===//
 
 template <class T>
-void rope_backward(const T *dy, T *dx, int64_t B, int64_t S, int64_t H,
-                   int64_t D, double theta, int64_t positionOffset) {
-  if (D % 2 != 0)
-    throw rt::Error("rope_backward: head dimension " + std::to_string(D) +
-                    " must be even");
-  if (!(theta > 0))
-    throw rt::Error("rope_backward: theta = " + std::to_string(theta) +
-                    " must be positive");
-  int64_t half = D / 2;
-  if (B * S * H * D == 0)
-    return;
-
-  // The forward's table; the rotation is applied transposed.
-  std::vector<T> cosTable, sinTable;
-  ropeTables(S, D, theta, positionOffset, cosTable, sinTable);
-#pragma omp parallel for schedule(static) if (B * S * H * D >= kParallelGrain)
-  for (int64_t bs = 0; bs < B * S; ++bs) {
-    const T *c = cosTable.data() + (bs % S) * half;
-    const T *sn = sinTable.data() + (bs % S) * half;
-    for (int64_t h = 0; h < H; ++h) {
-      const T *gi = dy + (bs * H + h) * D;
-      T *oi = dx + (bs * H + h) * D;
-      for (int64_t i = 0; i < half; ++i) {
-        // The transpose of [[c, -s], [s, c]].
-        T lo = gi[i], hi = gi[i + half];
-        oi[i] = lo * c[i] + hi * sn[i];
-        oi[i + half] = hi * c[i] - lo * sn[i];
-      }
-    }
-  }
-}
-
-template <class T>
 void embedding_backward(const T *dy, const int32_t *ids, T *dtable,
                         int64_t nIds, int64_t vocab, int64_t dim) {
   // Validate first: an exception cannot leave an OpenMP region.
@@ -680,8 +603,6 @@ void linear_cross_entropy_backward(double dloss, const T *x, const T *w,
   template void attention_backward<T>(                                         \
       const T *, const T *, const T *, const T *, const T *, T *, T *, T *,    \
       int64_t, int64_t, int64_t, int64_t, int64_t, bool, double);              \
-  template void rope_backward<T>(const T *, T *, int64_t, int64_t, int64_t,    \
-                                 int64_t, double, int64_t);                    \
   template void embedding_backward<T>(const T *, const int32_t *, T *,         \
                                       int64_t, int64_t, int64_t);              \
   template void reduce_sum<T>(const T *, T *, const std::vector<int64_t> &,    \

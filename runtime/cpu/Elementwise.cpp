@@ -52,20 +52,25 @@ template <class T> void swiglu(const T *gate, const T *up, T *out, int64_t n) {
   }
 }
 
+namespace {
+
+/// Rotary embedding in either direction: the forward rotates pair
+/// (i, i + D/2) by +angle, the backward by -angle (the transpose).
 template <class T>
-void rope(const T *x, T *out, int64_t B, int64_t S, int64_t H, int64_t D,
-          double theta, int64_t positionOffset) {
+void ropeRotate(const char *kernel, const T *x, T *out, int64_t B, int64_t S, int64_t H,
+                int64_t D, double theta, int64_t positionOffset, bool inverse) {
   if (D % 2 != 0)
-    throw rt::Error("rope: head dimension " + std::to_string(D) +
+    throw rt::Error(std::string(kernel) + ": head dimension " + std::to_string(D) +
                     " must be even");
   if (!(theta > 0))
-    throw rt::Error("rope: theta = " + std::to_string(theta) +
+    throw rt::Error(std::string(kernel) + ": theta = " + std::to_string(theta) +
                     " must be positive");
   int64_t half = D / 2;
   if (B * S * H * D == 0)
     return;
 
   // One cos/sin table for the sequence, shared by every batch row and head.
+  const double sign = inverse ? -1.0 : 1.0;
   std::vector<T> cosTable(S * half), sinTable(S * half);
 #pragma omp parallel for schedule(static) if (S * half >= kParallelGrain)
   for (int64_t s = 0; s < S; ++s) {
@@ -73,7 +78,7 @@ void rope(const T *x, T *out, int64_t B, int64_t S, int64_t H, int64_t D,
     for (int64_t i = 0; i < half; ++i) {
       double angle = pos * std::pow(theta, -2.0 * double(i) / double(D));
       cosTable[s * half + i] = T(std::cos(angle));
-      sinTable[s * half + i] = T(std::sin(angle));
+      sinTable[s * half + i] = T(sign * std::sin(angle));
     }
   }
 
@@ -91,6 +96,20 @@ void rope(const T *x, T *out, int64_t B, int64_t S, int64_t H, int64_t D,
       }
     }
   }
+}
+
+} // namespace
+
+template <class T>
+void rope(const T *x, T *out, int64_t B, int64_t S, int64_t H, int64_t D,
+          double theta, int64_t positionOffset) {
+  ropeRotate("rope", x, out, B, S, H, D, theta, positionOffset, false);
+}
+
+template <class T>
+void rope_backward(const T *dy, T *dx, int64_t B, int64_t S, int64_t H, int64_t D,
+                   double theta, int64_t positionOffset) {
+  ropeRotate("rope_backward", dy, dx, B, S, H, D, theta, positionOffset, true);
 }
 
 template <class T>
@@ -143,6 +162,8 @@ void embedding(const T *table, const int32_t *ids, T *out, int64_t nIds,
   template void swiglu<T>(const T *, const T *, T *, int64_t);                 \
   template void rope<T>(const T *, T *, int64_t, int64_t, int64_t, int64_t,    \
                         double, int64_t);                                      \
+  template void rope_backward<T>(const T *, T *, int64_t, int64_t, int64_t,    \
+                                 int64_t, double, int64_t);                                      \
   template void dropout<T>(const T *, T *, int64_t, double, uint64_t,          \
                            uint64_t, uint64_t, int64_t);                       \
   template void embedding<T>(const T *, const int32_t *, T *, int64_t,         \

@@ -25,31 +25,6 @@ namespace {
 constexpr int64_t kLogitsScratchElems = int64_t(1) << 23;
 constexpr int64_t kMaxChunkRows = 256;
 
-template <class T>
-bool isCounted(const int32_t *targets, const T *mask, int64_t r,
-               int64_t ignoreIndex) {
-  return targets[r] != ignoreIndex && (!mask || mask[r] != T(0));
-}
-
-/// Validates every target and returns how many rows are counted.
-template <class T>
-int64_t countTargets(const char *kernel, const int32_t *targets, const T *mask,
-                     int64_t rows, int64_t vocab, int64_t ignoreIndex) {
-  int64_t count = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (targets[r] == ignoreIndex)
-      continue;
-    if (targets[r] < 0 || targets[r] >= vocab)
-      throw rt::Error(std::string(kernel) + ": target " +
-                      std::to_string(targets[r]) + " at row " +
-                      std::to_string(r) + " is outside [0, " +
-                      std::to_string(vocab) + ") and is not the ignore index " +
-                      std::to_string(ignoreIndex));
-    if (isCounted(targets, mask, r, ignoreIndex))
-      ++count;
-  }
-  return count;
-}
 
 /// logsumexp(row) - row[target], max-subtracted, summed in double.
 template <class T> double rowLoss(const T *row, int64_t vocab, int32_t target) {

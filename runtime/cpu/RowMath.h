@@ -1,7 +1,7 @@
 //===- RowMath.h - shared row reductions for the CPU kernels ----*- C++ -*-===//
 //
 // Internal to runtime/cpu. The exp-and-sum at the heart of softmax, attention
-// and cross-entropy, written once. A naive `sum += exp(x[j])` loop keeps the
+// and cross-entropy, and the losses' row selection, written once. A naive `sum += exp(x[j])` loop keeps the
 // sum in memory across every libm call (calls clobber all vector registers),
 // which makes the store-to-load latency, not exp, the bottleneck; computing a
 // block of exps first and then summing with independent accumulators runs
@@ -11,9 +11,12 @@
 #ifndef SHARDC_RUNTIME_CPU_ROWMATH_H
 #define SHARDC_RUNTIME_CPU_ROWMATH_H
 
+#include "runtime/Error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace shardc::cpu {
 
@@ -39,6 +42,33 @@ double expShiftedSum(const T *x, T shift, int64_t n, T *out) {
       acc[0] += double(buf[t]);
   }
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+/// Whether loss row r counts: its target is not the ignore index and its
+/// mask (if any) is non-zero.
+template <class T>
+bool isCounted(const int32_t *targets, const T *mask, int64_t r, int64_t ignoreIndex) {
+  return targets[r] != ignoreIndex && (!mask || mask[r] != T(0));
+}
+
+/// Validates every target of a loss kernel named `kernel` and returns how
+/// many rows are counted.
+template <class T>
+int64_t countTargets(const char *kernel, const int32_t *targets, const T *mask, int64_t rows,
+                     int64_t vocab, int64_t ignoreIndex) {
+  int64_t count = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (targets[r] == ignoreIndex)
+      continue;
+    if (targets[r] < 0 || targets[r] >= vocab)
+      throw rt::Error(std::string(kernel) + ": target " + std::to_string(targets[r]) +
+                      " at row " + std::to_string(r) + " is outside [0, " +
+                      std::to_string(vocab) + ") and is not the ignore index " +
+                      std::to_string(ignoreIndex));
+    if (isCounted(targets, mask, r, ignoreIndex))
+      ++count;
+  }
+  return count;
 }
 
 } // namespace shardc::cpu
