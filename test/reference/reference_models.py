@@ -761,3 +761,78 @@ def build_model(weights, heads, kv_heads=None, eps=1e-5, theta=10000.0, dtype=to
 def compute_loss(model, inputs, targets):
     with torch.no_grad():
         return float(model(inputs, targets))
+
+
+# --------------------------------------------------------------------------
+# training reference (check_train.py): schedule, data order, differentiable loss
+# --------------------------------------------------------------------------
+
+def lr_at(t, lr, min_lr, warmup, decay_steps):
+    """shardc train's learning rate for update t (0-based): linear warmup
+    lr*(t+1)/W for t < W, then cosine from lr to min_lr over updates W..D
+    (r = clamp((t-W)/(D-W), 0, 1)); D <= W means a constant lr after warmup."""
+    if t < warmup:
+        return lr * (t + 1) / warmup
+    if decay_steps <= warmup:
+        return lr
+    r = min(max((t - warmup) / (decay_steps - warmup), 0.0), 1.0)
+    return min_lr + 0.5 * (1.0 + math.cos(math.pi * r)) * (lr - min_lr)
+
+
+def train_batch_positions(position, steps, micro_batches, B, T, n_tokens, wrap="zero"):
+    """Token positions of shardc train's batches: [step][micro-batch].
+
+    Step i, micro-batch j reads position + (i*k + j)*B*T until a batch no longer
+    fits (start + B*T + 1 > n_tokens). Then, with wrap="zero" (llm.c's data
+    loader), the cursor restarts at 0 and advances by B*T from there; with
+    wrap="mod" every start is taken modulo n_tokens - B*T (the number of
+    starts at which a batch fits), without a cursor."""
+    BT = B * T
+    if BT + 1 > n_tokens:
+        raise ValueError(f"a batch needs {BT + 1} tokens, the file has {n_tokens}")
+    if wrap == "mod":
+        return [[(position + (i * micro_batches + j) * BT) % (n_tokens - BT)
+                 for j in range(micro_batches)] for i in range(steps)]
+    if wrap != "zero":
+        raise ValueError(f"wrap must be 'zero' or 'mod', not {wrap!r}")
+    pos = position
+    out = []
+    for _ in range(steps):
+        row = []
+        for _ in range(micro_batches):
+            if pos < 0 or pos + BT + 1 > n_tokens:
+                pos = 0
+            row.append(pos)
+            pos += BT
+        out.append(row)
+    return out
+
+
+def is_decayed(name, tensor):
+    """AdamW weight decay applies to matrices and embeddings (>= 2 dims) only."""
+    return tensor.dim() >= 2
+
+
+def functional_loss_fn(weights, heads, kv_heads=None, eps=1e-5, theta=10000.0,
+                       dtype=torch.float32, family=None):
+    """Returns loss(params, inputs, targets) for {shardc name: tensor} params that
+    autograd differentiates by shardc's names (GPT-2's separate q/k/v projections
+    are concatenated into c_attn inside the graph, tied heads stay tied).
+
+    `weights` fixes the architecture (shapes, family); the module built from it
+    is only a template, its own parameters are never used."""
+    from torch.nn.utils.stateless import functional_call
+
+    family = family or detect_family(weights)
+    template = build_model(weights, heads=heads, kv_heads=kv_heads, eps=eps, theta=theta,
+                           dtype=dtype, family=family)
+    expected = set(template.state_dict())
+
+    def loss(params, inputs, targets):
+        sd = gpt2_state_dict(params)[0] if family == "gpt2" else dict(params)
+        if set(sd) != expected:
+            raise ValueError(f"parameter names do not match the {family} model: "
+                             f"{sorted(set(sd) ^ expected)[:5]}")
+        return functional_call(template, sd, (inputs, targets))
+
+    return loss
