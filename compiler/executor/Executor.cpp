@@ -240,8 +240,11 @@ Results one(HostTensor &&t) {
   return r;
 }
 
-/// A scalar operand as a double.
-double scalarOf(const HostTensor &t) {
+} // namespace
+
+double shardc::exec::scalarValue(const HostTensor &t) {
+  if (t.numel() != 1)
+    throw rt::Error("expected a single value, got a tensor of shape " + rt::shape_str(t.shape));
   switch (t.dtype) {
   case DType::F64:
     return t.data<double>()[0];
@@ -254,6 +257,8 @@ double scalarOf(const HostTensor &t) {
   }
   }
 }
+
+namespace {
 
 template <class C>
 Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in);
@@ -470,11 +475,9 @@ Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
       .Case([&](xf::EmbeddingGradOp) {
         In<C> dy(*in[0]);
         Out<C> dt = outOf(0);
-        auto [vocab, dim] = resultSpec(op).second.size() == 2
-                                ? std::pair(resultSpec(op).second[0], resultSpec(op).second[1])
-                                : std::pair<int64_t, int64_t>(0, 0);
-        cpu::embedding_backward(dy.get(), in[1]->data<int32_t>(), dt.get(), in[1]->numel(), vocab,
-                                dim);
+        const std::vector<int64_t> &table = resultSpec(op).second; // [vocab, hidden], verified
+        cpu::embedding_backward(dy.get(), in[1]->data<int32_t>(), dt.get(), in[1]->numel(),
+                                table[0], table[1]);
         return take(dt);
       })
       .Case([&](xf::CrossEntropyGradOp ce) {
@@ -484,7 +487,7 @@ Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
           mask.emplace(*in[3]);
         Out<C> dl = outOf(0);
         auto [rows, vocab] = rowsCols(*in[1]);
-        cpu::cross_entropy_backward(scalarOf(*in[0]), logits.get(), in[2]->data<int32_t>(),
+        cpu::cross_entropy_backward(scalarValue(*in[0]), logits.get(), in[2]->data<int32_t>(),
                                     mask ? mask->get() : nullptr, dl.get(), rows, vocab,
                                     ce.getIgnoreIndex());
         return take(dl);
@@ -498,7 +501,7 @@ Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
         bool vocabMajor = lce.getVocabMajor();
         auto [rows, hidden] = rowsCols(*in[1]);
         int64_t vocab = vocabMajor ? in[2]->shape[0] : in[2]->shape[1];
-        cpu::linear_cross_entropy_backward(scalarOf(*in[0]), x.get(), w.get(), vocabMajor,
+        cpu::linear_cross_entropy_backward(scalarValue(*in[0]), x.get(), w.get(), vocabMajor,
                                            in[3]->data<int32_t>(), mask ? mask->get() : nullptr,
                                            dx.get(), dw.get(), rows, hidden, vocab,
                                            lce.getIgnoreIndex());
@@ -518,13 +521,13 @@ Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
           In<C> s(*src);
           std::copy(s.get(), s.get() + n, dst->get());
         }
-        bool skip = ad.getSkip() && scalarOf(*in[7]) != 0.0;
+        bool skip = ad.getSkip() && scalarValue(*in[7]) != 0.0;
         if (!skip) {
           In<C> g(*in[1]);
-          cpu::adamw(p.get(), g.get(), m.get(), v.get(), n, scalarOf(*in[4]),
+          cpu::adamw(p.get(), g.get(), m.get(), v.get(), n, scalarValue(*in[4]),
                      ad.getBeta1().convertToDouble(), ad.getBeta2().convertToDouble(),
                      ad.getEpsilon().convertToDouble(), ad.getWeightDecay().convertToDouble(),
-                     static_cast<int64_t>(scalarOf(*in[6])) + 1, scalarOf(*in[5]));
+                     static_cast<int64_t>(scalarValue(*in[6])) + 1, scalarValue(*in[5]));
         }
         return take(p, m, v);
       })
@@ -552,14 +555,14 @@ Results runScalarOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
   };
   return llvm::TypeSwitch<Operation *, Results>(op)
       .Case([&](xf::LrScheduleOp lr) {
-        return list(f32(cpu::lr_schedule(static_cast<int64_t>(scalarOf(*in[0])),
+        return list(f32(cpu::lr_schedule(static_cast<int64_t>(scalarValue(*in[0])),
                                          lr.getLr().convertToDouble(),
                                          lr.getMinLr().convertToDouble(), lr.getWarmup(),
                                          lr.getDecaySteps())));
       })
       .Case([&](xf::ClipGradNormOp clip) {
-        double sumsq = scalarOf(*in[0]);
-        double scale = clip.getLossScale() ? scalarOf(*in[1]) : 1.0;
+        double sumsq = scalarValue(*in[0]);
+        double scale = clip.getLossScale() ? scalarValue(*in[1]) : 1.0;
         double norm = std::sqrt(sumsq) / scale;
         double maxNorm = clip.getMaxNorm().convertToDouble();
         double coef = maxNorm > 0.0 ? std::min(1.0, maxNorm / (norm + 1e-6)) : 1.0;
@@ -567,13 +570,13 @@ Results runScalarOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
         return list(f32(norm), f32(inf ? 0.0 : coef / scale), f32(inf ? 1.0 : 0.0));
       })
       .Case([&](xf::CountStepOp cs) {
-        bool skip = cs.getSkip() && scalarOf(*in[1]) != 0.0;
-        return list(i32(static_cast<int64_t>(scalarOf(*in[0])) + (skip ? 0 : 1)));
+        bool skip = cs.getSkip() && scalarValue(*in[1]) != 0.0;
+        return list(i32(static_cast<int64_t>(scalarValue(*in[0])) + (skip ? 0 : 1)));
       })
       .Case([&](xf::LossScaleUpdateOp ls) {
-        double scale = scalarOf(*in[0]);
-        int64_t good = static_cast<int64_t>(scalarOf(*in[1]));
-        if (scalarOf(*in[2]) != 0.0) {
+        double scale = scalarValue(*in[0]);
+        int64_t good = static_cast<int64_t>(scalarValue(*in[1]));
+        if (scalarValue(*in[2]) != 0.0) {
           scale = std::max(scale / ls.getFactor().convertToDouble(),
                            ls.getMinScale().convertToDouble());
           good = 0;

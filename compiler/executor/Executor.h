@@ -41,6 +41,10 @@ mlir::FailureOr<DType> dtypeOf(mlir::Type elementType);
 /// The HostTensor type of a statically shaped ranked tensor type.
 mlir::FailureOr<std::pair<DType, std::vector<int64_t>>> tensorSpec(mlir::Type type);
 
+/// The value of a one-element tensor of any dtype (f32, f64, bf16, f16, i32)
+/// as a double; throws rt::Error for other sizes.
+double scalarValue(const HostTensor &t);
+
 /// Executes one function. Arguments are given by position; the results are
 /// the function's return values. Errors (bad ids, unsupported ops, argument
 /// mismatches) are emitted as diagnostics at the op or function location.

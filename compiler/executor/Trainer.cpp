@@ -17,14 +17,6 @@ HostTensor zerosOf(Type type) {
   return HostTensor(dtype, shape); // zero-filled
 }
 
-double scalarValue(const HostTensor &t) {
-  if (t.dtype == DType::I32)
-    return t.data<int32_t>()[0];
-  if (t.dtype == DType::F64)
-    return t.data<double>()[0];
-  return convertFloat(t, DType::F32).data<float>()[0];
-}
-
 } // namespace
 
 Trainer::Trainer(func::FuncOp step, const ParamValues &params, double initialLossScale)
@@ -82,6 +74,10 @@ LogicalResult Trainer::step(const data::TokenFile &tokens, const std::vector<int
   for (unsigned i = 0; i < results.size(); ++i) {
     if (auto s = func_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName)) {
       state_[s.str()] = std::move(results[i]);
+      continue;
+    }
+    if (auto g = func_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kGradAttrName)) {
+      grads_[g.str()] = std::move(results[i]);
       continue;
     }
     auto r = func_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kReportAttrName);

@@ -3,7 +3,9 @@
 // Carries the state of a training step function (built by -xf-autodiff and
 // -xf-adamw) from one step to the next: each result with `xf.state = S`
 // becomes the next step's argument with the same `xf.state`. Data inputs are
-// cut from a token file, one batch per micro-batch.
+// cut from a token file, one batch per micro-batch. A gradient function
+// straight from -xf-autodiff runs too: its gradients (`xf.grad` results) are
+// kept by parameter name.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_COMPILER_EXECUTOR_TRAINER_H
@@ -42,6 +44,8 @@ public:
   int64_t tokensPerStep() const { return tokensPerStep_; }
   /// The current parameters by name.
   ParamValues params() const;
+  /// The gradients the last step returned (`xf.grad` results), by parameter.
+  const ParamValues &gradients() const { return grads_; }
 
   /// Accumulate the time per op name (see profile()).
   void setProfiling(bool on) { profiling_ = on; }
@@ -51,6 +55,7 @@ public:
 private:
   mlir::func::FuncOp func_;
   std::map<std::string, HostTensor> state_;
+  ParamValues grads_;
   int64_t microBatches_ = 1, tokensPerStep_ = 0;
   bool profiling_ = false;
   std::map<std::string, double> profile_;

@@ -287,18 +287,15 @@ LogicalResult EmbeddingGradOp::verify() {
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
-  if (failed(verifyLossOperands(*this, getLogits().getType(), "logits", getTargets(), getMask(),
-                                getDloss().getType())))
-    return failure();
-  return verifyResultIs(*this, getLogits().getType());
+  // dlogits has the logits' type by AllTypesMatch.
+  return verifyLossOperands(*this, getLogits().getType(), "logits", getTargets(), getMask(),
+                            getDloss().getType());
 }
 
 LogicalResult LinearCrossEntropyGradOp::verify() {
   RankedTensorType x = getX().getType(), w = getWeight().getType();
   if (w.getRank() != 2 || w.getElementType() != x.getElementType())
     return emitOpError() << "weight must be a rank-2 tensor of x's element type, got " << w;
-  if (getDx().getType() != x || getDweight().getType() != w)
-    return emitOpError() << "results must have the types of x and weight";
   return verifyLossOperands(*this, x, "x", getTargets(), getMask(), getDloss().getType());
 }
 

@@ -262,9 +262,7 @@ int cmdRun(const std::vector<std::string> &argv) {
                                  rt::shape_str(r.shape)).str();
       continue;
     }
-    double v = r.dtype == exec::DType::F64 ? r.data<double>()[0]
-                                           : exec::convertFloat(r, exec::DType::F32).data<float>()[0];
-    std::cout << llvm::formatv("loss {0:F6}\n", v).str();
+    std::cout << llvm::formatv("loss {0:F6}\n", exec::scalarValue(r)).str();
   }
   std::cout << llvm::formatv("tokens {0}  time {1:F3} s  tokens/s {2:F1}\n", numTokens, best,
                              numTokens / best).str();
@@ -323,23 +321,11 @@ exec::ParamValues firstStepGradients(ModuleOp module, StringRef forward, const T
   if (failed(pm.run(module)))
     throw Failed{};
   auto func = module.lookupSymbol<func::FuncOp>("grad_step");
-  std::vector<exec::HostTensor> args(func.getNumArguments());
-  for (int64_t j = 0; j < setup.microBatches; ++j)
-    exec::fillInputs(func, args, tokens, positions[j], seed, maskToken, j);
-  for (const xf::ParamArg &p : xf::getParams(func))
-    args[p.index] = params.at(p.attr.getName().str());
-  exec::RunOptions options;
-  options.seed = seed;
-  options.step = 0;
-  options.training = true;
-  exec::Executor executor(func, options);
-  std::vector<exec::HostTensor> results;
-  if (failed(executor.run(std::move(args), results)))
+  exec::Trainer gradStep(func, params, /*initialLossScale=*/1.0);
+  exec::StepReport report;
+  if (failed(gradStep.step(tokens, positions, 0, seed, maskToken, report)))
     throw Failed{};
-  exec::ParamValues grads;
-  for (unsigned i = 0; i < results.size(); ++i)
-    if (auto g = func.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kGradAttrName))
-      grads[g.str()] = std::move(results[i]);
+  exec::ParamValues grads = gradStep.gradients();
   func.erase();
   return grads;
 }
