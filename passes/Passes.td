@@ -127,4 +127,98 @@ def XfAdamW : Pass<"xf-adamw", "mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::func::FuncDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Sharding (passes/sharding)
+//===----------------------------------------------------------------------===//
+
+def XfPropagateSharding : Pass<"xf-propagate-sharding", "mlir::ModuleOp"> {
+  let summary = "assigns a sharding over a device mesh to every value, choosing by cost";
+  let description = [{
+    Creates the mesh (`shard.grid` with `xf.axis_names`) from `mesh`, applies
+    the `strategy` preset (a set of annotations: dp, zero1, zero2, zero3,
+    fsdp, tp, sp, mics, joined with `+`) and any `shard.shard` annotations
+    already in the function, then propagates through every op's sharding
+    rule (ShardingRuleOpInterface) until every value of `function` has a
+    sharding. Ops whose known operands and results agree are decided first;
+    an op whose inputs conflict is decided by the cost model (collective
+    time on the hardware description plus compute time), never by
+    traversal order.
+
+    The result is fully annotated IR: every tensor argument and op result
+    is followed by a `shard.shard` giving its sharding (`xf.partial` lists
+    the axes of a pending sum), and every xf op carries its decision as
+    `xf.factor_axes` (the mesh axes of each factor of its rule).
+
+    ```mlir
+    // -xf-propagate-sharding{mesh=tp=2}  with W annotated [-, tp]:
+    %0 = xf.matmul "bsh,ho->bso" %x, %w {xf.factor_axes = [[], [], [], [1]]} ...
+    %1 = shard.shard %0 to %sharding_s_s_tp : tensor<4x32x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the function to shard">,
+    Option<"mesh", "mesh", "std::string", "\"\"",
+           "mesh axes, e.g. dp=2,tp=4 (empty: use the module's shard.grid)">,
+    Option<"strategy", "strategy", "std::string", "\"\"",
+           "preset annotations: dp, zero1, zero2, zero3, fsdp, tp, sp, mics, joined with +">,
+    Option<"hardware", "hardware", "std::string", "\"h100-8x-nvlink-ib\"",
+           "hardware description: a shipped name or a .json path">,
+    Option<"memoryBudget", "memory-budget", "double", "0",
+           "bytes per device; when the estimate exceeds it, sharded activations are preferred (0: the hardware's memory)">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::shardc::xf::XfDialect"];
+}
+
+def XfPartition : Pass<"xf-partition", "mlir::ModuleOp"> {
+  let summary = "rewrites a sharded function to per-rank local shapes with collectives";
+  let description = [{
+    Consumes the annotations of -xf-propagate-sharding. Every xf op becomes
+    its local shard (local types, `xf.factor_axes` kept for ops that need
+    their shard's offset); every place where a value's sharding differs from
+    what its consumer needs gets the collectives of planReshard:
+    `shard.reduce_scatter` where a pending sum meets a split consumer,
+    `shard.all_reduce` where it meets a replicated one, `shard.all_gather`
+    for axes that leave a dimension and `shard.all_slice` (no communication)
+    for axes that join one. Pending sums stay pending through linear ops.
+    A reshard of a value is made once per target sharding, except for
+    `annotate_for_users` annotations, which are made again before each use
+    (ZeRO-3 gathers a parameter before its forward use and again before its
+    backward use). Arguments and results get local types and an
+    `xf.sharding` attribute; state results are resharded to their
+    argument's sharding, other results to replicated.
+
+    ```mlir
+    // before (tp=2):
+    %1 = shard.shard %0 to %s_rep {xf.partial = array<i16: 0>} : tensor<4x32x64xf32>
+    %2 = xf.bias_add %1, %b {xf.factor_axes = [[], [], []]} : ...
+    // after:
+    %1 = shard.all_reduce %0 on @mesh grid_axes = [0] : tensor<4x32x64xf32> -> tensor<4x32x64xf32>
+    %2 = xf.bias_add %1, %b {xf.factor_axes = [[], [], []]} : ...
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the function to partition">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::shardc::xf::XfDialect"];
+}
+
+def XfReportSharding : Pass<"xf-report-sharding", "mlir::ModuleOp"> {
+  let summary = "prints every value's sharding and the collectives a step performs";
+  let description = [{
+    On annotated IR (after -xf-propagate-sharding): prints each value's
+    sharding, then partitions a copy of the module and prints a table of the
+    collectives (kind, mesh axes, count, bytes per device per step, modelled
+    time on `hardware`) with totals per mesh axis, the modelled compute time
+    and the memory per device of arguments (parameters, optimizer state).
+    The IR is left unchanged.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the function to report on">,
+    Option<"hardware", "hardware", "std::string", "\"h100-8x-nvlink-ib\"",
+           "hardware description: a shipped name or a .json path">,
+    Option<"output", "output", "std::string", "\"-\"", "where to write the report (- for stdout)">,
+    Option<"json", "json", "bool", "false", "write JSON instead of text">,
+  ];
+}
+
 #endif // SHARDC_PASSES_TD

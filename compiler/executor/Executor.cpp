@@ -2,6 +2,7 @@
 
 #include "compiler/executor/Executor.h"
 
+#include "compiler/executor/MeshSimulation.h"
 #include "dialects/xf/Einsum.h"
 #include "dialects/xf/XfOps.h"
 #include "runtime/cpu/Kernels.h"
@@ -261,19 +262,24 @@ double shardc::exec::scalarValue(const HostTensor &t) {
 namespace {
 
 template <class C>
-Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in);
+Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in,
+                  const OpPlacement &place);
 
+/// Forward float ops. `place` locates a partitioned op's shard in the global
+/// op (offsets 0 for a whole op).
 template <class C>
 Results runFloatOp(Operation *op, llvm::ArrayRef<const HostTensor *> in,
-                   const RunOptions &options) {
+                   const RunOptions &options, const OpPlacement &place) {
   auto [dtype, shape] = resultSpec(op);
   return llvm::TypeSwitch<Operation *, Results>(op)
       .Case([&](xf::MatmulOp mm) { return one(runMatmul<C>(mm, *in[0], *in[1])); })
       .Case([&](xf::EmbeddingOp) {
         In<C> table(*in[0]);
         Out<C> out(dtype, shape);
-        cpu::embedding(table.get(), in[1]->data<int32_t>(), out.get(), in[1]->numel(),
-                       in[0]->shape[0], in[0]->shape[1]);
+        // A vocabulary-parallel shard holds the table rows [offset, offset + local).
+        OpPlacement::Dim rows = place.operandDim(0, 0);
+        cpu::embedding_block(table.get(), in[1]->data<int32_t>(), out.get(), in[1]->numel(),
+                             rows.global, rows.offset, rows.local, in[0]->shape[1]);
         return one(out.take());
       })
       .Case([&](xf::AddOp) {
@@ -338,55 +344,35 @@ Results runFloatOp(Operation *op, llvm::ArrayRef<const HostTensor *> in,
         In<C> x(*in[0]);
         Out<C> out(dtype, shape);
         const auto &s = in[0]->shape;
+        // Positions of a sequence shard start at its offset.
+        int64_t position = place.resultDim(0, 1).offset;
         if (rp.getInverse())
           cpu::rope_backward<C>(x.get(), out.get(), s[0], s[1], s[2], s[3],
-                                rp.getTheta().convertToDouble(), 0);
+                                rp.getTheta().convertToDouble(), position);
         else
           cpu::rope<C>(x.get(), out.get(), s[0], s[1], s[2], s[3],
-                       rp.getTheta().convertToDouble(), 0);
+                       rp.getTheta().convertToDouble(), position);
         return one(out.take());
       })
       .Case([&](xf::DropoutOp dr) {
         In<C> x(*in[0]);
         Out<C> out(dtype, shape);
         double rate = options.training ? dr.getRate().convertToDouble() : 0.0;
-        cpu::dropout<C>(x.get(), out.get(), in[0]->numel(), rate, options.seed, options.step,
-                        static_cast<uint64_t>(dr.getKey()), 0);
+        // The mask follows the element's index in the global tensor.
+        std::vector<int64_t> offset, global;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          OpPlacement::Dim p = place.resultDim(0, d);
+          offset.push_back(p.offset);
+          global.push_back(p.global);
+        }
+        cpu::dropout_block<C>(x.get(), out.get(), shape, offset, global, rate, options.seed,
+                              options.step, static_cast<uint64_t>(dr.getKey()));
         return one(out.take());
       })
       .Case([&](xf::CastOp) {
         In<C> x(*in[0]);
         Out<C> out(dtype, shape);
         std::copy(x.get(), x.get() + in[0]->numel(), out.get());
-        return one(out.take());
-      })
-      .Case([&](xf::CrossEntropyOp ce) {
-        In<C> logits(*in[0]);
-        std::optional<In<C>> mask;
-        if (in.size() > 2)
-          mask.emplace(*in[2]);
-        int64_t vocab = lastDim(*in[0]);
-        double loss = cpu::cross_entropy<C>(logits.get(), in[1]->data<int32_t>(),
-                                            mask ? mask->get() : nullptr,
-                                            in[0]->numel() / vocab, vocab, ce.getIgnoreIndex(),
-                                            nullptr);
-        Out<C> out(dtype, shape);
-        out.get()[0] = static_cast<C>(loss);
-        return one(out.take());
-      })
-      .Case([&](xf::LinearCrossEntropyOp lce) {
-        In<C> x(*in[0]), w(*in[1]);
-        std::optional<In<C>> mask;
-        if (in.size() > 3)
-          mask.emplace(*in[3]);
-        bool vocabMajor = lce.getVocabMajor();
-        int64_t hidden = lastDim(*in[0]);
-        int64_t vocab = vocabMajor ? in[1]->shape[0] : in[1]->shape[1];
-        double loss = cpu::linear_cross_entropy<C>(
-            x.get(), w.get(), vocabMajor, in[2]->data<int32_t>(), mask ? mask->get() : nullptr,
-            in[0]->numel() / hidden, hidden, vocab, lce.getIgnoreIndex(), nullptr);
-        Out<C> out(dtype, shape);
-        out.get()[0] = static_cast<C>(loss);
         return one(out.take());
       })
       .Case([&](xf::FillOp fill) {
@@ -401,12 +387,13 @@ Results runFloatOp(Operation *op, llvm::ArrayRef<const HostTensor *> in,
         cpu::scale(x.get(), out.get(), in[0]->numel(), sc.getFactor().convertToDouble());
         return one(out.take());
       })
-      .Default([&](Operation *) { return runGradOp<C>(op, in); });
+      .Default([&](Operation *) { return runGradOp<C>(op, in, place); });
 }
 
 /// Backward and optimizer ops.
 template <class C>
-Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
+Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in,
+                  const OpPlacement &place) {
   auto outOf = [&](unsigned i) {
     auto [dtype, shape] = resultSpec(op, i);
     return Out<C>(dtype, shape);
@@ -476,36 +463,10 @@ Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
         In<C> dy(*in[0]);
         Out<C> dt = outOf(0);
         const std::vector<int64_t> &table = resultSpec(op).second; // [vocab, hidden], verified
-        cpu::embedding_backward(dy.get(), in[1]->data<int32_t>(), dt.get(), in[1]->numel(),
-                                table[0], table[1]);
+        OpPlacement::Dim rows = place.resultDim(0, 0);
+        cpu::embedding_backward_block(dy.get(), in[1]->data<int32_t>(), dt.get(), in[1]->numel(),
+                                      rows.global, rows.offset, rows.local, table[1]);
         return take(dt);
-      })
-      .Case([&](xf::CrossEntropyGradOp ce) {
-        In<C> logits(*in[1]);
-        std::optional<In<C>> mask;
-        if (in.size() > 3)
-          mask.emplace(*in[3]);
-        Out<C> dl = outOf(0);
-        auto [rows, vocab] = rowsCols(*in[1]);
-        cpu::cross_entropy_backward(scalarValue(*in[0]), logits.get(), in[2]->data<int32_t>(),
-                                    mask ? mask->get() : nullptr, dl.get(), rows, vocab,
-                                    ce.getIgnoreIndex());
-        return take(dl);
-      })
-      .Case([&](xf::LinearCrossEntropyGradOp lce) {
-        In<C> x(*in[1]), w(*in[2]);
-        std::optional<In<C>> mask;
-        if (in.size() > 4)
-          mask.emplace(*in[4]);
-        Out<C> dx = outOf(0), dw = outOf(1);
-        bool vocabMajor = lce.getVocabMajor();
-        auto [rows, hidden] = rowsCols(*in[1]);
-        int64_t vocab = vocabMajor ? in[2]->shape[0] : in[2]->shape[1];
-        cpu::linear_cross_entropy_backward(scalarValue(*in[0]), x.get(), w.get(), vocabMajor,
-                                           in[3]->data<int32_t>(), mask ? mask->get() : nullptr,
-                                           dx.get(), dw.get(), rows, hidden, vocab,
-                                           lce.getIgnoreIndex());
-        return take(dx, dw);
       })
       .Case([&](xf::SumSquaresOp) {
         In<C> x(*in[0]);
@@ -627,14 +588,203 @@ Type computeElementType(Operation *op) {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Cross-entropy, whole or vocabulary-parallel
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isCrossEntropy(Operation *op) {
+  return isa<xf::CrossEntropyOp, xf::CrossEntropyGradOp, xf::LinearCrossEntropyOp,
+             xf::LinearCrossEntropyGradOp>(op);
+}
+
+/// (operand, dim) of a cross-entropy op that holds the vocabulary.
+std::pair<unsigned, unsigned> vocabDimOf(Operation *op) {
+  auto last = [&](unsigned i) {
+    return std::pair<unsigned, unsigned>(
+        i, cast<ShapedType>(op->getOperand(i).getType()).getRank() - 1);
+  };
+  return llvm::TypeSwitch<Operation *, std::pair<unsigned, unsigned>>(op)
+      .Case([&](xf::CrossEntropyOp) { return last(0); })
+      .Case([&](xf::CrossEntropyGradOp) { return last(1); })
+      .Case([&](xf::LinearCrossEntropyOp lce) {
+        return std::pair<unsigned, unsigned>(1, lce.getVocabMajor() ? 0 : 1);
+      })
+      .Case([&](xf::LinearCrossEntropyGradOp lce) {
+        return std::pair<unsigned, unsigned>(2, lce.getVocabMajor() ? 0 : 1);
+      });
+}
+
+/// One rank's operands of a cross-entropy op, in compute type C.
+template <class C> struct LossOperands {
+  double dloss = 0.0;
+  std::optional<In<C>> logits, x, w, mask;
+  const int32_t *targets = nullptr;
+  int64_t rows = 0, hidden = 0;
+};
+
+/// Per-row statistics of a vocabulary block (see cpu::cross_entropy_block_stats).
+struct RowStats {
+  std::vector<double> max, sumExp, target;
+};
+
+/// Runs a cross-entropy op on every rank: in[r] are rank r's operands,
+/// blocks[r] its vocabulary block and groups[r] its vocabulary group (ranks
+/// in group order). Each rank computes the statistics of its block, each
+/// group combines them in group order, and each rank finishes with the
+/// combined statistics — a whole vocabulary is a group of one. The backward
+/// of a whole vocabulary needs no statistics: its kernel computes them per
+/// row.
+template <class C>
+std::vector<Results> runCrossEntropy(Operation *op,
+                                     llvm::ArrayRef<SmallVector<const HostTensor *>> in,
+                                     llvm::ArrayRef<OpPlacement::Dim> blocks,
+                                     llvm::ArrayRef<std::vector<int64_t>> groups) {
+  bool grad = isa<xf::CrossEntropyGradOp, xf::LinearCrossEntropyGradOp>(op);
+  bool linear = isa<xf::LinearCrossEntropyOp, xf::LinearCrossEntropyGradOp>(op);
+  bool vocabMajor = false;
+  int64_t ignore = 0;
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](xf::CrossEntropyOp o) { ignore = o.getIgnoreIndex(); })
+      .Case([&](xf::CrossEntropyGradOp o) { ignore = o.getIgnoreIndex(); })
+      .Case([&](xf::LinearCrossEntropyOp o) {
+        ignore = o.getIgnoreIndex();
+        vocabMajor = o.getVocabMajor();
+      })
+      .Case([&](xf::LinearCrossEntropyGradOp o) {
+        ignore = o.getIgnoreIndex();
+        vocabMajor = o.getVocabMajor();
+      });
+  size_t n = in.size();
+  auto rowsOf = [](const HostTensor &t) {
+    int64_t cols = lastDim(t);
+    return cols ? t.numel() / cols : 0;
+  };
+  std::vector<LossOperands<C>> ops(n);
+  for (size_t r = 0; r < n; ++r) {
+    LossOperands<C> &o = ops[r];
+    llvm::ArrayRef<const HostTensor *> v = in[r];
+    size_t i = 0;
+    if (grad)
+      o.dloss = scalarValue(*v[i++]);
+    o.rows = rowsOf(*v[i]);
+    if (linear) {
+      o.hidden = lastDim(*v[i]);
+      o.x.emplace(*v[i++]);
+      o.w.emplace(*v[i++]);
+    } else {
+      o.logits.emplace(*v[i++]);
+    }
+    o.targets = v[i++]->data<int32_t>();
+    if (v.size() > i)
+      o.mask.emplace(*v[i]);
+  }
+  auto maskOf = [&](size_t r) { return ops[r].mask ? ops[r].mask->get() : nullptr; };
+
+  // 1. Statistics of each rank's block.
+  bool split = llvm::any_of(groups, [](const std::vector<int64_t> &g) { return g.size() > 1; });
+  bool needStats = !grad || split;
+  std::vector<RowStats> stats(needStats ? n : 0);
+  for (size_t r = 0; r < stats.size(); ++r) {
+    LossOperands<C> &o = ops[r];
+    const OpPlacement::Dim &b = blocks[r];
+    RowStats &s = stats[r];
+    for (auto *v : {&s.max, &s.sumExp, &s.target})
+      v->resize(o.rows);
+    if (linear)
+      cpu::linear_cross_entropy_block_stats<C>(
+          o.x->get(), o.w->get(), vocabMajor, o.targets, maskOf(r), o.rows, o.hidden, b.global,
+          b.offset, b.local, ignore, s.max.data(), s.sumExp.data(), s.target.data());
+    else
+      cpu::cross_entropy_block_stats<C>(o.logits->get(), o.targets, maskOf(r), o.rows, b.global,
+                                        b.offset, b.local, ignore, s.max.data(),
+                                        s.sumExp.data(), s.target.data());
+  }
+
+  // 2. The exchange: each group combines its members' statistics in group
+  //    order; the members share the result.
+  std::vector<RowStats> combined(stats.size());
+  std::vector<int64_t> combinedOf(n, -1);
+  for (size_t r = 0; r < stats.size(); ++r) {
+    if (combinedOf[r] >= 0)
+      continue;
+    std::vector<const double *> mx, se, tg;
+    for (int64_t m : groups[r]) {
+      if (ops[m].rows != ops[r].rows)
+        throw rt::Error("the ranks of a vocabulary group hold different numbers of tokens");
+      mx.push_back(stats[m].max.data());
+      se.push_back(stats[m].sumExp.data());
+      tg.push_back(stats[m].target.data());
+      combinedOf[m] = static_cast<int64_t>(r);
+    }
+    RowStats &c = combined[r];
+    for (auto *v : {&c.max, &c.sumExp, &c.target})
+      v->resize(ops[r].rows);
+    cpu::cross_entropy_combine_stats(static_cast<int64_t>(mx.size()), mx.data(), se.data(),
+                                     tg.data(), ops[r].rows, c.max.data(), c.sumExp.data(),
+                                     c.target.data());
+  }
+
+  // 3. The loss, or each rank's block of the gradients.
+  std::vector<Results> out(n);
+  for (size_t r = 0; r < n; ++r) {
+    LossOperands<C> &o = ops[r];
+    const OpPlacement::Dim &b = blocks[r];
+    const RowStats *c = needStats ? &combined[combinedOf[r]] : nullptr;
+    auto outOf = [&](unsigned i) {
+      auto [dtype, shape] = resultSpec(op, i);
+      return Out<C>(dtype, shape);
+    };
+    if (!grad) {
+      double loss = cpu::cross_entropy_from_stats<C>(c->max.data(), c->sumExp.data(),
+                                                     c->target.data(), o.targets, maskOf(r),
+                                                     o.rows, ignore, nullptr);
+      Out<C> res = outOf(0);
+      res.get()[0] = static_cast<C>(loss);
+      out[r] = one(res.take());
+      continue;
+    }
+    const double *mx = c ? c->max.data() : nullptr, *se = c ? c->sumExp.data() : nullptr;
+    if (linear) {
+      Out<C> dx = outOf(0), dw = outOf(1);
+      cpu::linear_cross_entropy_block_backward<C>(o.dloss, o.x->get(), o.w->get(), vocabMajor,
+                                                  o.targets, maskOf(r), mx, se, dx.get(),
+                                                  dw.get(), o.rows, o.hidden, b.global,
+                                                  b.offset, b.local, ignore);
+      out[r].push_back(dx.take());
+      out[r].push_back(dw.take());
+    } else {
+      Out<C> dl = outOf(0);
+      cpu::cross_entropy_block_backward<C>(o.dloss, o.logits->get(), o.targets, maskOf(r), mx,
+                                           se, dl.get(), o.rows, b.global, b.offset, b.local,
+                                           ignore);
+      out[r] = one(dl.take());
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Executor
 //===----------------------------------------------------------------------===//
 
-Executor::Executor(func::FuncOp func, RunOptions options)
-    : func_(func), options_(options), ranks_(1) {}
+Executor::Executor(func::FuncOp func, RunOptions options) : func_(func), options_(options) {
+  // Resolved quietly here, so that numRanks() is known before run(); run()
+  // reports a grid that cannot be resolved.
+  if (!func.isExternal()) {
+    FailureOr<std::optional<MeshSimulation>> mesh = MeshSimulation::forFunction(func, false);
+    if (succeeded(mesh) && *mesh)
+      mesh_ = std::make_shared<const MeshSimulation>(std::move(**mesh));
+  }
+  ranks_.resize(mesh_ ? mesh_->numRanks() : 1);
+  for (size_t r = 0; r < ranks_.size(); ++r)
+    ranks_[r].rank = static_cast<int>(r);
+}
 
-LogicalResult Executor::execLocal(Operation *op, RankEnv &env) {
-  SmallVector<const HostTensor *> in;
+LogicalResult Executor::operandsOf(Operation *op, const RankEnv &env,
+                                   SmallVectorImpl<const HostTensor *> &in) {
   for (Value v : op->getOperands()) {
     auto it = env.values.find(v);
     if (it == env.values.end())
@@ -642,21 +792,30 @@ LogicalResult Executor::execLocal(Operation *op, RankEnv &env) {
                            "dominance order?)");
     in.push_back(&it->second);
   }
+  return success();
+}
+
+LogicalResult Executor::execLocal(Operation *op, RankEnv &env) {
+  SmallVector<const HostTensor *> in;
+  if (failed(operandsOf(op, env, in)))
+    return failure();
   try {
+    OpPlacement place(op, mesh_ ? &mesh_->mesh() : nullptr, env.rank);
     Results results;
     if (auto iota = dyn_cast<xf::IotaOp>(op)) {
       auto [dtype, shape] = resultSpec(op);
       results = one(HostTensor(dtype, shape));
-      cpu::iota(results[0].data<int32_t>(), shape, iota.getDim());
+      cpu::iota(results[0].data<int32_t>(), shape, iota.getDim(),
+                place.resultDim(0, iota.getDim()).offset);
     } else if (isa<xf::ReshapeOp, xf::TransposeOp>(op)) {
       results = one(runLayoutOp(op, *in[0]));
     } else if (isa<xf::LrScheduleOp, xf::ClipGradNormOp, xf::CountStepOp,
                    xf::LossScaleUpdateOp>(op)) {
       results = runScalarOp(op, in);
     } else if (computeElementType(op).isF64()) {
-      results = runFloatOp<double>(op, in, options_);
+      results = runFloatOp<double>(op, in, options_, place);
     } else {
-      results = runFloatOp<float>(op, in, options_);
+      results = runFloatOp<float>(op, in, options_, place);
     }
     for (auto [value, result] : llvm::zip_equal(op->getResults(), results))
       env.values[value] = std::move(result);
@@ -666,24 +825,120 @@ LogicalResult Executor::execLocal(Operation *op, RankEnv &env) {
   return success();
 }
 
+LogicalResult Executor::execCollective(Operation *op) {
+  if (!mesh_)
+    return op->emitError() << "reference executor: '" << op->getName()
+                           << "' needs a partitioned function (one with '"
+                           << sharding::kGridAttr << "')";
+  std::vector<const HostTensor *> in;
+  for (RankEnv &env : ranks_) {
+    SmallVector<const HostTensor *, 1> operands;
+    if (failed(operandsOf(op, env, operands)))
+      return failure();
+    in.push_back(operands.front());
+  }
+  try {
+    std::vector<HostTensor> out;
+    mesh_->runCollective(op, in, out);
+    for (auto [env, value] : llvm::zip_equal(ranks_, out))
+      env.values[op->getResult(0)] = std::move(value);
+  } catch (const rt::Error &e) {
+    return op->emitError() << "reference executor: " << e.what();
+  }
+  return success();
+}
+
+LogicalResult Executor::execCrossEntropy(Operation *op) {
+  std::vector<SmallVector<const HostTensor *>> in(ranks_.size());
+  for (auto [env, operands] : llvm::zip_equal(ranks_, in))
+    if (failed(operandsOf(op, env, operands)))
+      return failure();
+  try {
+    auto [operand, dim] = vocabDimOf(op);
+    std::vector<OpPlacement::Dim> blocks;
+    std::vector<std::vector<int64_t>> groups;
+    for (const RankEnv &env : ranks_) {
+      OpPlacement place(op, mesh_ ? &mesh_->mesh() : nullptr, env.rank);
+      blocks.push_back(place.operandDim(operand, dim));
+      groups.push_back(mesh_ ? mesh_->mesh().group(blocks.back().axes, env.rank)
+                             : std::vector<int64_t>{env.rank});
+    }
+    std::vector<Results> results =
+        computeElementType(op).isF64() ? runCrossEntropy<double>(op, in, blocks, groups)
+                                       : runCrossEntropy<float>(op, in, blocks, groups);
+    for (auto [env, res] : llvm::zip_equal(ranks_, results))
+      for (auto [value, result] : llvm::zip_equal(op->getResults(), res))
+        env.values[value] = std::move(result);
+  } catch (const rt::Error &e) {
+    return op->emitError() << "reference executor: " << e.what();
+  }
+  return success();
+}
+
+LogicalResult Executor::distributeArguments(std::vector<HostTensor> &args) {
+  Block &body = func_.getBody().front();
+  for (RankEnv &env : ranks_)
+    env.values.clear();
+  if (mesh_) {
+    for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+      std::vector<HostTensor> perRank;
+      if (failed(mesh_->distributeArgument(i, std::move(args[i]), perRank)))
+        return failure();
+      for (auto [env, value] : llvm::zip_equal(ranks_, perRank))
+        env.values[arg] = std::move(value);
+    }
+    return success();
+  }
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    auto spec = tensorSpec(arg.getType());
+    if (failed(spec))
+      return func_.emitError() << argumentName(func_, i) << " has type " << arg.getType()
+                               << "; the executor needs static tensors of f32, f64, bf16, "
+                                  "f16 or i32";
+    if (spec->first != args[i].dtype || spec->second != args[i].shape)
+      return func_.emitError() << argumentName(func_, i) << " is " << arg.getType()
+                               << " but was given " << rt::dtype_name(args[i].dtype) << " "
+                               << rt::shape_str(args[i].shape);
+    ranks_.front().values[arg] = std::move(args[i]);
+  }
+  return success();
+}
+
+LogicalResult Executor::collectResults(func::ReturnOp ret, std::vector<HostTensor> &results) {
+  results.clear();
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (!mesh_) {
+      results.push_back(ranks_.front().values.lookup(v));
+      continue;
+    }
+    std::vector<const HostTensor *> perRank;
+    for (const RankEnv &env : ranks_) {
+      auto it = env.values.find(v);
+      if (it == env.values.end())
+        return ret.emitError("reference executor: returned value has no value");
+      perRank.push_back(&it->second);
+    }
+    HostTensor global;
+    if (failed(mesh_->assembleResult(ret, i, perRank, global)))
+      return failure();
+    results.push_back(std::move(global));
+  }
+  return success();
+}
+
 LogicalResult Executor::run(std::vector<HostTensor> args, std::vector<HostTensor> &results) {
   if (func_.isExternal())
     return func_.emitError("cannot execute a function declaration");
+  if (!mesh_ && func_->hasAttr(sharding::kGridAttr)) {
+    // Report why the constructor could not resolve the grid.
+    if (succeeded(MeshSimulation::forFunction(func_, true)))
+      func_.emitError("reference executor: cannot resolve the function's grid");
+    return failure();
+  }
   Block &body = func_.getBody().front();
   if (args.size() != body.getNumArguments())
     return func_.emitError() << "expected " << body.getNumArguments() << " arguments, got "
                              << args.size();
-  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    auto spec = tensorSpec(arg.getType());
-    if (failed(spec))
-      return func_.emitError() << "argument #" << i << " has type " << arg.getType()
-                               << "; the executor needs static tensors of f32, f64, bf16, "
-                                  "f16 or i32";
-    if (spec->first != args[i].dtype || spec->second != args[i].shape)
-      return func_.emitError() << "argument #" << i << " is " << arg.getType() << " but was given "
-                               << rt::dtype_name(args[i].dtype) << " "
-                               << rt::shape_str(args[i].shape);
-  }
 
   // Drop each value after its last use: activations of a full model would not
   // all fit otherwise.
@@ -697,29 +952,30 @@ LogicalResult Executor::run(std::vector<HostTensor> args, std::vector<HostTensor
       dying[op].push_back(v);
   }
 
-  // The last rank takes the arguments by move; the others (when simulating a
-  // mesh) copy them first.
-  for (size_t r = 0; r < ranks_.size(); ++r) {
-    RankEnv &env = ranks_[r];
-    env.values.clear();
-    bool last = r + 1 == ranks_.size();
-    for (auto [arg, value] : llvm::zip(body.getArguments(), args))
-      env.values[arg] = last ? std::move(value) : value;
-  }
+  if (failed(distributeArguments(args)))
+    return failure();
   results.clear();
   for (Operation &op : body) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value v : ret.getOperands())
-        results.push_back(ranks_.front().values.lookup(v));
-      break;
-    }
-    if (op.getNumResults() < 1 || !isa<xf::XfDialect>(op.getDialect()))
+    if (auto ret = dyn_cast<func::ReturnOp>(op))
+      return collectResults(ret, results);
+    bool isXf = op.getNumResults() >= 1 && op.getDialect() && isa<xf::XfDialect>(op.getDialect());
+    if (!isXf && !MeshSimulation::isCollective(&op))
       return op.emitError() << "reference executor: '" << op.getName()
-                            << "' is not supported (xf ops only)";
+                            << "' is not supported (xf ops and the shard collectives "
+                               "all_gather, all_reduce, reduce_scatter, all_slice and "
+                               "all_to_all only)";
     auto start = std::chrono::steady_clock::now();
-    for (RankEnv &env : ranks_)
-      if (failed(execLocal(&op, env)))
+    if (MeshSimulation::isCollective(&op)) {
+      if (failed(execCollective(&op)))
         return failure();
+    } else if (isCrossEntropy(&op)) {
+      if (failed(execCrossEntropy(&op)))
+        return failure();
+    } else {
+      for (RankEnv &env : ranks_)
+        if (failed(execLocal(&op, env)))
+          return failure();
+    }
     if (options_.profile)
       profile_[op.getName().getStringRef().str()] +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

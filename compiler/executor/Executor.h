@@ -4,10 +4,21 @@
 // (runtime/cpu), the oracle every transformation is checked against.
 //
 // The executor keeps one value environment per simulated rank and walks the
-// function's ops in order. Local ops run on every rank's environment; ops that
-// communicate (the shard collectives, once partitioned IR reaches it) see all
-// ranks' environments at once, so a whole mesh is simulated in one process.
-// Today every function runs on one rank.
+// function's ops in order, all ranks in lockstep. A function without `xf.grid`
+// runs on one rank. A partitioned function (`xf.grid = @mesh`, produced by
+// -xf-partition) runs on every rank of the mesh in one process
+// (MeshSimulation.h):
+//  - run() still takes and returns global tensors: each argument is cut into
+//    the ranks' blocks by its `xf.sharding`, each result assembled from them
+//    (replicated copies must agree bit for bit, which catches partitioner
+//    bugs);
+//  - local ops run on every rank; ops with `xf.factor_axes` get their rank's
+//    offset in the global op (embedding rows, iota, dropout's mask, rope
+//    positions);
+//  - the shard collectives and the cross-entropy ops with a split vocabulary
+//    (Megatron-style vocabulary-parallel loss: per-row max, sum of exps and
+//    target logit are combined over the vocabulary group) see all ranks at
+//    once.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_COMPILER_EXECUTOR_EXECUTOR_H
@@ -17,13 +28,17 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace shardc::exec {
+
+class MeshSimulation;
 
 using rt::DType;
 using rt::HostTensor;
@@ -56,7 +71,8 @@ public:
 
   /// Seconds spent per op name over all runs (when options.profile is set).
   const std::map<std::string, double> &profile() const { return profile_; }
-  /// The number of simulated ranks.
+  /// The number of simulated ranks: the mesh size of a partitioned function,
+  /// else 1.
   int numRanks() const { return static_cast<int>(ranks_.size()); }
 
 private:
@@ -65,10 +81,21 @@ private:
     llvm::DenseMap<mlir::Value, HostTensor> values;
   };
 
+  /// Rank `env`'s operands of `op`; fails (with a diagnostic) on a missing one.
+  mlir::LogicalResult operandsOf(mlir::Operation *op, const RankEnv &env,
+                                 llvm::SmallVectorImpl<const HostTensor *> &in);
   mlir::LogicalResult execLocal(mlir::Operation *op, RankEnv &env);
+  /// shard collectives: all ranks at once.
+  mlir::LogicalResult execCollective(mlir::Operation *op);
+  /// The cross-entropy ops: statistics combined over each vocabulary group.
+  mlir::LogicalResult execCrossEntropy(mlir::Operation *op);
+  mlir::LogicalResult distributeArguments(std::vector<HostTensor> &args);
+  mlir::LogicalResult collectResults(mlir::func::ReturnOp ret, std::vector<HostTensor> &results);
 
   mlir::func::FuncOp func_;
   RunOptions options_;
+  /// The mesh of a partitioned function; null for one rank.
+  std::shared_ptr<const MeshSimulation> mesh_;
   std::vector<RankEnv> ranks_;
   std::map<std::string, double> profile_;
 };

@@ -19,8 +19,9 @@ HostTensor zerosOf(Type type) {
 
 } // namespace
 
-Trainer::Trainer(func::FuncOp step, const ParamValues &params, double initialLossScale)
-    : func_(step) {
+Trainer::Trainer(func::FuncOp step, const ParamValues &params, double initialLossScale,
+                 func::FuncOp run)
+    : func_(step), run_(run ? run : step) {
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     auto mb = step.getArgAttrOfType<IntegerAttr>(i, xf::XfDialect::kMicroBatchAttrName);
     if (mb)
@@ -64,7 +65,7 @@ LogicalResult Trainer::step(const data::TokenFile &tokens, const std::vector<int
   options.step = index;
   options.training = true;
   options.profile = profiling_;
-  Executor executor(func_, options);
+  Executor executor(run_, options);
   std::vector<HostTensor> results;
   if (failed(executor.run(std::move(args), results)))
     return failure();

@@ -30,8 +30,11 @@ class Trainer {
 public:
   /// `step` must carry xf.state arguments; parameters start from `params`
   /// (by name), Adam moments and counters from zero, the loss scale from
-  /// `initialLossScale`.
-  Trainer(mlir::func::FuncOp step, const ParamValues &params, double initialLossScale);
+  /// `initialLossScale`. `run`, when given, is what executes: the same step
+  /// partitioned over a mesh (-xf-partition), whose arguments and results
+  /// are the global tensors of `step`'s signature.
+  Trainer(mlir::func::FuncOp step, const ParamValues &params, double initialLossScale,
+          mlir::func::FuncOp run = {});
 
   /// Runs step number `index` (0-based): micro-batch j reads the batch at
   /// `positions[j]`. `seed` keys dropout and the BERT masking.
@@ -53,7 +56,7 @@ public:
   const std::map<std::string, double> &profile() const { return profile_; }
 
 private:
-  mlir::func::FuncOp func_;
+  mlir::func::FuncOp func_, run_;
   std::map<std::string, HostTensor> state_;
   ParamValues grads_;
   int64_t microBatches_ = 1, tokensPerStep_ = 0;

@@ -4,6 +4,7 @@
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -101,6 +102,13 @@ LogicalResult XfDialect::verifyRegionArgAttribute(Operation *op, unsigned region
     if (!index || index.getInt() < 0)
       return op->emitOpError() << "argument #" << argIndex << ": '" << kMicroBatchAttrName
                                << "' must be a non-negative integer";
+    return success();
+  }
+  if (attr.getName() == "xf.sharding") {
+    // Set by -xf-partition: the argument's global layout over the grid.
+    if (!isa<shard::GridAxesArrayAttr>(attr.getValue()))
+      return op->emitOpError() << "argument #" << argIndex
+                               << ": 'xf.sharding' must be a #shard<axisarray ...>";
     return success();
   }
   return op->emitOpError() << "unknown xf argument attribute '" << attr.getName().strref()

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/SmallVector.h"
+#include "dialects/xf/ShardingRule.h"
 
 #include "dialects/xf/XfInterfaces.h.inc"
 

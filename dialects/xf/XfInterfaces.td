@@ -34,4 +34,21 @@ def Xf_VJPOpInterface : OpInterface<"VJPOpInterface"> {
   ];
 }
 
+def Xf_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::shardc::xf";
+  let description = [{
+    How the op may be split over a device mesh, as factors (ShardingRule.h):
+    which dimensions of its operands and results are the same loop, which are
+    summed, which must stay whole. `-xf-propagate-sharding` and
+    `-xf-partition` read only this; adding an op means adding its rule
+    (XfShardingRules.cpp), nothing in the passes. The rule is computed from
+    the op's own types and attributes, so on partitioned IR it describes the
+    local op.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the op's sharding rule.",
+      "::shardc::xf::OpShardingRule", "getShardingRule", (ins)>
+  ];
+}
+
 #endif // SHARDC_XF_INTERFACES_TD

@@ -16,7 +16,8 @@ include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 class Xf_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Xf_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+    : Op<Xf_Dialect, mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<Xf_ShardingRuleOpInterface>])>;
 
 /// A differentiable op: its VJP rule is in XfVJP.cpp.
 class Xf_DiffOp<string mnemonic, list<Trait> traits = []>

@@ -85,27 +85,42 @@ template <class T> double rmsnormRstd(const T *xr, int64_t cols, double eps) {
 
 
 /// dlogits[r] = coef * (softmax(logits[r]) - onehot(targets[r])) for counted
-/// rows, 0 for the others. dlogits may alias logits.
+/// rows, 0 for the others, on the vocabulary block [vocabBegin, vocabBegin +
+/// blockVocab): softmax uses the combined statistics rowMax/rowSumExp of the
+/// whole row, or, when they are null (the block is the whole vocabulary), the
+/// row's own. dlogits may alias logits.
 template <class T>
 void crossEntropyRowGrads(const T *logits, const int32_t *targets,
-                          const T *mask, T *dlogits, int64_t rows,
-                          int64_t vocab, int64_t ignoreIndex, double coef) {
-#pragma omp parallel for schedule(static) if (rows * vocab >= kParallelGrain)
+                          const T *mask, const double *rowMax,
+                          const double *rowSumExp, T *dlogits, int64_t rows,
+                          int64_t vocabBegin, int64_t blockVocab,
+                          int64_t ignoreIndex, double coef) {
+#pragma omp parallel for schedule(static) if (rows * blockVocab >= kParallelGrain)
   for (int64_t r = 0; r < rows; ++r) {
-    const T *row = logits + r * vocab;
-    T *drow = dlogits + r * vocab;
+    const T *row = logits + r * blockVocab;
+    T *drow = dlogits + r * blockVocab;
     if (!isCounted(targets, mask, r, ignoreIndex)) {
-      std::fill(drow, drow + vocab, T(0));
+      std::fill(drow, drow + blockVocab, T(0));
       continue;
     }
-    T mx = *std::max_element(row, row + vocab);
-    double scaleR = coef / expShiftedSum(row, mx, vocab, drow);
-    int32_t t = targets[r];
+    double sum;
+    if (rowMax) {
+      // The global max is one of the logits, a value of T.
+      expShiftedSum(row, T(rowMax[r]), blockVocab, drow);
+      sum = rowSumExp[r];
+    } else {
+      T mx = *std::max_element(row, row + blockVocab);
+      sum = expShiftedSum(row, mx, blockVocab, drow);
+    }
+    double scaleR = coef / sum;
+    int64_t t = int64_t(targets[r]) - vocabBegin;
+    bool inBlock = t >= 0 && t < blockVocab;
     // coef * p_t - coef in double before rounding: p_t - 1 cancels.
-    double target = double(drow[t]) * scaleR - coef;
-    for (int64_t j = 0; j < vocab; ++j)
+    double target = inBlock ? double(drow[t]) * scaleR - coef : 0.0;
+    for (int64_t j = 0; j < blockVocab; ++j)
       drow[j] = T(double(drow[j]) * scaleR);
-    drow[t] = T(target);
+    if (inBlock)
+      drow[t] = T(target);
   }
 }
 
@@ -381,8 +396,15 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
 //===----------------------------------------------------------------------===//
 
 template <class T>
-void embedding_backward(const T *dy, const int32_t *ids, T *dtable,
-                        int64_t nIds, int64_t vocab, int64_t dim) {
+void embedding_backward_block(const T *dy, const int32_t *ids, T *dblock,
+                              int64_t nIds, int64_t vocab, int64_t rowBegin,
+                              int64_t rows, int64_t dim) {
+  if (rowBegin < 0 || rows < 0 || rowBegin + rows > vocab)
+    throw rt::Error("embedding_backward: table rows [" +
+                    std::to_string(rowBegin) + ", " +
+                    std::to_string(rowBegin + rows) +
+                    ") are not inside the vocabulary [0, " +
+                    std::to_string(vocab) + ")");
   // Validate first: an exception cannot leave an OpenMP region.
   for (int64_t i = 0; i < nIds; ++i)
     if (ids[i] < 0 || ids[i] >= vocab)
@@ -390,24 +412,29 @@ void embedding_backward(const T *dy, const int32_t *ids, T *dtable,
                       " at position " + std::to_string(i) +
                       " is outside the vocabulary [0, " +
                       std::to_string(vocab) + ")");
-  // Bucket the positions by id (a counting sort, positions in increasing
-  // order), then let each vocabulary row sum its own positions.
-  std::vector<int64_t> start(vocab + 1, 0), positions(nIds);
+  // Bucket the positions whose id lies in the block by row (a counting sort,
+  // positions in increasing order), then let each row sum its own positions.
+  auto rowOf = [&](int64_t i) { return int64_t(ids[i]) - rowBegin; };
+  auto inBlock = [&](int64_t i) { return rowOf(i) >= 0 && rowOf(i) < rows; };
+  std::vector<int64_t> start(rows + 1, 0);
   for (int64_t i = 0; i < nIds; ++i)
-    ++start[ids[i] + 1];
-  for (int64_t t = 0; t < vocab; ++t)
+    if (inBlock(i))
+      ++start[rowOf(i) + 1];
+  for (int64_t t = 0; t < rows; ++t)
     start[t + 1] += start[t];
+  std::vector<int64_t> positions(start[rows]);
   {
     std::vector<int64_t> next(start.begin(), start.end() - 1);
     for (int64_t i = 0; i < nIds; ++i)
-      positions[next[ids[i]]++] = i;
+      if (inBlock(i))
+        positions[next[rowOf(i)]++] = i;
   }
-#pragma omp parallel if (std::max(nIds, vocab) * dim >= kParallelGrain)
+#pragma omp parallel if (std::max(nIds, rows) * dim >= kParallelGrain)
   {
     std::vector<double> acc(dim);
 #pragma omp for schedule(static)
-    for (int64_t t = 0; t < vocab; ++t) {
-      T *row = dtable + t * dim;
+    for (int64_t t = 0; t < rows; ++t) {
+      T *row = dblock + t * dim;
       if (start[t] == start[t + 1]) {
         std::fill(row, row + dim, T(0));
         continue;
@@ -422,6 +449,12 @@ void embedding_backward(const T *dy, const int32_t *ids, T *dtable,
         row[d] = T(acc[d]);
     }
   }
+}
+
+template <class T>
+void embedding_backward(const T *dy, const int32_t *ids, T *dtable,
+                        int64_t nIds, int64_t vocab, int64_t dim) {
+  embedding_backward_block(dy, ids, dtable, nIds, vocab, 0, vocab, dim);
 }
 
 //===----------------------------------------------------------------------===//
@@ -526,36 +559,56 @@ void reduce_sum(const T *x, T *out, const std::vector<int64_t> &shape,
 //===----------------------------------------------------------------------===//
 
 template <class T>
-void cross_entropy_backward(double dloss, const T *logits,
-                            const int32_t *targets, const T *mask, T *dlogits,
-                            int64_t rows, int64_t vocab, int64_t ignoreIndex) {
+void cross_entropy_block_backward(double dloss, const T *logits,
+                                  const int32_t *targets, const T *mask,
+                                  const double *rowMax,
+                                  const double *rowSumExp, T *dlogits,
+                                  int64_t rows, int64_t vocab,
+                                  int64_t vocabBegin, int64_t blockVocab,
+                                  int64_t ignoreIndex) {
+  checkVocabBlock("cross_entropy_backward", vocab, vocabBegin, blockVocab,
+                  rowMax, rowSumExp);
   int64_t count = countTargets("cross_entropy_backward", targets, mask, rows,
                                vocab, ignoreIndex);
   if (count == 0) {
-    std::fill(dlogits, dlogits + rows * vocab, T(0));
+    std::fill(dlogits, dlogits + rows * blockVocab, T(0));
     return;
   }
-  crossEntropyRowGrads(logits, targets, mask, dlogits, rows, vocab, ignoreIndex,
+  crossEntropyRowGrads(logits, targets, mask, rowMax, rowSumExp, dlogits, rows,
+                       vocabBegin, blockVocab, ignoreIndex,
                        dloss / double(count));
 }
 
 template <class T>
-void linear_cross_entropy_backward(double dloss, const T *x, const T *w,
-                                   bool wIsVocabMajor, const int32_t *targets,
-                                   const T *mask, T *dx, T *dw, int64_t rows,
-                                   int64_t hidden, int64_t vocab,
-                                   int64_t ignoreIndex) {
+void cross_entropy_backward(double dloss, const T *logits,
+                            const int32_t *targets, const T *mask, T *dlogits,
+                            int64_t rows, int64_t vocab, int64_t ignoreIndex) {
+  cross_entropy_block_backward<T>(dloss, logits, targets, mask, nullptr,
+                                  nullptr, dlogits, rows, vocab, 0, vocab,
+                                  ignoreIndex);
+}
+
+template <class T>
+void linear_cross_entropy_block_backward(
+    double dloss, const T *x, const T *w, bool wIsVocabMajor,
+    const int32_t *targets, const T *mask, const double *rowMax,
+    const double *rowSumExp, T *dx, T *dw, int64_t rows, int64_t hidden,
+    int64_t vocab, int64_t vocabBegin, int64_t blockVocab,
+    int64_t ignoreIndex) {
   if (hidden <= 0 || vocab <= 0)
     throw rt::Error(
         "linear_cross_entropy_backward: hidden = " + std::to_string(hidden) +
         " and vocab = " + std::to_string(vocab) + " must be positive");
+  checkVocabBlock("linear_cross_entropy_backward", vocab, vocabBegin,
+                  blockVocab, rowMax, rowSumExp);
   int64_t count = countTargets("linear_cross_entropy_backward", targets, mask,
                                rows, vocab, ignoreIndex);
   double coef = count > 0 ? dloss / double(count) : 0.0;
-  int64_t ldw = wIsVocabMajor ? hidden : vocab;
+  int64_t bv = blockVocab;
+  int64_t ldw = wIsVocabMajor ? hidden : bv;
   int64_t chunkRows =
-      std::clamp<int64_t>(kLogitsScratchElems / vocab, 1, kMaxChunkRows);
-  std::vector<T> dlogits(count > 0 ? std::min(chunkRows, rows) * vocab : 0);
+      std::clamp<int64_t>(kLogitsScratchElems / bv, 1, kMaxChunkRows);
+  std::vector<T> dlogits(count > 0 ? std::min(chunkRows, rows) * bv : 0);
   bool dwWritten = false;
   for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
     int64_t n = std::min(chunkRows, rows - r0);
@@ -569,25 +622,38 @@ void linear_cross_entropy_backward(double dloss, const T *x, const T *w,
     }
     const T *xChunk = x + r0 * hidden;
     // Chunk logits, turned into their gradient in place.
-    gemm<T>(false, wIsVocabMajor, n, vocab, hidden, T(1), xChunk, hidden, w,
-            ldw, T(0), dlogits.data(), vocab);
+    gemm<T>(false, wIsVocabMajor, n, bv, hidden, T(1), xChunk, hidden, w, ldw,
+            T(0), dlogits.data(), bv);
     crossEntropyRowGrads(dlogits.data(), targets + r0, chunkMask,
-                         dlogits.data(), n, vocab, ignoreIndex, coef);
+                         rowMax ? rowMax + r0 : nullptr,
+                         rowSumExp ? rowSumExp + r0 : nullptr, dlogits.data(),
+                         n, vocabBegin, bv, ignoreIndex, coef);
     // dx = dlogits @ W^T in the logits' orientation.
-    gemm<T>(false, !wIsVocabMajor, n, hidden, vocab, T(1), dlogits.data(),
-            vocab, w, ldw, T(0), dx + r0 * hidden, hidden);
+    gemm<T>(false, !wIsVocabMajor, n, hidden, bv, T(1), dlogits.data(), bv, w,
+            ldw, T(0), dx + r0 * hidden, hidden);
     // dw += dlogits^T x (vocab-major) or x^T dlogits (hidden-major).
     T beta = dwWritten ? T(1) : T(0);
     if (wIsVocabMajor)
-      gemm<T>(true, false, vocab, hidden, n, T(1), dlogits.data(), vocab,
-              xChunk, hidden, beta, dw, hidden);
+      gemm<T>(true, false, bv, hidden, n, T(1), dlogits.data(), bv, xChunk,
+              hidden, beta, dw, hidden);
     else
-      gemm<T>(true, false, hidden, vocab, n, T(1), xChunk, hidden,
-              dlogits.data(), vocab, beta, dw, vocab);
+      gemm<T>(true, false, hidden, bv, n, T(1), xChunk, hidden, dlogits.data(),
+              bv, beta, dw, bv);
     dwWritten = true;
   }
   if (!dwWritten)
-    std::fill(dw, dw + vocab * hidden, T(0));
+    std::fill(dw, dw + bv * hidden, T(0));
+}
+
+template <class T>
+void linear_cross_entropy_backward(double dloss, const T *x, const T *w,
+                                   bool wIsVocabMajor, const int32_t *targets,
+                                   const T *mask, T *dx, T *dw, int64_t rows,
+                                   int64_t hidden, int64_t vocab,
+                                   int64_t ignoreIndex) {
+  linear_cross_entropy_block_backward<T>(dloss, x, w, wIsVocabMajor, targets,
+                                         mask, nullptr, nullptr, dx, dw, rows,
+                                         hidden, vocab, 0, vocab, ignoreIndex);
 }
 
 #define SHARDC_INSTANTIATE(T)                                                  \
@@ -605,14 +671,24 @@ void linear_cross_entropy_backward(double dloss, const T *x, const T *w,
       int64_t, int64_t, int64_t, int64_t, int64_t, bool, double);              \
   template void embedding_backward<T>(const T *, const int32_t *, T *,         \
                                       int64_t, int64_t, int64_t);              \
+  template void embedding_backward_block<T>(const T *, const int32_t *, T *,   \
+                                            int64_t, int64_t, int64_t,         \
+                                            int64_t, int64_t);                 \
   template void reduce_sum<T>(const T *, T *, const std::vector<int64_t> &,    \
                               const std::vector<int64_t> &);                   \
   template void cross_entropy_backward<T>(double, const T *, const int32_t *,  \
                                           const T *, T *, int64_t, int64_t,    \
                                           int64_t);                            \
+  template void cross_entropy_block_backward<T>(                               \
+      double, const T *, const int32_t *, const T *, const double *,           \
+      const double *, T *, int64_t, int64_t, int64_t, int64_t, int64_t);      \
   template void linear_cross_entropy_backward<T>(                              \
       double, const T *, const T *, bool, const int32_t *, const T *, T *,     \
-      T *, int64_t, int64_t, int64_t, int64_t);
+      T *, int64_t, int64_t, int64_t, int64_t);                                \
+  template void linear_cross_entropy_block_backward<T>(                        \
+      double, const T *, const T *, bool, const int32_t *, const T *,          \
+      const double *, const double *, T *, T *, int64_t, int64_t, int64_t,     \
+      int64_t, int64_t, int64_t);
 SHARDC_INSTANTIATE(float)
 SHARDC_INSTANTIATE(double)
 #undef SHARDC_INSTANTIATE

@@ -112,12 +112,37 @@ void rope_backward(const T *dy, T *dx, int64_t B, int64_t S, int64_t H, int64_t 
   ropeRotate("rope_backward", dy, dx, B, S, H, D, theta, positionOffset, true);
 }
 
+namespace {
+
+std::string dimsString(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+} // namespace
+
 template <class T>
-void dropout(const T *x, T *out, int64_t n, double rate, uint64_t seed,
-             uint64_t step, uint64_t opKey, int64_t globalOffset) {
+void dropout_block(const T *x, T *out, const std::vector<int64_t> &shape,
+                   const std::vector<int64_t> &offset,
+                   const std::vector<int64_t> &globalShape, double rate,
+                   uint64_t seed, uint64_t step, uint64_t opKey) {
   if (!(rate >= 0.0 && rate <= 1.0))
     throw rt::Error("dropout: rate = " + std::to_string(rate) +
                     " is outside [0, 1]");
+  size_t rank = shape.size();
+  bool valid = offset.size() == rank && globalShape.size() == rank;
+  for (size_t d = 0; valid && d < rank; ++d)
+    valid = shape[d] >= 0 && offset[d] >= 0 &&
+            offset[d] + shape[d] <= globalShape[d];
+  if (!valid)
+    throw rt::Error("dropout: block " + dimsString(shape) + " at offset " +
+                    dimsString(offset) + " does not lie in a tensor of shape " +
+                    dimsString(globalShape));
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
   if (rate == 0.0) {
     if (out != x)
       std::copy(x, x + n, out);
@@ -127,20 +152,58 @@ void dropout(const T *x, T *out, int64_t n, double rate, uint64_t seed,
     std::fill(out, out + n, T(0));
     return;
   }
+  // Row-major strides of the global tensor.
+  std::vector<int64_t> gstride(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    gstride[d - 1] = gstride[d] * globalShape[d];
   uint64_t stream = rng::stream_key(step, opKey);
   T scale = T(1.0 / (1.0 - rate));
-  // A Philox block per element is compute-bound: parallelise sooner.
+  // Chunks of the block in local order; each decodes its first multi-index
+  // and then walks the global index along. A Philox block per element is
+  // compute-bound: parallelise sooner than the memory-bound kernels.
+  constexpr int64_t kChunk = 1024;
+  int64_t nChunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (n >= kParallelGrain / 16)
-  for (int64_t i = 0; i < n; ++i) {
-    bool keep =
-        double(rng::uniform(seed, stream, uint64_t(globalOffset + i))) >= rate;
-    out[i] = keep ? x[i] * scale : T(0);
+  for (int64_t c = 0; c < nChunks; ++c) {
+    int64_t i0 = c * kChunk, i1 = std::min(n, i0 + kChunk);
+    std::vector<int64_t> idx(rank);
+    int64_t g = 0;
+    for (size_t d = rank, rem = size_t(i0); d-- > 0;) {
+      idx[d] = int64_t(rem % size_t(shape[d]));
+      rem /= size_t(shape[d]);
+      g += (idx[d] + offset[d]) * gstride[d];
+    }
+    for (int64_t i = i0; i < i1; ++i) {
+      bool keep = double(rng::uniform(seed, stream, uint64_t(g))) >= rate;
+      out[i] = keep ? x[i] * scale : T(0);
+      // Next multi-index (a 0-d tensor has one element and no dims).
+      for (size_t d = rank; d-- > 0;) {
+        g += gstride[d];
+        if (++idx[d] < shape[d])
+          break;
+        g -= shape[d] * gstride[d];
+        idx[d] = 0;
+      }
+    }
   }
 }
 
 template <class T>
-void embedding(const T *table, const int32_t *ids, T *out, int64_t nIds,
-               int64_t vocab, int64_t dim) {
+void dropout(const T *x, T *out, int64_t n, double rate, uint64_t seed,
+             uint64_t step, uint64_t opKey, int64_t globalOffset) {
+  dropout_block(x, out, {n}, {globalOffset}, {globalOffset + n}, rate, seed,
+                step, opKey);
+}
+
+template <class T>
+void embedding_block(const T *block, const int32_t *ids, T *out, int64_t nIds,
+                     int64_t vocab, int64_t rowBegin, int64_t rows,
+                     int64_t dim) {
+  if (rowBegin < 0 || rows < 0 || rowBegin + rows > vocab)
+    throw rt::Error("embedding: table rows [" + std::to_string(rowBegin) +
+                    ", " + std::to_string(rowBegin + rows) +
+                    ") are not inside the vocabulary [0, " +
+                    std::to_string(vocab) + ")");
   // Validate first: an exception cannot leave an OpenMP region.
   for (int64_t i = 0; i < nIds; ++i)
     if (ids[i] < 0 || ids[i] >= vocab)
@@ -150,9 +213,20 @@ void embedding(const T *table, const int32_t *ids, T *out, int64_t nIds,
                       std::to_string(vocab) + ")");
 #pragma omp parallel for schedule(static) if (nIds * dim >= kParallelGrain)
   for (int64_t i = 0; i < nIds; ++i) {
-    const T *row = table + int64_t(ids[i]) * dim;
+    int64_t r = int64_t(ids[i]) - rowBegin;
+    if (r < 0 || r >= rows) {
+      std::fill(out + i * dim, out + (i + 1) * dim, T(0));
+      continue;
+    }
+    const T *row = block + r * dim;
     std::copy(row, row + dim, out + i * dim);
   }
+}
+
+template <class T>
+void embedding(const T *table, const int32_t *ids, T *out, int64_t nIds,
+               int64_t vocab, int64_t dim) {
+  embedding_block(table, ids, out, nIds, vocab, 0, vocab, dim);
 }
 
 #define SHARDC_INSTANTIATE(T)                                                  \
@@ -166,8 +240,14 @@ void embedding(const T *table, const int32_t *ids, T *out, int64_t nIds,
                                  int64_t, double, int64_t);                                      \
   template void dropout<T>(const T *, T *, int64_t, double, uint64_t,          \
                            uint64_t, uint64_t, int64_t);                       \
+  template void dropout_block<T>(                                              \
+      const T *, T *, const std::vector<int64_t> &,                            \
+      const std::vector<int64_t> &, const std::vector<int64_t> &, double,      \
+      uint64_t, uint64_t, uint64_t);                                           \
   template void embedding<T>(const T *, const int32_t *, T *, int64_t,         \
-                             int64_t, int64_t);
+                             int64_t, int64_t);                                \
+  template void embedding_block<T>(const T *, const int32_t *, T *, int64_t,   \
+                                   int64_t, int64_t, int64_t, int64_t);
 SHARDC_INSTANTIATE(float)
 SHARDC_INSTANTIATE(double)
 #undef SHARDC_INSTANTIATE

@@ -54,8 +54,10 @@ template <class T>
 void transpose(const T *in, T *out, const std::vector<int64_t> &inShape,
                const std::vector<int64_t> &perm);
 
-/// out[idx] = idx[dim] for every multi-index idx of `shape`.
-void iota(int32_t *out, const std::vector<int64_t> &shape, int64_t dim);
+/// out[idx] = idx[dim] + offset for every multi-index idx of `shape`. A
+/// rank's block of a larger iota, split along `dim`, passes the block's start
+/// as `offset`.
+void iota(int32_t *out, const std::vector<int64_t> &shape, int64_t dim, int64_t offset = 0);
 
 //===----------------------------------------------------------------------===//
 // Elementwise (Elementwise.cpp)
@@ -91,11 +93,33 @@ template <class T>
 void dropout(const T *x, T *out, int64_t n, double rate, uint64_t seed,
              uint64_t step, uint64_t opKey, int64_t globalOffset);
 
+/// dropout of one rank's block of a larger tensor: x and out hold the block of
+/// `shape` (row-major) that starts at `offset` in a tensor of `globalShape`.
+/// Element idx draws with the global linear index
+/// sum_d (idx_d + offset_d) * globalStride_d, so the blocks of a tensor split
+/// along any dims drop exactly what the whole tensor drops. dropout() is the
+/// one-dimensional case; a whole tensor has offsets 0 and globalShape == shape.
+template <class T>
+void dropout_block(const T *x, T *out, const std::vector<int64_t> &shape,
+                   const std::vector<int64_t> &offset,
+                   const std::vector<int64_t> &globalShape, double rate,
+                   uint64_t seed, uint64_t step, uint64_t opKey);
+
 /// out[i, :] = table[ids[i], :] for a [vocab, dim] table. Throws rt::Error
 /// naming the id and its position if an id is outside [0, vocab).
 template <class T>
 void embedding(const T *table, const int32_t *ids, T *out, int64_t nIds,
                int64_t vocab, int64_t dim);
+
+/// embedding with a vocabulary-parallel shard of the table: `block` holds the
+/// rows [rowBegin, rowBegin + rows) of a [vocab, dim] table. out[i, :] =
+/// block[ids[i] - rowBegin, :] for ids inside the block and zeros for the
+/// others (summing the blocks' outputs gives embedding()). Ids are checked
+/// against the whole vocabulary [0, vocab). embedding() is the block
+/// rowBegin = 0, rows = vocab.
+template <class T>
+void embedding_block(const T *block, const int32_t *ids, T *out, int64_t nIds,
+                     int64_t vocab, int64_t rowBegin, int64_t rows, int64_t dim);
 
 //===----------------------------------------------------------------------===//
 // Normalisation and softmax (Norm.cpp)
@@ -204,6 +228,14 @@ template <class T>
 void embedding_backward(const T *dy, const int32_t *ids, T *dtable, int64_t nIds, int64_t vocab,
                         int64_t dim);
 
+/// embedding_backward for the table rows [rowBegin, rowBegin + rows) only
+/// (dblock is [rows, dim]): positions whose id lies outside the block are
+/// skipped. Ids are checked against [0, vocab). embedding_backward() is the
+/// block rowBegin = 0, rows = vocab.
+template <class T>
+void embedding_backward_block(const T *dy, const int32_t *ids, T *dblock, int64_t nIds,
+                              int64_t vocab, int64_t rowBegin, int64_t rows, int64_t dim);
+
 /// Sums x (row-major, `shape`) over the dimensions listed in `dims` (sorted,
 /// unique); out has the remaining dimensions in order. Accumulates in double.
 template <class T>
@@ -225,6 +257,95 @@ void linear_cross_entropy_backward(double dloss, const T *x, const T *w, bool wI
                                    const int32_t *targets, const T *mask, T *dx, T *dw,
                                    int64_t rows, int64_t hidden, int64_t vocab,
                                    int64_t ignoreIndex);
+
+//===----------------------------------------------------------------------===//
+// Vocabulary-parallel cross-entropy (Loss.cpp, Backward.cpp)
+//
+// The losses above, for a rank that holds only the vocabulary block
+// [vocabBegin, vocabBegin + blockVocab) of a `vocab`-wide vocabulary (the
+// logits' columns, or the rows/columns of the logit weight), as in
+// Megatron-LM's vocabulary-parallel cross-entropy:
+//  1. each rank computes per-row statistics of its block
+//     (*_block_stats: row max, sum of exp(logit - max), target logit);
+//  2. the ranks of the vocabulary group combine them in group order
+//     (cross_entropy_combine_stats) — b*s scalars per rank, never the rows;
+//  3. each rank finishes with the combined statistics: the loss
+//     (cross_entropy_from_stats, the same on every rank) or its block of the
+//     gradient (*_block_backward).
+// The whole-vocabulary kernels above are these with vocabBegin = 0 and
+// blockVocab = vocab, so both paths share one implementation.
+//
+// Row statistics are double arrays of `rows` entries. Rows that do not count
+// (ignored target, zero mask) get 0 everywhere and are never read back.
+//===----------------------------------------------------------------------===//
+
+/// Statistics of logits [rows, blockVocab], the block's columns: for counted
+/// rows rowMax[r] = max_j logits[r, j] (a value of T), rowSumExp[r] = sum_j
+/// exp(logits[r, j] - rowMax[r]) (exps in T, summed in double), targetLogit[r]
+/// = logits[r, targets[r] - vocabBegin] if the target lies in the block, else
+/// 0. Throws as cross_entropy on a target outside [0, vocab); returns the
+/// number of counted rows.
+template <class T>
+int64_t cross_entropy_block_stats(const T *logits, const int32_t *targets, const T *mask,
+                                  int64_t rows, int64_t vocab, int64_t vocabBegin,
+                                  int64_t blockVocab, int64_t ignoreIndex, double *rowMax,
+                                  double *rowSumExp, double *targetLogit);
+
+/// The same for logits = x[rows, hidden] @ W_block: w is the block of the
+/// weight, [blockVocab, hidden] if wIsVocabMajor, else [hidden, blockVocab].
+/// Logits are produced in bounded chunks of rows, as in linear_cross_entropy.
+template <class T>
+int64_t linear_cross_entropy_block_stats(const T *x, const T *w, bool wIsVocabMajor,
+                                         const int32_t *targets, const T *mask, int64_t rows,
+                                         int64_t hidden, int64_t vocab, int64_t vocabBegin,
+                                         int64_t blockVocab, int64_t ignoreIndex,
+                                         double *rowMax, double *rowSumExp,
+                                         double *targetLogit);
+
+/// Combines the statistics of `blocks` vocabulary blocks (block b's arrays
+/// are rowMax[b], rowSumExp[b], targetLogit[b]) in block order:
+/// max = max_b max_b[r], sumExp = sum_b sumExp_b[r] * exp(max_b[r] - max),
+/// target = sum_b target_b[r]. Combining one block returns it unchanged.
+/// The outputs may alias the inputs of block 0; targetLogit and outTarget may
+/// be null (the backward needs no target logit).
+void cross_entropy_combine_stats(int64_t blocks, const double *const *rowMax,
+                                 const double *const *rowSumExp,
+                                 const double *const *targetLogit, int64_t rows,
+                                 double *outMax, double *outSumExp, double *outTarget);
+
+/// The loss from combined statistics: the mean over counted rows of
+/// rowMax + log(rowSumExp) - targetLogit, summed in row order; 0 with a count
+/// of 0 if no row counts.
+template <class T>
+double cross_entropy_from_stats(const double *rowMax, const double *rowSumExp,
+                                const double *targetLogit, const int32_t *targets,
+                                const T *mask, int64_t rows, int64_t ignoreIndex,
+                                int64_t *countOut);
+
+/// The block of cross_entropy_backward given the combined statistics of each
+/// row (lse = rowMax + log(rowSumExp)): for counted rows dlogits[r, j] =
+/// dloss / count * (exp(logits[r, j] - lse[r]) - [targets[r] == vocabBegin + j]),
+/// 0 for the others; count is over all rows. With rowMax and rowSumExp null
+/// the block must be the whole vocabulary and each row's statistics are
+/// computed from the row itself (this is cross_entropy_backward).
+template <class T>
+void cross_entropy_block_backward(double dloss, const T *logits, const int32_t *targets,
+                                  const T *mask, const double *rowMax, const double *rowSumExp,
+                                  T *dlogits, int64_t rows, int64_t vocab, int64_t vocabBegin,
+                                  int64_t blockVocab, int64_t ignoreIndex);
+
+/// The block of linear_cross_entropy_backward given the combined statistics
+/// (or null statistics for the whole vocabulary, as above): with dlogits the
+/// block's logit gradient, dx = dlogits @ W_block^T — the block's share of
+/// dx, to be summed over the vocabulary group — and dw = the gradient of the
+/// weight block (layout of w).
+template <class T>
+void linear_cross_entropy_block_backward(double dloss, const T *x, const T *w,
+                                         bool wIsVocabMajor, const int32_t *targets,
+                                         const T *mask, const double *rowMax,
+                                         const double *rowSumExp, T *dx, T *dw, int64_t rows,
+                                         int64_t hidden, int64_t vocab, int64_t vocabBegin,
+                                         int64_t blockVocab, int64_t ignoreIndex);
 
 //===----------------------------------------------------------------------===//
 // Optimizer (Optimizer.cpp)

@@ -130,7 +130,7 @@ void transpose(const T *in, T *out, const std::vector<int64_t> &inShape,
   }
 }
 
-void iota(int32_t *out, const std::vector<int64_t> &shape, int64_t dim) {
+void iota(int32_t *out, const std::vector<int64_t> &shape, int64_t dim, int64_t offset) {
   checkShape("iota", shape);
   if (dim < 0 || dim >= int64_t(shape.size()))
     throw rt::Error("iota: dimension " + std::to_string(dim) +
@@ -144,7 +144,7 @@ void iota(int32_t *out, const std::vector<int64_t> &shape, int64_t dim) {
   int64_t extent = shape[dim];
 #pragma omp parallel for schedule(static) if (total >= kParallelGrain)
   for (int64_t i = 0; i < total; ++i)
-    out[i] = int32_t((i / inner) % extent);
+    out[i] = int32_t((i / inner) % extent + offset);
 }
 
 #define SHARDC_INSTANTIATE(T)                                                  \

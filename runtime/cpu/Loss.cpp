@@ -1,10 +1,13 @@
 //===- Loss.cpp - cross-entropy losses ------------------------------------===//
 //
-// Both losses share one row routine (logsumexp - target logit, summed in
-// double) and one reduction: per-row losses summed in row order, so the result
-// does not depend on the thread count. linear_cross_entropy produces logits a
-// bounded chunk of rows at a time, which keeps a GPT-2 sized vocabulary (50257)
-// from needing a [tokens, vocab] buffer.
+// Both losses share one row routine (the statistics max, sum of exp(x - max)
+// in double and target logit of a vocabulary block) and one reduction: per-row
+// losses max + log(sum) - target summed in row order, so the result does not
+// depend on the thread count. The whole-vocabulary losses are the
+// vocabulary-parallel path with one block covering the vocabulary.
+// linear_cross_entropy produces logits a bounded chunk of rows at a time,
+// which keeps a GPT-2 sized vocabulary (50257) from needing a [tokens, vocab]
+// buffer.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Kernels.h"
@@ -26,66 +29,83 @@ constexpr int64_t kLogitsScratchElems = int64_t(1) << 23;
 constexpr int64_t kMaxChunkRows = 256;
 
 
-/// logsumexp(row) - row[target], max-subtracted, summed in double.
-template <class T> double rowLoss(const T *row, int64_t vocab, int32_t target) {
-  T mx = *std::max_element(row, row + vocab);
-  double sum = expShiftedSum<T>(row, mx, vocab, nullptr);
-  return double(mx) + std::log(sum) - double(row[target]);
-}
-
-/// losses[r] = rowLoss for counted rows, 0 for the others.
+/// Statistics of the counted rows of logits [rows, blockVocab], the block
+/// starting at vocabBegin: max, sum of exp(x - max) (summed in double) and the
+/// target logit if the target is in the block; zeros for the other rows.
 template <class T>
-void rowLosses(const T *logits, const int32_t *targets, const T *mask,
-               int64_t rows, int64_t vocab, int64_t ignoreIndex,
-               double *losses) {
-#pragma omp parallel for schedule(static) if (rows * vocab >= kParallelGrain)
-  for (int64_t r = 0; r < rows; ++r)
-    losses[r] = isCounted(targets, mask, r, ignoreIndex)
-                    ? rowLoss(logits + r * vocab, vocab, targets[r])
-                    : 0.0;
+void rowStats(const T *logits, const int32_t *targets, const T *mask,
+              int64_t rows, int64_t vocabBegin, int64_t blockVocab,
+              int64_t ignoreIndex, double *rowMax, double *rowSumExp,
+              double *targetLogit) {
+#pragma omp parallel for schedule(static) if (rows * blockVocab >= kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    if (!isCounted(targets, mask, r, ignoreIndex)) {
+      rowMax[r] = rowSumExp[r] = targetLogit[r] = 0.0;
+      continue;
+    }
+    const T *row = logits + r * blockVocab;
+    T mx = *std::max_element(row, row + blockVocab);
+    rowMax[r] = double(mx);
+    rowSumExp[r] = expShiftedSum<T>(row, mx, blockVocab, nullptr);
+    int64_t t = int64_t(targets[r]) - vocabBegin;
+    targetLogit[r] = t >= 0 && t < blockVocab ? double(row[t]) : 0.0;
+  }
 }
 
-double meanOfCounted(const std::vector<double> &losses, int64_t count,
-                     int64_t *countOut) {
-  if (countOut)
-    *countOut = count;
-  if (count == 0)
-    return 0.0;
-  double total = 0.0;
-  for (double l : losses)
-    total += l;
-  return total / double(count);
+/// The whole-vocabulary loss of a stats kernel: statistics, then the mean.
+template <class T, class Stats>
+double lossOf(const int32_t *targets, const T *mask, int64_t rows,
+              int64_t ignoreIndex, int64_t *countOut, Stats stats) {
+  std::vector<double> mx(rows), sumExp(rows), target(rows);
+  stats(mx.data(), sumExp.data(), target.data());
+  return cross_entropy_from_stats(mx.data(), sumExp.data(), target.data(),
+                                  targets, mask, rows, ignoreIndex, countOut);
 }
 
 } // namespace
 
 template <class T>
-double cross_entropy(const T *logits, const int32_t *targets, const T *mask,
-                     int64_t rows, int64_t vocab, int64_t ignoreIndex,
-                     int64_t *countOut) {
+int64_t cross_entropy_block_stats(const T *logits, const int32_t *targets,
+                                  const T *mask, int64_t rows, int64_t vocab,
+                                  int64_t vocabBegin, int64_t blockVocab,
+                                  int64_t ignoreIndex, double *rowMax,
+                                  double *rowSumExp, double *targetLogit) {
+  checkVocabBlock("cross_entropy", vocab, vocabBegin, blockVocab, rowMax,
+                  rowSumExp);
   int64_t count =
       countTargets("cross_entropy", targets, mask, rows, vocab, ignoreIndex);
-  std::vector<double> losses(rows, 0.0);
-  if (count > 0)
-    rowLosses(logits, targets, mask, rows, vocab, ignoreIndex, losses.data());
-  return meanOfCounted(losses, count, countOut);
+  if (count > 0) {
+    rowStats(logits, targets, mask, rows, vocabBegin, blockVocab, ignoreIndex,
+             rowMax, rowSumExp, targetLogit);
+  } else {
+    std::fill(rowMax, rowMax + rows, 0.0);
+    std::fill(rowSumExp, rowSumExp + rows, 0.0);
+    std::fill(targetLogit, targetLogit + rows, 0.0);
+  }
+  return count;
 }
 
 template <class T>
-double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
-                            const int32_t *targets, const T *mask, int64_t rows,
-                            int64_t hidden, int64_t vocab, int64_t ignoreIndex,
-                            int64_t *countOut) {
+int64_t linear_cross_entropy_block_stats(
+    const T *x, const T *w, bool wIsVocabMajor, const int32_t *targets,
+    const T *mask, int64_t rows, int64_t hidden, int64_t vocab,
+    int64_t vocabBegin, int64_t blockVocab, int64_t ignoreIndex,
+    double *rowMax, double *rowSumExp, double *targetLogit) {
   if (hidden <= 0 || vocab <= 0)
     throw rt::Error("linear_cross_entropy: hidden = " + std::to_string(hidden) +
                     " and vocab = " + std::to_string(vocab) +
                     " must be positive");
+  checkVocabBlock("linear_cross_entropy", vocab, vocabBegin, blockVocab,
+                  rowMax, rowSumExp);
   int64_t count = countTargets("linear_cross_entropy", targets, mask, rows,
                                vocab, ignoreIndex);
-  std::vector<double> losses(rows, 0.0);
+  std::fill(rowMax, rowMax + rows, 0.0);
+  std::fill(rowSumExp, rowSumExp + rows, 0.0);
+  std::fill(targetLogit, targetLogit + rows, 0.0);
+  int64_t bv = blockVocab;
   int64_t chunkRows =
-      std::clamp<int64_t>(kLogitsScratchElems / vocab, 1, kMaxChunkRows);
-  std::vector<T> logits(count > 0 ? std::min(chunkRows, rows) * vocab : 0);
+      std::clamp<int64_t>(kLogitsScratchElems / bv, 1, kMaxChunkRows);
+  std::vector<T> logits(count > 0 ? std::min(chunkRows, rows) * bv : 0);
   for (int64_t r0 = 0; count > 0 && r0 < rows; r0 += chunkRows) {
     int64_t n = std::min(chunkRows, rows - r0);
     const T *chunkMask = mask ? mask + r0 : nullptr;
@@ -94,13 +114,80 @@ double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
       anyCounted = isCounted(targets + r0, chunkMask, r, ignoreIndex);
     if (!anyCounted)
       continue;
-    gemm<T>(false, wIsVocabMajor, n, vocab, hidden, T(1), x + r0 * hidden,
-            hidden, w, wIsVocabMajor ? hidden : vocab, T(0), logits.data(),
-            vocab);
-    rowLosses(logits.data(), targets + r0, chunkMask, n, vocab, ignoreIndex,
-              losses.data() + r0);
+    gemm<T>(false, wIsVocabMajor, n, bv, hidden, T(1), x + r0 * hidden, hidden,
+            w, wIsVocabMajor ? hidden : bv, T(0), logits.data(), bv);
+    rowStats(logits.data(), targets + r0, chunkMask, n, vocabBegin, bv,
+             ignoreIndex, rowMax + r0, rowSumExp + r0, targetLogit + r0);
   }
-  return meanOfCounted(losses, count, countOut);
+  return count;
+}
+
+void cross_entropy_combine_stats(int64_t blocks, const double *const *rowMax,
+                                 const double *const *rowSumExp,
+                                 const double *const *targetLogit, int64_t rows,
+                                 double *outMax, double *outSumExp,
+                                 double *outTarget) {
+  if (blocks <= 0)
+    throw rt::Error("cross_entropy_combine_stats: no blocks to combine");
+  for (int64_t r = 0; r < rows; ++r) {
+    double mx = rowMax[0][r];
+    for (int64_t b = 1; b < blocks; ++b)
+      mx = std::max(mx, rowMax[b][r]);
+    double sum = 0.0, target = 0.0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      sum += rowSumExp[b][r] * std::exp(rowMax[b][r] - mx);
+      if (targetLogit)
+        target += targetLogit[b][r];
+    }
+    outMax[r] = mx;
+    outSumExp[r] = sum;
+    if (outTarget)
+      outTarget[r] = target;
+  }
+}
+
+template <class T>
+double cross_entropy_from_stats(const double *rowMax, const double *rowSumExp,
+                                const double *targetLogit,
+                                const int32_t *targets, const T *mask,
+                                int64_t rows, int64_t ignoreIndex,
+                                int64_t *countOut) {
+  int64_t count = 0;
+  double total = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (!isCounted(targets, mask, r, ignoreIndex))
+      continue;
+    total += rowMax[r] + std::log(rowSumExp[r]) - targetLogit[r];
+    ++count;
+  }
+  if (countOut)
+    *countOut = count;
+  return count == 0 ? 0.0 : total / double(count);
+}
+
+template <class T>
+double cross_entropy(const T *logits, const int32_t *targets, const T *mask,
+                     int64_t rows, int64_t vocab, int64_t ignoreIndex,
+                     int64_t *countOut) {
+  return lossOf(targets, mask, rows, ignoreIndex, countOut,
+                [&](double *mx, double *sumExp, double *target) {
+                  cross_entropy_block_stats(logits, targets, mask, rows, vocab,
+                                            0, vocab, ignoreIndex, mx, sumExp,
+                                            target);
+                });
+}
+
+template <class T>
+double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
+                            const int32_t *targets, const T *mask, int64_t rows,
+                            int64_t hidden, int64_t vocab, int64_t ignoreIndex,
+                            int64_t *countOut) {
+  return lossOf(targets, mask, rows, ignoreIndex, countOut,
+                [&](double *mx, double *sumExp, double *target) {
+                  linear_cross_entropy_block_stats(
+                      x, w, wIsVocabMajor, targets, mask, rows, hidden, vocab,
+                      0, vocab, ignoreIndex, mx, sumExp, target);
+                });
 }
 
 #define SHARDC_INSTANTIATE(T)                                                  \
@@ -108,7 +195,17 @@ double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
                                    int64_t, int64_t, int64_t, int64_t *);      \
   template double linear_cross_entropy<T>(                                     \
       const T *, const T *, bool, const int32_t *, const T *, int64_t,         \
-      int64_t, int64_t, int64_t, int64_t *);
+      int64_t, int64_t, int64_t, int64_t *);                                 \
+  template int64_t cross_entropy_block_stats<T>(                               \
+      const T *, const int32_t *, const T *, int64_t, int64_t, int64_t,        \
+      int64_t, int64_t, double *, double *, double *);                         \
+  template int64_t linear_cross_entropy_block_stats<T>(                        \
+      const T *, const T *, bool, const int32_t *, const T *, int64_t,         \
+      int64_t, int64_t, int64_t, int64_t, int64_t, double *, double *,         \
+      double *);                                                               \
+  template double cross_entropy_from_stats<T>(                                 \
+      const double *, const double *, const double *, const int32_t *,         \
+      const T *, int64_t, int64_t, int64_t *);
 SHARDC_INSTANTIATE(float)
 SHARDC_INSTANTIATE(double)
 #undef SHARDC_INSTANTIATE

@@ -71,6 +71,27 @@ int64_t countTargets(const char *kernel, const int32_t *targets, const T *mask, 
   return count;
 }
 
+/// Validates the vocabulary block [vocabBegin, vocabBegin + blockVocab) of a
+/// loss kernel: it lies in [0, vocab), and without combined statistics
+/// (rowMax and rowSumExp both null) it is the whole vocabulary.
+inline void checkVocabBlock(const char *kernel, int64_t vocab, int64_t vocabBegin,
+                            int64_t blockVocab, const double *rowMax,
+                            const double *rowSumExp) {
+  if (vocabBegin < 0 || blockVocab < 0 || vocabBegin + blockVocab > vocab ||
+      (blockVocab == 0 && vocab > 0))
+    throw rt::Error(std::string(kernel) + ": vocabulary block [" + std::to_string(vocabBegin) +
+                    ", " + std::to_string(vocabBegin + blockVocab) +
+                    ") is empty or not inside the vocabulary [0, " + std::to_string(vocab) +
+                    ")");
+  if ((rowMax == nullptr) != (rowSumExp == nullptr))
+    throw rt::Error(std::string(kernel) + ": give both row statistics or neither");
+  if (!rowMax && blockVocab != vocab)
+    throw rt::Error(std::string(kernel) + ": a vocabulary block [" +
+                    std::to_string(vocabBegin) + ", " +
+                    std::to_string(vocabBegin + blockVocab) +
+                    ") needs the combined row statistics of the whole vocabulary");
+}
+
 } // namespace shardc::cpu
 
 #endif // SHARDC_RUNTIME_CPU_ROWMATH_H

@@ -18,6 +18,8 @@
 #include "compiler/executor/Params.h"
 #include "compiler/executor/Trainer.h"
 #include "passes/Passes.h"
+#include "passes/sharding/Pipeline.h"
+#include "compiler/sharding/Sharding.h"
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfDialect.h"
 #include "models/ModelGen.h"
@@ -194,6 +196,59 @@ OwningOpRef<ModuleOp> parseModel(MLIRContext &ctx, const std::string &path,
   return module;
 }
 
+//===----------------------------------------------------------------------===//
+// Sharding options shared by run, train and explain
+//===----------------------------------------------------------------------===//
+
+void addShardingOptions(Args &args) {
+  args.option("mesh", "axes", "shard over a device mesh, e.g. dp=2,tp=2 (every rank simulated)")
+      .option("strategy", "s", "preset: dp, zero1, zero2, zero3, fsdp, tp, sp, mics; join with +")
+      .option("hardware", "name", "cost model: h100-8x-nvlink-ib, cpu-mpi or a .json file",
+              "h100-8x-nvlink-ib")
+      .option("ranks", "n", "ranks the step runs on (must equal the mesh size)");
+}
+
+/// Checks --mesh/--strategy/--ranks; returns the mesh spec ("" when unsharded).
+std::string meshOption(const Args &args) {
+  if (!args.has("mesh")) {
+    if (args.has("strategy") || args.has("ranks"))
+      throw UsageError{"--strategy and --ranks need --mesh"};
+    return "";
+  }
+  std::string error;
+  auto mesh = sharding::Mesh::parse(args.str("mesh"), error);
+  if (failed(mesh))
+    throw UsageError{"option '--mesh': " + error};
+  if (args.has("ranks")) {
+    int64_t ranks = args.integer("ranks", 1);
+    if (ranks != mesh->numDevices())
+      throw UsageError{llvm::formatv("the mesh {0} has {1} devices but --ranks is {2}; the "
+                                     "product of the mesh axes must equal the number of ranks",
+                                     mesh->str(), mesh->numDevices(), ranks)
+                           .str()};
+  }
+  return args.str("mesh");
+}
+
+/// Shards a copy of `func` (named <name>_sharded) over the mesh and returns
+/// it partitioned; `func` keeps the global signature the driver feeds.
+func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, bool partition) {
+  func::FuncOp copy = func.clone();
+  copy.setSymName((func.getSymName() + "_sharded").str());
+  module.push_back(copy);
+  PassManager pm(module.getContext());
+  ShardingPipelineOptions o;
+  o.function = copy.getSymName().str();
+  o.mesh = meshOption(args);
+  o.strategy = args.has("strategy") ? args.str("strategy") : "";
+  o.hardware = args.str("hardware");
+  o.partition = partition;
+  addShardingPipeline(pm, o);
+  if (failed(pm.run(module)))
+    throw Failed{};
+  return copy;
+}
+
 int cmdRun(const std::vector<std::string> &argv) {
   Args args("run", "<model.mlir> --data <tokens.bin> [options]",
             "Executes the model function on the CPU with the reference executor (the\n"
@@ -209,8 +264,10 @@ int cmdRun(const std::vector<std::string> &argv) {
       .option("repeat", "n", "run n times and report the fastest", "1")
       .flag("train-mode", "apply dropout (training behaviour)")
       .flag("profile", "print time per op");
+  addShardingOptions(args);
   if (!args.parse(argv))
     return 0;
+  meshOption(args);
   if (args.positional().size() != 1)
     throw UsageError{"expected one model file"};
   if (!args.has("data"))
@@ -247,7 +304,8 @@ int cmdRun(const std::vector<std::string> &argv) {
   options.seed = seed;
   options.training = args.isSet("train-mode");
   options.profile = args.isSet("profile");
-  exec::Executor executor(func, options);
+  func::FuncOp runFunc = args.has("mesh") ? shardCopy(*module, func, args, true) : func;
+  exec::Executor executor(runFunc, options);
   std::vector<exec::HostTensor> results;
   double best = 1e300;
   for (int64_t r = 0; r < repeat; ++r) {
@@ -406,8 +464,10 @@ int cmdTrain(const std::vector<std::string> &argv) {
       .option("emit-mlir", "file", "write the synthesized module (forward + train_step)")
       .flag("profile", "print time per op over all steps, split into forward, backward and "
                        "optimizer");
+  addShardingOptions(args);
   if (!args.parse(argv))
     return 0;
+  meshOption(args);
   if (args.positional().size() != 1)
     throw UsageError{"expected one model file"};
   for (const char *required : {"data", "steps"})
@@ -468,13 +528,14 @@ int cmdTrain(const std::vector<std::string> &argv) {
 
   buildTrainStep(*module, forwardName, setup);
   auto stepFunc = module->lookupSymbol<func::FuncOp>("train_step");
+  func::FuncOp runFunc = args.has("mesh") ? shardCopy(*module, stepFunc, args, true) : stepFunc;
   if (args.has("emit-mlir")) {
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
     writeOutput(args.str("emit-mlir"), text);
   }
-  exec::Trainer trainer(stepFunc, params, lossScale);
+  exec::Trainer trainer(stepFunc, params, lossScale, runFunc);
   trainer.setProfiling(args.isSet("profile"));
   const int64_t k = trainer.microBatches();
   const int64_t batchTokens = trainer.tokensPerStep() / k;
@@ -501,6 +562,10 @@ int cmdTrain(const std::vector<std::string> &argv) {
                              "lr {4:e} -> {5:e} (warm-up {6}, decay to step {7})\n",
                              steps, k, batchTokens, setup.precision, o.lr, o.minLr, o.warmup,
                              o.decaySteps).str();
+  if (args.has("mesh"))
+    std::cout << "sharded over mesh " << args.str("mesh") << " ("
+              << (args.has("strategy") ? args.str("strategy") : "no preset")
+              << "), every rank simulated\n";
   double firstLoss = 0, lastLoss = 0, totalSecs = 0;
   std::vector<double> losses;
   for (int64_t i = 0; i < steps; ++i) {
@@ -618,11 +683,70 @@ int cmdTokenize(const std::vector<std::string> &argv) {
   return 0;
 }
 
+//===----------------------------------------------------------------------===//
+// shardc explain
+//===----------------------------------------------------------------------===//
+
+int cmdExplain(const std::vector<std::string> &argv) {
+  Args args("explain", "<model.mlir> --mesh <axes> [--strategy <s>] [options]",
+            "Synthesizes the training step, shards it and prints every value's sharding\n"
+            "and the collectives one step performs: kind, mesh axes, bytes per device\n"
+            "(ring), modelled time on --hardware, memory per device and the modelled step\n"
+            "time. The same report as `shardc-opt -xf-report-sharding`.");
+  args.option("precision", "p", "fp32 | bf16 | fp16", "fp32")
+      .option("micro-batches", "k", "gradient accumulation: micro-batches per step", "1")
+      .option("function", "name", "the forward function (default @forward)")
+      .option("o", "file", "write the report here", "-")
+      .flag("forward-only", "shard the forward function instead of the training step")
+      .flag("json", "write the report as JSON");
+  addShardingOptions(args);
+  if (!args.parse(argv))
+    return 0;
+  if (args.positional().size() != 1)
+    throw UsageError{"expected one model file"};
+  if (!args.has("mesh"))
+    throw UsageError{"missing required option '--mesh'"};
+  meshOption(args);
+  TrainSetup setup;
+  setup.precision = args.str("precision");
+  if (setup.precision != "fp32" && setup.precision != "bf16" && setup.precision != "fp16")
+    throw UsageError{"option '--precision' expects fp32, bf16 or fp16, got '" + setup.precision +
+                     "'"};
+  setup.microBatches = args.integer("micro-batches", 1);
+
+  MLIRContext ctx;
+  registerDialects(ctx);
+  SourceDiagnostics diagnostics(ctx);
+  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
+  func::FuncOp forward =
+      xf::getModelFunction(*module, args.has("function") ? args.str("function") : "");
+  if (!forward)
+    throw Failed{};
+  func::FuncOp target = forward;
+  if (!args.isSet("forward-only")) {
+    buildTrainStep(*module, forward.getSymName(), setup);
+    target = module->lookupSymbol<func::FuncOp>("train_step");
+  }
+  func::FuncOp sharded = shardCopy(*module, target, args, /*partition=*/false);
+  PassManager pm(module->getContext());
+  XfReportShardingOptions report;
+  report.function = sharded.getSymName().str();
+  report.hardware = args.str("hardware");
+  report.output = args.str("o");
+  report.json = args.isSet("json");
+  pm.addPass(createXfReportSharding(report));
+  if (failed(pm.run(*module)))
+    throw Failed{};
+  return 0;
+}
+
 const char *kUsage =
     "usage: shardc <command> [options]\n\n"
     "commands:\n"
     "  gen       generate a model (.mlir): gpt2, bert, llama; presets and sizes\n"
     "  run       execute a model on the CPU (reference executor) and print the loss\n"
+    "  train     synthesize the training step and train on the CPU (--mesh: sharded)\n"
+    "  explain   shard the training step and report shardings, collectives, memory\n"
     "  tokenize  GPT-2 BPE: text files -> llm.c token file\n\n"
     "`shardc <command> --help` describes each. Pass pipelines: shardc-opt.\n";
 
@@ -644,6 +768,8 @@ int main(int argc, char **argv) {
       return cmdTrain(rest);
     if (cmd == "tokenize")
       return cmdTokenize(rest);
+    if (cmd == "explain")
+      return cmdExplain(rest);
     std::cerr << "shardc: error: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const UsageError &e) {

@@ -711,6 +711,171 @@ TEST(CpuBackward, LinearCrossEntropyBadTargetThrows) {
 }
 
 //===----------------------------------------------------------------------===//
+// Vocabulary blocks
+//===----------------------------------------------------------------------===//
+
+TEST(CpuBackward, EmbeddingBackwardBlocksAreRowsOfTheWhole) {
+  const int64_t vocab = 10, dim = 3;
+  std::vector<int32_t> ids = {9, 0, 4, 6, 7, 3, 4, 4, 9};
+  const int64_t nIds = int64_t(ids.size());
+  auto dy = randomVector<float>(nIds * dim, 51);
+  std::vector<float> whole(vocab * dim, NAN);
+  cpu::embedding_backward<float>(dy.data(), ids.data(), whole.data(), nIds,
+                                 vocab, dim);
+  for (auto [begin, rows] : std::vector<std::pair<int64_t, int64_t>>{
+           {0, 4}, {4, 3}, {7, 3}}) {
+    std::vector<float> block(rows * dim, NAN);
+    cpu::embedding_backward_block<float>(dy.data(), ids.data(), block.data(),
+                                         nIds, vocab, begin, rows, dim);
+    EXPECT_TRUE(std::equal(block.begin(), block.end(),
+                           whole.begin() + begin * dim))
+        << "block [" << begin << ", " << begin + rows << ")";
+  }
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        std::vector<float> block(3 * dim);
+        cpu::embedding_backward_block<float>(dy.data(), ids.data(),
+                                             block.data(), nIds, 9, 7, 3, dim);
+      },
+      {"embedding_backward", "[0, 9)"}));
+}
+
+/// Uneven vocabulary blocks [begin, begin + size) covering a vocabulary of 11.
+const std::vector<std::pair<int64_t, int64_t>> kVocabBlocks = {
+    {0, 4}, {4, 3}, {7, 4}};
+
+/// Columns [begin, begin + n) of a row-major [rows, cols] matrix.
+template <class T>
+std::vector<T> columns(const std::vector<T> &m, int64_t rows, int64_t cols,
+                       int64_t begin, int64_t n) {
+  std::vector<T> out(rows * n);
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy(m.begin() + r * cols + begin, m.begin() + r * cols + begin + n,
+              out.begin() + r * n);
+  return out;
+}
+
+/// Combines per-block row statistics (max and sum of exps) in block order.
+void combine(const std::vector<Vec> &mx, const std::vector<Vec> &sumExp,
+             Vec &gm, Vec &gs) {
+  std::vector<const double *> m, s;
+  for (size_t b = 0; b < mx.size(); ++b) {
+    m.push_back(mx[b].data());
+    s.push_back(sumExp[b].data());
+  }
+  gm.resize(mx[0].size());
+  gs.resize(mx[0].size());
+  cpu::cross_entropy_combine_stats(int64_t(mx.size()), m.data(), s.data(),
+                                   nullptr, int64_t(gm.size()), gm.data(),
+                                   gs.data(), nullptr);
+}
+
+TYPED_TEST(CpuBackwardTyped, CrossEntropyVocabularyBlocksEqualTheWhole) {
+  using T = TypeParam;
+  const int64_t rows = 37, vocab = 11;
+  const double dloss = 1.3;
+  auto logits = randomVector<T>(rows * vocab, 52, -30.0, 30.0);
+  auto targets = randomTargets(rows, vocab, 53, 0.2);
+  auto mask = randomMask<T>(rows, 54);
+  for (const T *m : std::vector<const T *>{nullptr, mask.data()}) {
+    SCOPED_TRACE(m ? "with mask" : "without mask");
+    std::vector<T> whole(rows * vocab);
+    cpu::cross_entropy_backward<T>(dloss, logits.data(), targets.data(), m,
+                                   whole.data(), rows, vocab, kIgnore);
+    std::vector<Vec> mx(kVocabBlocks.size(), Vec(rows)), se(mx), tl(mx);
+    for (size_t b = 0; b < kVocabBlocks.size(); ++b) {
+      auto [begin, n] = kVocabBlocks[b];
+      auto block = columns(logits, rows, vocab, begin, n);
+      cpu::cross_entropy_block_stats<T>(block.data(), targets.data(), m, rows,
+                                        vocab, begin, n, kIgnore,
+                                        mx[b].data(), se[b].data(),
+                                        tl[b].data());
+    }
+    Vec gm, gs;
+    combine(mx, se, gm, gs);
+    for (size_t b = 0; b < kVocabBlocks.size(); ++b) {
+      auto [begin, n] = kVocabBlocks[b];
+      auto block = columns(logits, rows, vocab, begin, n);
+      std::vector<T> dblock(rows * n, T(NAN));
+      cpu::cross_entropy_block_backward<T>(dloss, block.data(), targets.data(),
+                                           m, gm.data(), gs.data(),
+                                           dblock.data(), rows, vocab, begin, n,
+                                           kIgnore);
+      EXPECT_TRUE(
+          allClose(dblock, toDouble(columns(whole, rows, vocab, begin, n))))
+          << "block [" << begin << ", " << begin + n << ")";
+    }
+  }
+}
+
+TYPED_TEST(CpuBackwardTyped, LinearCrossEntropyVocabularyBlocksEqualTheWhole) {
+  using T = TypeParam;
+  const int64_t rows = 300, hidden = 7, vocab = 11;
+  const double dloss = 0.9;
+  auto x = randomVector<T>(rows * hidden, 55);
+  auto targets = randomTargets(rows, vocab, 56, 0.1);
+  auto mask = randomMask<T>(rows, 57);
+  for (bool vocabMajor : {true, false})
+    for (const T *m : std::vector<const T *>{nullptr, mask.data()}) {
+      SCOPED_TRACE(testing::Message() << "vocabMajor=" << vocabMajor
+                                      << (m ? " with mask" : ""));
+      auto w = randomVector<T>(vocab * hidden, 58, -2.0, 2.0);
+      auto blockOf = [&](int64_t begin, int64_t n) {
+        return vocabMajor ? std::vector<T>(w.begin() + begin * hidden,
+                                           w.begin() + (begin + n) * hidden)
+                          : columns(w, hidden, vocab, begin, n);
+      };
+      std::vector<T> dx(rows * hidden), dw(vocab * hidden);
+      cpu::linear_cross_entropy_backward<T>(dloss, x.data(), w.data(),
+                                            vocabMajor, targets.data(), m,
+                                            dx.data(), dw.data(), rows, hidden,
+                                            vocab, kIgnore);
+      std::vector<Vec> mx(kVocabBlocks.size(), Vec(rows)), se(mx), tl(mx);
+      for (size_t b = 0; b < kVocabBlocks.size(); ++b) {
+        auto [begin, n] = kVocabBlocks[b];
+        auto wb = blockOf(begin, n);
+        cpu::linear_cross_entropy_block_stats<T>(
+            x.data(), wb.data(), vocabMajor, targets.data(), m, rows, hidden,
+            vocab, begin, n, kIgnore, mx[b].data(), se[b].data(),
+            tl[b].data());
+      }
+      Vec gm, gs, dxSum(rows * hidden, 0.0);
+      combine(mx, se, gm, gs);
+      for (size_t b = 0; b < kVocabBlocks.size(); ++b) {
+        auto [begin, n] = kVocabBlocks[b];
+        auto wb = blockOf(begin, n);
+        std::vector<T> dxb(rows * hidden, T(NAN)), dwb(n * hidden, T(NAN));
+        cpu::linear_cross_entropy_block_backward<T>(
+            dloss, x.data(), wb.data(), vocabMajor, targets.data(), m,
+            gm.data(), gs.data(), dxb.data(), dwb.data(), rows, hidden, vocab,
+            begin, n, kIgnore);
+        for (size_t i = 0; i < dxb.size(); ++i)
+          dxSum[i] += double(dxb[i]);
+        auto expected = vocabMajor
+                            ? std::vector<T>(dw.begin() + begin * hidden,
+                                             dw.begin() + (begin + n) * hidden)
+                            : columns(dw, hidden, vocab, begin, n);
+        EXPECT_TRUE(allClose(dwb, toDouble(expected)))
+            << "block [" << begin << ", " << begin + n << ")";
+      }
+      // The blocks' dx are shares of the whole dx.
+      EXPECT_TRUE(allClose(dx, dxSum));
+    }
+}
+
+TEST(CpuBackward, VocabularyBlockNeedsCombinedStatistics) {
+  std::vector<float> logits(2 * 3), dlogits(2 * 3);
+  std::vector<int32_t> targets = {1, 4};
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::cross_entropy_block_backward<float>(
+            1.0, logits.data(), targets.data(), nullptr, nullptr, nullptr,
+            dlogits.data(), 2, 6, 3, 3, kIgnore);
+      },
+      {"cross_entropy_backward", "[3, 6)", "combined row statistics"}));
+}
+
+//===----------------------------------------------------------------------===//
 // Float against double
 //===----------------------------------------------------------------------===//
 

@@ -229,4 +229,20 @@ TEST(CpuLayout, IotaAlongEachDimension) {
                               {"dimension 3"}));
 }
 
+TEST(CpuLayout, IotaOffsetIsTheBlockOfALargerIota) {
+  // The block [:, 4:8, :] of a [3, 12, 5] iota along dim 1.
+  std::vector<int64_t> whole = {3, 12, 5}, block = {3, 4, 5};
+  std::vector<int32_t> all(180), part(60);
+  cpu::iota(all.data(), whole, 1);
+  cpu::iota(part.data(), block, 1, 4);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t k = 0; k < 5; ++k)
+        ASSERT_EQ(part[(i * 4 + j) * 5 + k], all[(i * 12 + j + 4) * 5 + k]);
+  // An offset along another dim shifts nothing but that dim's values.
+  cpu::iota(part.data(), block, 0, 7);
+  EXPECT_EQ(part[0], 7);
+  EXPECT_EQ(part[59], 9);
+}
+
 } // namespace

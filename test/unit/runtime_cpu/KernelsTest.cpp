@@ -263,6 +263,76 @@ TYPED_TEST(CpuKernels, DropoutRateOneZeroesAndBadRateThrows) {
       {"rate"}));
 }
 
+TYPED_TEST(CpuKernels, DropoutBlocksAssembleToTheWholeMask) {
+  using T = TypeParam;
+  // A [4, 6, 10] tensor cut into 2 x 1 x 2 blocks (dims 0 and 2 split, as a
+  // tensor split over two mesh axes), and the whole as a 1-d dropout.
+  const std::vector<int64_t> global = {4, 6, 10}, block = {2, 6, 5};
+  const int64_t n = 240;
+  auto x = randomVector<T>(n, 19, 0.5, 1.5);
+  std::vector<T> whole(n), flat(n), assembled(n, T(-1));
+  cpu::dropout_block<T>(x.data(), whole.data(), global, {0, 0, 0}, global, 0.4,
+                        7, 2, 5);
+  cpu::dropout<T>(x.data(), flat.data(), n, 0.4, 7, 2, 5, 0);
+  EXPECT_EQ(whole, flat);
+  for (int64_t b0 = 0; b0 < 2; ++b0)
+    for (int64_t b2 = 0; b2 < 2; ++b2) {
+      std::vector<T> in(60), out(60);
+      auto at = [&](int64_t i, int64_t j, int64_t k) {
+        return ((b0 * 2 + i) * 6 + j) * 10 + b2 * 5 + k;
+      };
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 6; ++j)
+          for (int64_t k = 0; k < 5; ++k)
+            in[(i * 6 + j) * 5 + k] = x[at(i, j, k)];
+      cpu::dropout_block<T>(in.data(), out.data(), block, {b0 * 2, 0, b2 * 5},
+                            global, 0.4, 7, 2, 5);
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 6; ++j)
+          for (int64_t k = 0; k < 5; ++k)
+            assembled[at(i, j, k)] = out[(i * 6 + j) * 5 + k];
+    }
+  EXPECT_EQ(assembled, whole);
+  // Some elements dropped, some kept: the comparison tests something.
+  EXPECT_NE(std::count(whole.begin(), whole.end(), T(0)), 0);
+  EXPECT_NE(std::count(whole.begin(), whole.end(), T(0)), n);
+}
+
+TYPED_TEST(CpuKernels, DropoutBlockIndependentOfThreadsAndZeroDim) {
+  using T = TypeParam;
+  const std::vector<int64_t> shape = {3, 7001}, global = {9, 7001};
+  auto x = randomVector<T>(3 * 7001, 20, 0.5, 1.5);
+  std::vector<T> a(x.size()), b(x.size());
+  cpu::dropout_block<T>(x.data(), a.data(), shape, {3, 0}, global, 0.5, 1, 2,
+                        3);
+  int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  cpu::dropout_block<T>(x.data(), b.data(), shape, {3, 0}, global, 0.5, 1, 2,
+                        3);
+  omp_set_num_threads(threads);
+  EXPECT_EQ(a, b);
+  // Rows 3..5 of the global tensor are its elements [3 * 7001, 6 * 7001).
+  std::vector<T> flat(x.size());
+  cpu::dropout<T>(x.data(), flat.data(), int64_t(x.size()), 0.5, 1, 2, 3,
+                  3 * 7001);
+  EXPECT_EQ(a, flat);
+  // A 0-d tensor is element 0.
+  T one = T(1), scalar = T(-1), first = T(-1);
+  cpu::dropout_block<T>(&one, &scalar, {}, {}, {}, 0.5, 1, 2, 3);
+  cpu::dropout<T>(&one, &first, 1, 0.5, 1, 2, 3, 0);
+  EXPECT_EQ(scalar, first);
+}
+
+TEST(CpuKernelErrors, DropoutBlockOutsideTheTensorThrows) {
+  std::vector<float> x(8), out(8);
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::dropout_block<float>(x.data(), out.data(), {2, 4}, {1, 0}, {2, 4},
+                                  0.5, 0, 0, 0);
+      },
+      {"dropout", "[2, 4]", "[1, 0]"}));
+}
+
 //===----------------------------------------------------------------------===//
 // embedding
 //===----------------------------------------------------------------------===//
@@ -291,6 +361,52 @@ TYPED_TEST(CpuKernels, EmbeddingOutOfRangeIdThrows) {
   EXPECT_TRUE(throwsErrorWith(
       [&] { cpu::embedding<T>(table.data(), ids.data(), out.data(), 3, 4, 2); },
       {"token id -1", "position 0"}));
+}
+
+TYPED_TEST(CpuKernels, EmbeddingBlocksSumToTheWholeTable) {
+  using T = TypeParam;
+  // Vocabulary 10 cut into row blocks [0, 4), [4, 7), [7, 10).
+  const int64_t vocab = 10, dim = 3;
+  auto table = randomVector<T>(vocab * dim, 21);
+  std::vector<int32_t> ids = {9, 0, 4, 6, 7, 3, 4};
+  const int64_t nIds = int64_t(ids.size());
+  std::vector<T> whole(nIds * dim), sum(nIds * dim, T(0));
+  cpu::embedding<T>(table.data(), ids.data(), whole.data(), nIds, vocab, dim);
+  for (auto [begin, rows] : std::vector<std::pair<int64_t, int64_t>>{
+           {0, 4}, {4, 3}, {7, 3}}) {
+    std::vector<T> out(nIds * dim, T(NAN));
+    cpu::embedding_block<T>(table.data() + begin * dim, ids.data(), out.data(),
+                            nIds, vocab, begin, rows, dim);
+    for (int64_t i = 0; i < nIds; ++i) {
+      bool inside = ids[i] >= begin && ids[i] < begin + rows;
+      for (int64_t d = 0; d < dim; ++d) {
+        // Rows outside the block are exact zeros, rows inside exact copies.
+        ASSERT_EQ(out[i * dim + d], inside ? whole[i * dim + d] : T(0))
+            << "block " << begin << " id " << ids[i];
+        sum[i * dim + d] += out[i * dim + d];
+      }
+    }
+  }
+  EXPECT_EQ(sum, whole);
+}
+
+TYPED_TEST(CpuKernels, EmbeddingBlockChecksIdsAgainstTheWholeVocabulary) {
+  using T = TypeParam;
+  std::vector<T> block(2 * 2), out(3 * 2);
+  std::vector<int32_t> ids = {1, 8, 0};
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::embedding_block<T>(block.data(), ids.data(), out.data(), 3, 8, 2,
+                                2, 2);
+      },
+      {"embedding", "token id 8", "position 1", "[0, 8)"}));
+  ids = {1, 7, 0};
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::embedding_block<T>(block.data(), ids.data(), out.data(), 3, 8, 7,
+                                2, 2);
+      },
+      {"embedding", "rows [7, 9)", "[0, 8)"}));
 }
 
 } // namespace

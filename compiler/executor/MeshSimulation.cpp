@@ -1,0 +1,560 @@
+//===- MeshSimulation.cpp - the executor's simulated device mesh ----------===//
+
+#include "compiler/executor/MeshSimulation.h"
+
+#include "compiler/executor/Executor.h"
+#include "dialects/xf/XfInterfaces.h"
+#include "dialects/xf/XfOps.h"
+#include "runtime/cpu/Kernels.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
+#include <map>
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::exec;
+using sharding::Axis;
+using sharding::AxisList;
+using sharding::Mesh;
+using sharding::TensorSharding;
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+std::string shardc::exec::argumentName(func::FuncOp func, unsigned i) {
+  std::string s = "argument #" + std::to_string(i);
+  if (auto p = func.getArgAttrOfType<xf::ParamAttr>(i, xf::XfDialect::kParamAttrName))
+    return s + " (param '" + p.getName().str() + "')";
+  if (auto in = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kInputAttrName))
+    return s + " (input '" + in.str() + "')";
+  if (auto st = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
+    return s + " (state '" + st.str() + "')";
+  return s;
+}
+
+std::string shardc::exec::resultName(func::FuncOp func, unsigned i) {
+  std::string s = "result #" + std::to_string(i);
+  for (auto [attr, kind] : {std::pair{xf::XfDialect::kReportAttrName, "report"},
+                            {xf::XfDialect::kStateAttrName, "state"},
+                            {xf::XfDialect::kGradAttrName, "grad"}})
+    if (auto a = func.getResultAttrOfType<StringAttr>(i, attr))
+      return s + " (" + kind + " '" + a.str() + "')";
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Blocks of tensors
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+/// Copies the block of shape `block` at `srcOff` in src to `dstOff` in dst
+/// (same dtype), one contiguous innermost run at a time.
+void copyBlock(const HostTensor &src, const std::vector<int64_t> &srcOff, HostTensor &dst,
+               const std::vector<int64_t> &dstOff, const std::vector<int64_t> &block) {
+  int64_t es = rt::dtype_size(src.dtype);
+  size_t rank = block.size();
+  if (rt::num_elements(block) == 0)
+    return;
+  if (rank == 0) {
+    std::memcpy(dst.bytes.data(), src.bytes.data(), es);
+    return;
+  }
+  std::vector<int64_t> ss = rowMajorStrides(src.shape), ds = rowMajorStrides(dst.shape);
+  std::vector<int64_t> idx(rank - 1, 0);
+  int64_t outer = 1;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    outer *= block[d];
+  int64_t run = block[rank - 1] * es;
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t s = srcOff[rank - 1], t = dstOff[rank - 1];
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      s += (idx[d] + srcOff[d]) * ss[d];
+      t += (idx[d] + dstOff[d]) * ds[d];
+    }
+    std::memcpy(dst.bytes.data() + t * es, src.bytes.data() + s * es, run);
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++idx[d] < block[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/// The block of `shape` at `offset` of t.
+HostTensor sliceBlock(const HostTensor &t, const std::vector<int64_t> &offset,
+                      const std::vector<int64_t> &shape) {
+  HostTensor out(t.dtype, shape);
+  copyBlock(t, offset, out, std::vector<int64_t>(shape.size(), 0), shape);
+  return out;
+}
+
+/// The `index`-th of `parts` equal blocks of t along `dim`.
+HostTensor slicePart(const HostTensor &t, int64_t dim, int64_t index, int64_t parts) {
+  if (dim < 0 || dim >= static_cast<int64_t>(t.shape.size()) || t.shape[dim] % parts != 0)
+    throw rt::Error("cannot cut dim " + std::to_string(dim) + " of a tensor of shape " +
+                    rt::shape_str(t.shape) + " into " + std::to_string(parts) + " equal parts");
+  std::vector<int64_t> shape = t.shape, offset(t.shape.size(), 0);
+  shape[dim] /= parts;
+  offset[dim] = index * shape[dim];
+  return sliceBlock(t, offset, shape);
+}
+
+/// The tensors concatenated along `dim`, in order.
+HostTensor concat(llvm::ArrayRef<const HostTensor *> parts, int64_t dim) {
+  std::vector<int64_t> shape = parts[0]->shape;
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
+    throw rt::Error("cannot concatenate along dim " + std::to_string(dim) + " of a tensor of shape " +
+                    rt::shape_str(shape));
+  shape[dim] *= static_cast<int64_t>(parts.size());
+  HostTensor out(parts[0]->dtype, shape);
+  std::vector<int64_t> offset(shape.size(), 0);
+  for (auto [k, part] : llvm::enumerate(parts)) {
+    if (part->shape != parts[0]->shape || part->dtype != parts[0]->dtype)
+      throw rt::Error("ranks hold tensors of different shapes " + rt::shape_str(part->shape) +
+                      " and " + rt::shape_str(parts[0]->shape));
+    offset[dim] = static_cast<int64_t>(k) * part->shape[dim];
+    copyBlock(*part, std::vector<int64_t>(shape.size(), 0), out, offset, part->shape);
+  }
+  return out;
+}
+
+/// Element i of a float tensor as A (float or double).
+template <class A> void loadAll(const HostTensor &t, std::vector<A> &out) {
+  int64_t n = t.numel();
+  out.resize(n);
+  switch (t.dtype) {
+  case rt::DType::F32:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<A>(t.data<float>()[i]);
+    break;
+  case rt::DType::F64:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<A>(t.data<double>()[i]);
+    break;
+  case rt::DType::BF16:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<A>(cpu::bf16_to_f32(t.data<uint16_t>()[i]));
+    break;
+  case rt::DType::F16:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<A>(cpu::f16_to_f32(t.data<uint16_t>()[i]));
+    break;
+  case rt::DType::I32:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<A>(t.data<int32_t>()[i]);
+    break;
+  }
+}
+
+/// Rounds accumulated values once into a tensor of `dtype`.
+template <class A> void storeAll(const std::vector<A> &acc, HostTensor &t) {
+  int64_t n = t.numel();
+  switch (t.dtype) {
+  case rt::DType::F32:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<float>()[i] = static_cast<float>(acc[i]);
+    break;
+  case rt::DType::F64:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<double>()[i] = static_cast<double>(acc[i]);
+    break;
+  case rt::DType::BF16:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<uint16_t>()[i] = cpu::f32_to_bf16(static_cast<float>(acc[i]));
+    break;
+  case rt::DType::F16:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<uint16_t>()[i] = cpu::f32_to_f16(static_cast<float>(acc[i]));
+    break;
+  case rt::DType::I32:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<int32_t>()[i] = static_cast<int32_t>(acc[i]);
+    break;
+  }
+}
+
+/// Element-wise reduction of the members' tensors in member order, in A
+/// (f64 for f64 results, f32 for the other floats, i64 for i32), rounded once
+/// into `dtype`.
+template <class A>
+HostTensor reduceAs(llvm::ArrayRef<const HostTensor *> in, shard::ReductionKind kind,
+                    rt::DType dtype) {
+  std::vector<A> acc, next;
+  loadAll(*in[0], acc);
+  for (const HostTensor *t : in.drop_front()) {
+    loadAll(*t, next);
+    for (size_t i = 0; i < acc.size(); ++i) {
+      switch (kind) {
+      case shard::ReductionKind::Sum:
+        acc[i] += next[i];
+        break;
+      case shard::ReductionKind::Max:
+        acc[i] = next[i] > acc[i] || next[i] != next[i] ? next[i] : acc[i];
+        break;
+      default: // Min
+        acc[i] = next[i] < acc[i] || next[i] != next[i] ? next[i] : acc[i];
+        break;
+      }
+    }
+  }
+  HostTensor out(dtype, in[0]->shape);
+  storeAll(acc, out);
+  return out;
+}
+
+HostTensor reduce(llvm::ArrayRef<const HostTensor *> in, shard::ReductionKind kind,
+                  rt::DType dtype) {
+  if (kind != shard::ReductionKind::Sum && kind != shard::ReductionKind::Max &&
+      kind != shard::ReductionKind::Min)
+    throw rt::Error("reduction '" + shard::stringifyReductionKind(kind).str() +
+                    "' is not supported (sum, max and min are)");
+  for (const HostTensor *t : in)
+    if (t->shape != in[0]->shape)
+      throw rt::Error("ranks hold tensors of different shapes " + rt::shape_str(t->shape) +
+                      " and " + rt::shape_str(in[0]->shape));
+  if (dtype == rt::DType::I32) {
+    for (const HostTensor *t : in)
+      if (t->dtype != rt::DType::I32)
+        throw rt::Error("an integer reduction needs integer operands");
+    return reduceAs<int64_t>(in, kind, dtype);
+  }
+  if (dtype == rt::DType::F64)
+    return reduceAs<double>(in, kind, dtype);
+  return reduceAs<float>(in, kind, dtype);
+}
+
+/// A printable element of a tensor (for mismatch reports).
+std::string elementString(const HostTensor &t, int64_t i) {
+  std::vector<double> v;
+  HostTensor one(t.dtype, {});
+  std::memcpy(one.bytes.data(), t.bytes.data() + i * rt::dtype_size(t.dtype),
+              rt::dtype_size(t.dtype));
+  loadAll(one, v);
+  return std::to_string(v[0]);
+}
+
+std::string coordsString(const Mesh &mesh, int64_t rank) {
+  std::vector<int64_t> c = mesh.coords(rank);
+  std::string s;
+  for (int a = 0; a < mesh.rank(); ++a)
+    s += (a ? "," : "") + mesh.names[a] + "=" + std::to_string(c[a]);
+  return "rank " + std::to_string(rank) + " (" + s + ")";
+}
+
+/// The sharding of a boundary value; fails on axes outside the mesh.
+FailureOr<TensorSharding> boundarySharding(shard::GridAxesArrayAttr attr, int64_t rank,
+                                           const Mesh &mesh) {
+  TensorSharding s = TensorSharding::fromSplitAttr(attr, rank);
+  for (const AxisList &axes : s.dims)
+    for (Axis a : axes)
+      if (a < 0 || a >= mesh.rank())
+        return failure();
+  return s;
+}
+
+/// Offsets of a rank's block of a tensor with `local` shape and sharding s.
+std::vector<int64_t> blockOffsets(const TensorSharding &s, const std::vector<int64_t> &local,
+                                  const Mesh &mesh, int64_t rank) {
+  std::vector<int64_t> coords = mesh.coords(rank), off(local.size(), 0);
+  for (size_t d = 0; d < local.size(); ++d)
+    off[d] = mesh.shardIndex(s.dims[d], coords) * local[d];
+  return off;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// MeshSimulation
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::optional<MeshSimulation>> MeshSimulation::forFunction(func::FuncOp func,
+                                                                     bool emitErrors) {
+  auto ref = func->getAttrOfType<FlatSymbolRefAttr>(sharding::kGridAttr);
+  if (!func->hasAttr(sharding::kGridAttr))
+    return std::optional<MeshSimulation>();
+  auto fail = [&](const llvm::Twine &msg) -> FailureOr<std::optional<MeshSimulation>> {
+    if (emitErrors)
+      func.emitError() << msg;
+    return failure();
+  };
+  if (!ref)
+    return fail("'" + sharding::kGridAttr + "' must be a symbol reference to a shard.grid");
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(func, ref);
+  if (!grid)
+    return fail("'" + sharding::kGridAttr + "' names @" + ref.getValue() +
+                ", which is not a shard.grid of the module");
+  std::optional<Mesh> mesh;
+  {
+    // Mesh::fromGrid emits its own errors; keep them quiet when asked to.
+    std::optional<ScopedDiagnosticHandler> quiet;
+    if (!emitErrors)
+      quiet.emplace(func.getContext(), [](Diagnostic &) { return success(); });
+    FailureOr<Mesh> m = Mesh::fromGrid(grid);
+    if (failed(m))
+      return failure();
+    mesh = std::move(*m);
+  }
+  return std::optional<MeshSimulation>(MeshSimulation(func, std::move(*mesh)));
+}
+
+LogicalResult MeshSimulation::distributeArgument(unsigned i, HostTensor global,
+                                                 std::vector<HostTensor> &perRank) const {
+  BlockArgument arg = func_.getArgument(i);
+  auto spec = tensorSpec(arg.getType());
+  if (failed(spec))
+    return func_.emitError() << argumentName(func_, i) << " has type " << arg.getType()
+                             << "; the executor needs static tensors of f32, f64, bf16, f16 "
+                                "or i32";
+  const std::vector<int64_t> &local = spec->second;
+  auto attr = func_.getArgAttrOfType<shard::GridAxesArrayAttr>(i, sharding::kShardingAttr);
+  FailureOr<TensorSharding> s = boundarySharding(attr, local.size(), mesh_);
+  if (failed(s))
+    return func_.emitError() << argumentName(func_, i) << ": '" << sharding::kShardingAttr
+                             << "' names an axis outside the mesh " << mesh_.str();
+  std::vector<int64_t> expected = local;
+  for (size_t d = 0; d < local.size(); ++d)
+    expected[d] *= mesh_.size(s->dims[d]);
+  if (global.dtype != spec->first || global.shape != expected)
+    return func_.emitError() << argumentName(func_, i) << " is " << arg.getType()
+                             << " per rank, split " << s->str(mesh_) << " over the mesh "
+                             << mesh_.str() << ", so its global value is "
+                             << rt::dtype_name(spec->first) << " " << rt::shape_str(expected)
+                             << "; was given " << rt::dtype_name(global.dtype) << " "
+                             << rt::shape_str(global.shape);
+  int64_t n = numRanks();
+  perRank.assign(n, HostTensor());
+  if (!s->isSplit()) {
+    for (int64_t r = 0; r + 1 < n; ++r)
+      perRank[r] = global;
+    perRank[n - 1] = std::move(global);
+    return success();
+  }
+  for (int64_t r = 0; r < n; ++r)
+    perRank[r] = sliceBlock(global, blockOffsets(*s, local, mesh_, r), local);
+  return success();
+}
+
+LogicalResult MeshSimulation::assembleResult(func::ReturnOp ret, unsigned i,
+                                             llvm::ArrayRef<const HostTensor *> perRank,
+                                             HostTensor &global) const {
+  auto spec = tensorSpec(ret.getOperand(i).getType());
+  if (failed(spec))
+    return ret.emitError() << "reference executor: " << resultName(func_, i) << " has type "
+                           << ret.getOperand(i).getType() << ", which the executor cannot hold";
+  const std::vector<int64_t> &local = spec->second;
+  auto attr = func_.getResultAttrOfType<shard::GridAxesArrayAttr>(i, sharding::kShardingAttr);
+  FailureOr<TensorSharding> s = boundarySharding(attr, local.size(), mesh_);
+  if (failed(s))
+    return ret.emitError() << "reference executor: " << resultName(func_, i) << ": '"
+                           << sharding::kShardingAttr << "' names an axis outside the mesh "
+                           << mesh_.str();
+  std::vector<int64_t> globalShape = local;
+  for (size_t d = 0; d < local.size(); ++d)
+    globalShape[d] *= mesh_.size(s->dims[d]);
+  global = HostTensor(spec->first, globalShape);
+
+  // The first rank holding a block writes it; every other holder must agree.
+  std::map<std::vector<int64_t>, int64_t> owner;
+  for (int64_t r = 0; r < numRanks(); ++r) {
+    const HostTensor &t = *perRank[r];
+    if (t.dtype != spec->first || t.shape != local)
+      return ret.emitError() << "reference executor: " << resultName(func_, i) << " on "
+                             << coordsString(mesh_, r) << " is " << rt::dtype_name(t.dtype)
+                             << " " << rt::shape_str(t.shape) << ", not its type "
+                             << ret.getOperand(i).getType();
+    std::vector<int64_t> off = blockOffsets(*s, local, mesh_, r);
+    auto [it, first] = owner.emplace(off, r);
+    if (first) {
+      copyBlock(t, std::vector<int64_t>(local.size(), 0), global, off, local);
+      continue;
+    }
+    const HostTensor &ref = *perRank[it->second];
+    if (t.bytes == ref.bytes)
+      continue;
+    int64_t es = rt::dtype_size(t.dtype), e = 0;
+    while (e < t.numel() &&
+           std::memcmp(t.bytes.data() + e * es, ref.bytes.data() + e * es, es) == 0)
+      ++e;
+    AxisList used = s->usedAxes(), replicated;
+    for (int a = 0; a < mesh_.rank(); ++a)
+      if (!llvm::is_contained(used, a))
+        replicated.push_back(static_cast<Axis>(a));
+    return ret.emitError() << "reference executor: " << resultName(func_, i)
+                           << " is replicated over mesh axes " << mesh_.axesName(replicated)
+                           << " (xf.sharding " << s->str(mesh_) << ") but "
+                           << coordsString(mesh_, it->second) << " and " << coordsString(mesh_, r)
+                           << " hold different values (first at local element " << e << ": "
+                           << elementString(ref, e) << " vs " << elementString(t, e) << ")";
+  }
+  return success();
+}
+
+bool MeshSimulation::isCollective(Operation *op) {
+  return isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp, shard::AllSliceOp,
+             shard::AllToAllOp>(op);
+}
+
+void MeshSimulation::runCollective(Operation *op, llvm::ArrayRef<const HostTensor *> in,
+                                   std::vector<HostTensor> &out) const {
+  auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid");
+  if (!grid || grid.getValue() != mesh_.symbol)
+    throw rt::Error("the collective runs on a grid other than the function's @" + mesh_.symbol);
+  AxisList axes;
+  if (auto a = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes"))
+    axes.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  for (Axis a : axes)
+    if (a < 0 || a >= mesh_.rank())
+      throw rt::Error("grid axis " + std::to_string(a) + " is outside the mesh " + mesh_.str());
+  auto spec = tensorSpec(op->getResult(0).getType());
+  if (failed(spec))
+    throw rt::Error("the executor needs static tensors of f32, f64, bf16, f16 or i32");
+  auto [dtype, shape] = *spec;
+  auto axisOf = [](const llvm::APInt &v) { return static_cast<int64_t>(v.getSExtValue()); };
+
+  // The members' results, in member order.
+  auto runGroup = [&](llvm::ArrayRef<const HostTensor *> ins) -> std::vector<HostTensor> {
+    int64_t n = static_cast<int64_t>(ins.size());
+    std::vector<HostTensor> res;
+    auto copies = [&](HostTensor t) {
+      for (int64_t k = 0; k + 1 < n; ++k)
+        res.push_back(t);
+      res.push_back(std::move(t));
+    };
+    llvm::TypeSwitch<Operation *>(op)
+        .Case([&](shard::AllGatherOp g) { copies(concat(ins, axisOf(g.getGatherAxis()))); })
+        .Case([&](shard::AllReduceOp ar) { copies(reduce(ins, ar.getReduction(), dtype)); })
+        .Case([&](shard::ReduceScatterOp rs) {
+          HostTensor sum = reduce(ins, rs.getReduction(), dtype);
+          for (int64_t k = 0; k < n; ++k)
+            res.push_back(slicePart(sum, axisOf(rs.getScatterAxis()), k, n));
+        })
+        .Case([&](shard::AllSliceOp sl) {
+          for (int64_t k = 0; k < n; ++k)
+            res.push_back(slicePart(*ins[k], axisOf(sl.getSliceAxis()), k, n));
+        })
+        .Case([&](shard::AllToAllOp a2a) {
+          int64_t split = axisOf(a2a.getSplitAxis()), cat = axisOf(a2a.getConcatAxis());
+          for (int64_t k = 0; k < n; ++k) {
+            std::vector<HostTensor> pieces;
+            for (int64_t j = 0; j < n; ++j)
+              pieces.push_back(slicePart(*ins[j], split, k, n));
+            std::vector<const HostTensor *> ptrs;
+            for (const HostTensor &p : pieces)
+              ptrs.push_back(&p);
+            res.push_back(concat(ptrs, cat));
+          }
+        });
+    for (const HostTensor &t : res)
+      if (t.shape != shape || t.dtype != dtype)
+        throw rt::Error("the collective produced " + std::string(rt::dtype_name(t.dtype)) + " " +
+                        rt::shape_str(t.shape) + " on a group of " + std::to_string(n) +
+                        " ranks, but its result type is " + rt::dtype_name(dtype) + " " +
+                        rt::shape_str(shape));
+    return res;
+  };
+
+  int64_t numRanks = this->numRanks();
+  out.assign(numRanks, HostTensor());
+  std::vector<bool> done(numRanks, false);
+  for (int64_t r = 0; r < numRanks; ++r) {
+    if (done[r])
+      continue;
+    std::vector<int64_t> members = mesh_.group(axes, r);
+    std::vector<const HostTensor *> ins;
+    for (int64_t m : members) {
+      ins.push_back(in[m]);
+      done[m] = true;
+    }
+    std::vector<HostTensor> res = runGroup(ins);
+    for (size_t k = 0; k < members.size(); ++k)
+      out[members[k]] = std::move(res[k]);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// OpPlacement
+//===----------------------------------------------------------------------===//
+
+OpPlacement::OpPlacement(Operation *op, const Mesh *mesh, int64_t rank) : op_(op), mesh_(mesh) {
+  auto attr = op->getAttrOfType<ArrayAttr>(sharding::kFactorAxesAttr);
+  if (!attr) {
+    if (op->hasAttr(sharding::kFactorAxesAttr))
+      throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' must be an array of array<i16>");
+    return;
+  }
+  auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op);
+  if (!iface)
+    throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' on an op without a sharding rule");
+  xf::OpShardingRule rule = iface.getShardingRule();
+  if (attr.size() != rule.factors.size())
+    throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' has " +
+                    std::to_string(attr.size()) + " entries but the op's sharding rule has " +
+                    std::to_string(rule.factors.size()) + " factors");
+  for (auto [f, entry] : llvm::enumerate(attr)) {
+    auto axes = dyn_cast<DenseI16ArrayAttr>(entry);
+    if (!axes)
+      throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' must be an array of array<i16>");
+    for (int16_t a : axes.asArrayRef()) {
+      if (!mesh)
+        throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' splits factor " +
+                        std::to_string(f) + " outside a partitioned function (no xf.grid)");
+      if (a < 0 || a >= mesh->rank())
+        throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' names grid axis " +
+                        std::to_string(a) + " outside the mesh " + mesh->str());
+    }
+    factorAxes_.emplace_back(axes.asArrayRef().begin(), axes.asArrayRef().end());
+  }
+  for (const xf::TensorFactors &t : rule.operands)
+    operandFactors_.emplace_back(t.begin(), t.end());
+  for (const xf::TensorFactors &t : rule.results)
+    resultFactors_.emplace_back(t.begin(), t.end());
+  if (mesh)
+    coords_ = mesh->coords(rank);
+}
+
+OpPlacement::Dim OpPlacement::operandDim(unsigned operand, unsigned dim) const {
+  return place(op_->getOperand(operand), false, operand, dim);
+}
+
+OpPlacement::Dim OpPlacement::resultDim(unsigned result, unsigned dim) const {
+  return place(op_->getResult(result), true, result, dim);
+}
+
+OpPlacement::Dim OpPlacement::place(Value value, bool isResult, unsigned index,
+                                    unsigned dim) const {
+  int64_t local = cast<ShapedType>(value.getType()).getDimSize(dim);
+  Dim out{0, local, local, {}};
+  if (factorAxes_.empty())
+    return out;
+  const auto &tensors = isResult ? resultFactors_ : operandFactors_;
+  if (index >= tensors.size() || dim >= tensors[index].size())
+    throw rt::Error("the op's sharding rule does not describe dim " + std::to_string(dim) +
+                    " of " + (isResult ? "result #" : "operand #") + std::to_string(index));
+  const auto &factors = tensors[index][dim];
+  if (factors.empty())
+    return out;
+  for (size_t k = 1; k < factors.size(); ++k)
+    if (!factorAxes_[factors[k]].empty())
+      throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' splits factor " +
+                      std::to_string(factors[k]) +
+                      ", which is not the major factor of its dim");
+  const AxisList &axes = factorAxes_[factors[0]];
+  if (axes.empty())
+    return out;
+  out.axes = axes;
+  out.offset = mesh_->shardIndex(axes, coords_) * local;
+  out.global = local * mesh_->size(axes);
+  return out;
+}

@@ -1,0 +1,361 @@
+//===- Sharding.cpp - meshes, tensor shardings and resharding plans -------===//
+
+#include "compiler/sharding/Sharding.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace shardc::sharding;
+
+//===----------------------------------------------------------------------===//
+// Mesh
+//===----------------------------------------------------------------------===//
+
+int64_t Mesh::numDevices() const {
+  int64_t n = 1;
+  for (int64_t s : sizes)
+    n *= s;
+  return n;
+}
+
+int Mesh::axisIndex(llvm::StringRef name) const {
+  for (int i = 0; i < rank(); ++i)
+    if (names[i] == name)
+      return i;
+  return -1;
+}
+
+int64_t Mesh::size(llvm::ArrayRef<Axis> axes) const {
+  int64_t n = 1;
+  for (Axis a : axes)
+    n *= sizes[a];
+  return n;
+}
+
+std::string Mesh::axesName(llvm::ArrayRef<Axis> axes) const {
+  if (axes.empty())
+    return "-";
+  std::string s;
+  for (Axis a : axes) {
+    if (!s.empty())
+      s += ",";
+    s += names[a];
+  }
+  return s;
+}
+
+std::vector<int64_t> Mesh::coords(int64_t rank) const {
+  std::vector<int64_t> c(sizes.size());
+  for (int i = this->rank() - 1; i >= 0; --i) {
+    c[i] = rank % sizes[i];
+    rank /= sizes[i];
+  }
+  return c;
+}
+
+int64_t Mesh::linearRank(llvm::ArrayRef<int64_t> coords) const {
+  int64_t r = 0;
+  for (int i = 0; i < rank(); ++i)
+    r = r * sizes[i] + coords[i];
+  return r;
+}
+
+int64_t Mesh::shardIndex(llvm::ArrayRef<Axis> axes, llvm::ArrayRef<int64_t> coords) const {
+  int64_t idx = 0;
+  for (Axis a : axes)
+    idx = idx * sizes[a] + coords[a];
+  return idx;
+}
+
+std::vector<int64_t> Mesh::group(llvm::ArrayRef<Axis> axes, int64_t rank) const {
+  std::vector<int64_t> base = coords(rank);
+  int64_t n = size(axes);
+  std::vector<int64_t> members(n);
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int64_t> c = base;
+    int64_t rest = i;
+    for (int j = static_cast<int>(axes.size()) - 1; j >= 0; --j) {
+      c[axes[j]] = rest % sizes[axes[j]];
+      rest /= sizes[axes[j]];
+    }
+    members[i] = linearRank(c);
+  }
+  return members;
+}
+
+std::string Mesh::str() const {
+  std::string s;
+  for (int i = 0; i < rank(); ++i) {
+    if (i)
+      s += ",";
+    s += names[i] + "=" + std::to_string(sizes[i]);
+  }
+  return s;
+}
+
+static bool isIdentifier(llvm::StringRef s) {
+  if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
+    return false;
+  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+FailureOr<Mesh> Mesh::parse(llvm::StringRef spec, std::string &error) {
+  Mesh mesh;
+  llvm::SmallVector<llvm::StringRef> parts;
+  spec.split(parts, ',');
+  for (llvm::StringRef part : parts) {
+    auto [name, size] = part.trim().split('=');
+    name = name.trim();
+    size = size.trim();
+    int64_t n = 0;
+    if (!isIdentifier(name) || size.getAsInteger(10, n) || n <= 0) {
+      error = "bad mesh axis '" + part.trim().str() +
+              "': expected name=size with a positive size, as in dp=2,tp=4";
+      return failure();
+    }
+    if (mesh.axisIndex(name) >= 0) {
+      error = "mesh axis '" + name.str() + "' is named twice";
+      return failure();
+    }
+    mesh.names.push_back(name.str());
+    mesh.sizes.push_back(n);
+  }
+  if (mesh.names.empty() || mesh.names.size() > 8) {
+    error = "a mesh has 1 to 8 axes, got '" + spec.str() + "'";
+    return failure();
+  }
+  return mesh;
+}
+
+FailureOr<Mesh> Mesh::fromGrid(shard::GridOp grid) {
+  Mesh mesh;
+  mesh.symbol = grid.getSymName().str();
+  auto shape = grid.getShape();
+  auto names = grid->getAttrOfType<ArrayAttr>(kAxisNamesAttr);
+  if (names && names.size() != shape.size())
+    return grid.emitError() << "'" << kAxisNamesAttr << "' names " << names.size()
+                            << " axes but the grid has " << shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (ShapedType::isDynamic(shape[i]) || shape[i] <= 0)
+      return grid.emitError() << "grid axis " << i << " must have a static positive size";
+    mesh.sizes.push_back(shape[i]);
+    auto name = names ? dyn_cast<StringAttr>(names[i]) : StringAttr();
+    if (names && !name)
+      return grid.emitError() << "'" << kAxisNamesAttr << "' must hold strings";
+    mesh.names.push_back(name ? name.str() : "a" + std::to_string(i));
+  }
+  return mesh;
+}
+
+FailureOr<Mesh> Mesh::fromModule(ModuleOp module, llvm::StringRef symbol) {
+  shard::GridOp found;
+  int count = 0;
+  for (auto grid : module.getOps<shard::GridOp>()) {
+    if (!symbol.empty() && grid.getSymName() != symbol)
+      continue;
+    found = grid;
+    ++count;
+  }
+  if (count == 0)
+    return module.emitError() << "no shard.grid" << (symbol.empty() ? "" : " @" + symbol.str())
+                              << " in the module; give a mesh (--mesh dp=2,tp=2 or "
+                                 "-xf-propagate-sharding{mesh=...})";
+  if (count > 1)
+    return module.emitError() << "the module has " << count
+                              << " shard.grid ops; name the one to use";
+  return fromGrid(found);
+}
+
+shard::GridOp Mesh::materialize(ModuleOp module) const {
+  for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))
+    if (grid.getSymName() == symbol)
+      grid.erase();
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  auto grid = shard::GridOp::create(b, module.getLoc(), symbol, sizes);
+  llvm::SmallVector<Attribute> nameAttrs;
+  for (const std::string &n : names)
+    nameAttrs.push_back(b.getStringAttr(n));
+  grid->setAttr(kAxisNamesAttr, b.getArrayAttr(nameAttrs));
+  return grid;
+}
+
+//===----------------------------------------------------------------------===//
+// TensorSharding
+//===----------------------------------------------------------------------===//
+
+TensorSharding TensorSharding::replicated(int64_t rank) {
+  TensorSharding s;
+  s.dims.resize(rank);
+  return s;
+}
+
+bool TensorSharding::isReplicated() const { return partial.empty() && !isSplit(); }
+
+bool TensorSharding::isSplit() const {
+  return llvm::any_of(dims, [](const AxisList &d) { return !d.empty(); });
+}
+
+AxisList TensorSharding::usedAxes() const {
+  AxisList all(partial.begin(), partial.end());
+  for (const AxisList &d : dims)
+    all.append(d.begin(), d.end());
+  llvm::sort(all);
+  return all;
+}
+
+void TensorSharding::addPartial(llvm::ArrayRef<Axis> axes) {
+  for (Axis a : axes)
+    if (!llvm::is_contained(partial, a))
+      partial.push_back(a);
+  llvm::sort(partial);
+}
+
+FailureOr<llvm::SmallVector<int64_t>> TensorSharding::localShape(llvm::ArrayRef<int64_t> global,
+                                                                 const Mesh &mesh) const {
+  llvm::SmallVector<int64_t> local(global.begin(), global.end());
+  for (size_t d = 0; d < dims.size() && d < local.size(); ++d) {
+    int64_t n = mesh.size(dims[d]);
+    if (local[d] % n != 0)
+      return failure();
+    local[d] /= n;
+  }
+  return local;
+}
+
+std::string TensorSharding::str(const Mesh &mesh) const {
+  std::string s = "[";
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (d)
+      s += ", ";
+    if (dims[d].empty()) {
+      s += "-";
+      continue;
+    }
+    for (size_t i = 0; i < dims[d].size(); ++i)
+      s += (i ? "+" : "") + mesh.names[dims[d][i]];
+  }
+  s += "]";
+  if (!partial.empty())
+    s += " partial(" + mesh.axesName(partial) + ")";
+  return s;
+}
+
+shard::GridAxesArrayAttr TensorSharding::splitAttr(MLIRContext *ctx) const {
+  llvm::SmallVector<shard::GridAxesAttr> axes;
+  for (const AxisList &d : dims)
+    axes.push_back(shard::GridAxesAttr::get(ctx, d));
+  // Upstream requires at least one entry, even for a 0-d tensor.
+  if (axes.empty())
+    axes.push_back(shard::GridAxesAttr::get(ctx, {}));
+  return shard::GridAxesArrayAttr::get(ctx, axes);
+}
+
+TensorSharding TensorSharding::fromSplitAttr(shard::GridAxesArrayAttr attr, int64_t rank) {
+  TensorSharding s = replicated(rank);
+  if (!attr)
+    return s;
+  auto axes = attr.getAxes();
+  for (int64_t d = 0; d < rank && d < static_cast<int64_t>(axes.size()); ++d)
+    s.dims[d].assign(axes[d].asArrayRef().begin(), axes[d].asArrayRef().end());
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Resharding plans
+//===----------------------------------------------------------------------===//
+
+llvm::StringRef shardc::sharding::kindName(CollectiveStep::Kind kind) {
+  switch (kind) {
+  case CollectiveStep::AllReduce:
+    return "all_reduce";
+  case CollectiveStep::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveStep::AllGather:
+    return "all_gather";
+  case CollectiveStep::AllSlice:
+    return "all_slice";
+  case CollectiveStep::AllToAll:
+    return "all_to_all";
+  case CollectiveStep::MakePartial:
+    return "make_partial";
+  }
+  return "?";
+}
+
+static bool isPrefix(llvm::ArrayRef<Axis> prefix, llvm::ArrayRef<Axis> of) {
+  return prefix.size() <= of.size() && std::equal(prefix.begin(), prefix.end(), of.begin());
+}
+
+llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorSharding &from,
+                                                                const TensorSharding &to) {
+  llvm::SmallVector<CollectiveStep> steps;
+  TensorSharding cur = from;
+  // 1. Pending sums: reduce-scatter into the dims `to` splits over them, all-reduce the rest.
+  AxisList pending;
+  for (Axis a : cur.partial)
+    if (!llvm::is_contained(to.partial, a))
+      pending.push_back(a);
+  if (!pending.empty()) {
+    for (size_t d = 0; d < cur.dims.size(); ++d) {
+      if (!isPrefix(cur.dims[d], to.dims[d]))
+        continue;
+      AxisList take;
+      for (size_t i = cur.dims[d].size(); i < to.dims[d].size(); ++i) {
+        Axis a = to.dims[d][i];
+        if (!llvm::is_contained(pending, a))
+          break;
+        take.push_back(a);
+      }
+      if (take.empty())
+        continue;
+      steps.push_back({CollectiveStep::ReduceScatter, take, static_cast<int64_t>(d), -1, cur});
+      cur.dims[d].append(take.begin(), take.end());
+      for (Axis a : take)
+        llvm::erase(pending, a);
+      cur.partial.clear();
+      for (Axis a : from.partial)
+        if (llvm::is_contained(pending, a) || llvm::is_contained(to.partial, a))
+          cur.partial.push_back(a);
+    }
+    if (!pending.empty()) {
+      steps.push_back({CollectiveStep::AllReduce, pending, -1, -1, cur});
+      cur.partial.clear();
+      for (Axis a : from.partial)
+        if (llvm::is_contained(to.partial, a))
+          cur.partial.push_back(a);
+    }
+  }
+  // 2. Axes leaving a dim (everything after the common prefix) are gathered.
+  for (size_t d = 0; d < cur.dims.size(); ++d) {
+    size_t common = 0;
+    while (common < cur.dims[d].size() && common < to.dims[d].size() &&
+           cur.dims[d][common] == to.dims[d][common])
+      ++common;
+    if (common == cur.dims[d].size())
+      continue;
+    AxisList gather(cur.dims[d].begin() + common, cur.dims[d].end());
+    steps.push_back({CollectiveStep::AllGather, gather, static_cast<int64_t>(d), -1, cur});
+    cur.dims[d].resize(common);
+  }
+  // 3. Axes joining a dim are local slices.
+  for (size_t d = 0; d < cur.dims.size(); ++d) {
+    if (cur.dims[d].size() == to.dims[d].size())
+      continue;
+    AxisList slice(to.dims[d].begin() + cur.dims[d].size(), to.dims[d].end());
+    steps.push_back({CollectiveStep::AllSlice, slice, static_cast<int64_t>(d), -1, cur});
+    cur.dims[d] = to.dims[d];
+  }
+  // 4. Pending sums `to` wants and `from` lacks are made locally.
+  AxisList join;
+  for (Axis a : to.partial)
+    if (!llvm::is_contained(cur.partial, a))
+      join.push_back(a);
+  if (!join.empty())
+    steps.push_back({CollectiveStep::MakePartial, join, -1, -1, cur});
+  return steps;
+}

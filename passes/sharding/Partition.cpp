@@ -1,0 +1,345 @@
+//===- Partition.cpp - per-rank local shapes and collectives --------------===//
+//
+// Walks an annotated function in order and builds its local version in
+// place: each xf op is cloned with local types, operands are resharded to
+// what the op's decision needs, results from what the op produces to the
+// value's stored sharding (see planReshard for the collectives). Reshards of
+// a value are cached per target sharding; annotate_for_users annotations are
+// resharded again before every use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/sharding/Partition.h"
+
+#include "passes/Passes.h"
+#include "passes/sharding/ShardingIR.h"
+
+#include "dialects/xf/XfDialect.h"
+#include "dialects/xf/XfOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <map>
+
+#define DEBUG_TYPE "xf-partition"
+
+namespace shardc {
+#define GEN_PASS_DEF_XFPARTITION
+#include "passes/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::sharding;
+
+namespace {
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, const Mesh &mesh) : func_(func), mesh_(mesh), b_(func) {}
+
+  LogicalResult run();
+
+private:
+  struct Local {
+    Value value;
+    TensorSharding sharding;
+  };
+
+  LogicalResult verifyAnnotated();
+  FailureOr<Type> localType(Type global, const TensorSharding &s, Operation *at);
+  /// Emits the collectives from `from` to `to` at the builder's position.
+  FailureOr<Value> reshard(Value v, const TensorSharding &from, const TensorSharding &to,
+                           Location loc);
+  /// `old`'s local value in sharding `to` (made once per target).
+  FailureOr<Value> use(Value old, const TensorSharding &to, Location loc);
+  LogicalResult partitionOp(Operation *op);
+
+  func::FuncOp func_;
+  const Mesh &mesh_;
+  OpBuilder b_;
+  llvm::DenseMap<Value, Local> local_; ///< old canonical value -> stored local value
+  std::map<std::pair<void *, std::string>, Value> cache_;
+};
+
+Value canonical(Value v) {
+  if (auto ann = v.getDefiningOp<shard::ShardOp>())
+    if (!ann.getAnnotateForUsers())
+      return canonical(ann.getSrc());
+  return v;
+}
+
+LogicalResult Partitioner::verifyAnnotated() {
+  bool ok = true;
+  for (BlockArgument arg : func_.getArguments())
+    if (isa<RankedTensorType>(arg.getType()) && !resultAnnotation(arg)) {
+      func_.emitError() << "argument #" << arg.getArgNumber()
+                        << " has no sharding annotation; run -xf-propagate-sharding first";
+      ok = false;
+    }
+  func_.walk([&](Operation *op) {
+    if (op == func_.getOperation() ||
+        isa<func::ReturnOp, shard::ShardOp, shard::ShardingOp>(op))
+      return;
+    auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op);
+    if (!iface) {
+      op->emitError() << "'" << op->getName() << "' cannot be partitioned (no sharding rule)";
+      ok = false;
+      return;
+    }
+    if (!readDecision(op, iface.getShardingRule().factors.size())) {
+      op->emitError() << "op has no sharding decision ('" << kFactorAxesAttr
+                      << "'); run -xf-propagate-sharding first";
+      ok = false;
+      return;
+    }
+    for (Value r : op->getResults())
+      if (!resultAnnotation(r)) {
+        op->emitError() << "result #" << cast<OpResult>(r).getResultNumber()
+                        << " has no sharding annotation; run -xf-propagate-sharding first";
+        ok = false;
+        return;
+      }
+  });
+  return success(ok);
+}
+
+FailureOr<Type> Partitioner::localType(Type global, const TensorSharding &s, Operation *at) {
+  auto type = cast<RankedTensorType>(global);
+  auto shape = s.localShape(type.getShape(), mesh_);
+  if (failed(shape)) {
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.getDimSize(d) % mesh_.size(s.dims[d]) != 0) {
+        int64_t n = mesh_.size(s.dims[d]);
+        at->emitError() << "dimension " << d << " of size " << type.getDimSize(d)
+                        << " is not divisible by mesh axes " << mesh_.axesName(s.dims[d]) << " ("
+                        << n << "); pad it to " << (type.getDimSize(d) + n - 1) / n * n;
+        break;
+      }
+    return failure();
+  }
+  return Type(RankedTensorType::get(*shape, type.getElementType()));
+}
+
+FailureOr<Value> Partitioner::reshard(Value v, const TensorSharding &from,
+                                      const TensorSharding &to, Location loc) {
+  for (const CollectiveStep &step : planReshard(from, to)) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    int64_t n = mesh_.size(step.axes);
+    switch (step.kind) {
+    case CollectiveStep::AllReduce:
+      v = shard::AllReduceOp::create(b_, loc, type, mesh_.symbol, step.axes, v,
+                                     shard::ReductionKind::Sum);
+      continue;
+    case CollectiveStep::ReduceScatter:
+    case CollectiveStep::AllSlice:
+      if (shape[step.dim] % n != 0)
+        return emitError(loc) << "cannot split dimension " << step.dim << " of local size "
+                              << shape[step.dim] << " over " << mesh_.axesName(step.axes);
+      shape[step.dim] /= n;
+      break;
+    case CollectiveStep::AllGather:
+      shape[step.dim] *= n;
+      break;
+    case CollectiveStep::AllToAll:
+      return emitError(loc) << "all_to_all resharding is not emitted";
+    case CollectiveStep::MakePartial:
+      if (!isa<FloatType>(type.getElementType()))
+        return emitError(loc) << "cannot make an integer value a pending sum";
+      v = xf::ScaleOp::create(b_, loc, v, 1.0 / static_cast<double>(n));
+      continue;
+    }
+    auto out = RankedTensorType::get(shape, type.getElementType());
+    APInt axis(64, step.dim);
+    if (step.kind == CollectiveStep::ReduceScatter)
+      v = shard::ReduceScatterOp::create(b_, loc, out, mesh_.symbol, step.axes, v,
+                                         shard::ReductionKind::Sum, axis);
+    else if (step.kind == CollectiveStep::AllSlice)
+      v = shard::AllSliceOp::create(b_, loc, out, mesh_.symbol, step.axes, v, axis);
+    else
+      v = shard::AllGatherOp::create(b_, loc, out, mesh_.symbol, step.axes, v, axis);
+  }
+  return v;
+}
+
+FailureOr<Value> Partitioner::use(Value old, const TensorSharding &to, Location loc) {
+  // Users-annotations: reshard the annotated value again for this use.
+  if (auto ann = old.getDefiningOp<shard::ShardOp>(); ann && ann.getAnnotateForUsers()) {
+    Value src = canonical(ann.getSrc());
+    const Local &l = local_.at(src);
+    TensorSharding mid = annotationSharding(ann);
+    FailureOr<Value> v = reshard(l.value, l.sharding, mid, loc);
+    if (failed(v))
+      return failure();
+    return reshard(*v, mid, to, loc);
+  }
+  Value c = canonical(old);
+  const Local &l = local_.at(c);
+  if (l.sharding == to)
+    return l.value;
+  auto key = std::make_pair(c.getAsOpaquePointer(), to.str(mesh_));
+  if (auto it = cache_.find(key); it != cache_.end())
+    return it->second;
+  FailureOr<Value> v = reshard(l.value, l.sharding, to, loc);
+  if (succeeded(v))
+    cache_[key] = *v;
+  return v;
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op) {
+  xf::OpShardingRule rule = cast<xf::ShardingRuleOpInterface>(op).getShardingRule();
+  OpDecision d = *readDecision(op, rule.factors.size());
+  std::string why;
+  if (!isValidDecision(rule, d, mesh_, &why))
+    return op->emitError() << "invalid sharding decision: " << why;
+  b_.setInsertionPoint(op);
+  IRMapping mapping;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    FailureOr<Value> v = use(op->getOperand(i), operandSharding(rule, i, d), op->getLoc());
+    if (failed(v))
+      return failure();
+    mapping.map(op->getOperand(i), *v);
+  }
+  Operation *clone = b_.clone(*op, mapping);
+  // Local ops keep their decision only where they need their shard's offset
+  // or exchange log-sum-exp statistics; elsewhere it has served its purpose.
+  bool needsRankContext = false;
+  for (size_t f = 0; f < rule.factors.size(); ++f)
+    needsRankContext |= !d.factorAxes[f].empty() &&
+                        (rule.factors[f].indexed || rule.factors[f].logSumExp);
+  if (!needsRankContext)
+    clone->removeAttr(kFactorAxesAttr);
+  clone->removeAttr(kLinearPartialAttr);
+  clone->removeAttr(kLinearGroupAttr);
+  SmallVector<TensorSharding> produced;
+  for (unsigned j = 0; j < op->getNumResults(); ++j) {
+    produced.push_back(resultSharding(rule, j, d));
+    FailureOr<Type> t = localType(op->getResult(j).getType(), produced.back(), op);
+    if (failed(t))
+      return failure();
+    clone->getResult(j).setType(*t);
+  }
+  // A mean over a split factor: the local op divides by the local extent.
+  int64_t meanParts = 1;
+  for (size_t f = 0; f < rule.factors.size(); ++f)
+    if (rule.factors[f].normalized)
+      meanParts *= mesh_.size(d.factorAxes[f]);
+  for (unsigned j = 0; j < op->getNumResults(); ++j) {
+    Value v = clone->getResult(j);
+    if (meanParts > 1 && isa<FloatType>(getElementTypeOrSelf(v.getType())))
+      v = xf::ScaleOp::create(b_, op->getLoc(), v, 1.0 / static_cast<double>(meanParts));
+    TensorSharding stored = annotationSharding(resultAnnotation(op->getResult(j)));
+    FailureOr<Value> s = reshard(v, produced[j], stored, op->getLoc());
+    if (failed(s))
+      return failure();
+    local_[op->getResult(j)] = {*s, stored};
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  if (failed(verifyAnnotated()))
+    return failure();
+  Block &entry = func_.getBody().front();
+  // Arguments: local types in their annotated sharding.
+  SmallVector<Type> argTypes;
+  SmallVector<std::pair<BlockArgument, Type>> retype;
+  for (BlockArgument arg : func_.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType())) {
+      argTypes.push_back(arg.getType());
+      continue;
+    }
+    TensorSharding s = annotationSharding(resultAnnotation(arg));
+    FailureOr<Type> t = localType(arg.getType(), s, func_);
+    if (failed(t))
+      return failure();
+    argTypes.push_back(*t);
+    retype.push_back({arg, *t});
+    local_[arg] = {arg, s};
+  }
+  // Local types first: collectives on arguments are typed from them. (The
+  // global ops still reading them are erased below, before anything verifies.)
+  for (auto [arg, type] : retype)
+    arg.setType(type);
+  SmallVector<Operation *> old;
+  for (Operation &op : entry)
+    old.push_back(&op);
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  for (Operation *op : old) {
+    if (isa<func::ReturnOp, shard::ShardOp, shard::ShardingOp>(op))
+      continue;
+    if (failed(partitionOp(op)))
+      return failure();
+  }
+  // Results: state and gradients in their argument's layout, the rest replicated.
+  b_.setInsertionPoint(ret);
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (unsigned k = 0; k < ret.getNumOperands(); ++k) {
+    std::optional<TensorSharding> target = returnTarget(func_, k, [&](Value v) {
+      auto it = local_.find(v);
+      return it == local_.end() ? nullptr : &it->second.sharding;
+    });
+    if (!target) {
+      results.push_back(ret.getOperand(k));
+      resultTypes.push_back(ret.getOperand(k).getType());
+      continue;
+    }
+    FailureOr<Value> v = use(ret.getOperand(k), *target, ret.getLoc());
+    if (failed(v))
+      return failure();
+    results.push_back(*v);
+    resultTypes.push_back(v->getType());
+    func_.setResultAttr(k, kShardingAttr, target->splitAttr(func_.getContext()));
+  }
+  func::ReturnOp::create(b_, ret.getLoc(), results);
+  // Erase the global ops (users first), then retype the arguments.
+  for (Operation *op : llvm::reverse(old)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  for (auto [arg, type] : retype) {
+    func_.setArgAttr(arg.getArgNumber(), kShardingAttr,
+                     local_[arg].sharding.splitAttr(func_.getContext()));
+  }
+  func_.setFunctionType(FunctionType::get(func_.getContext(), argTypes, resultTypes));
+  func_->setAttr(kGridAttr, FlatSymbolRefAttr::get(func_.getContext(), mesh_.symbol));
+  return success();
+}
+
+class PartitionPass : public shardc::impl::XfPartitionBase<PartitionPass> {
+public:
+  using XfPartitionBase::XfPartitionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func) {
+      module.emitError() << "no function @" << function << " to partition";
+      return signalPassFailure();
+    }
+    FailureOr<Mesh> mesh = Mesh::fromModule(module);
+    if (failed(mesh) || failed(partitionFunction(func, *mesh)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+LogicalResult sharding::partitionFunction(func::FuncOp func, const Mesh &mesh) {
+  if (func->hasAttr(kGridAttr))
+    return func.emitError() << "function is already partitioned";
+  // Work on a clone so a failure leaves the function as it was.
+  func::FuncOp work = func.clone();
+  Partitioner p(work, mesh);
+  LogicalResult result = p.run();
+  if (succeeded(result)) {
+    func.getBody().takeBody(work.getBody());
+    func.setFunctionType(work.getFunctionType());
+    func->setAttrs(work->getAttrs());
+  }
+  work.erase();
+  return result;
+}

@@ -1,0 +1,610 @@
+//===- PropagateSharding.cpp - cost-based sharding propagation ------------===//
+//
+// Assigns every value of a function a sharding from a few annotations. Each
+// xf op is a node whose decision is the mesh axes of every factor of its rule
+// (ShardingRuleOpInterface); values connect nodes.
+//
+//  1. Agreement: a node whose known operands and results name one set of axes
+//     for every factor, without conflict, is decided, and its unknown
+//     operands and results take the projections. Repeat until nothing moves.
+//     A pending sum an op cannot absorb says nothing about its factors (it is
+//     reduced at that use, into whatever the op decides), so consumers
+//     downstream decide first: the row-parallel GEMM's partial result becomes
+//     an all-reduce where the residual stream is replicated and a
+//     reduce-scatter where it is split on sequence.
+//  2. Conflict: when nothing agrees, the first undecided node (in program
+//     order) is decided by the cost model over the candidate axes its
+//     tensors propose (collective time to bring every known tensor to the
+//     candidate, plus compute time, plus memory when over budget), then
+//     back to 1.
+//  3. Values: each value's stored sharding is chosen among what its producer
+//     makes and what its users need, minimizing the resharding cost.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "compiler/cost/CostModel.h"
+#include "passes/sharding/ShardingIR.h"
+#include "passes/sharding/Strategies.h"
+
+#include "dialects/xf/XfDialect.h"
+#include "dialects/xf/XfOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "xf-propagate-sharding"
+
+namespace shardc {
+#define GEN_PASS_DEF_XFPROPAGATESHARDING
+#include "passes/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::sharding;
+using xf::OpShardingRule;
+
+namespace {
+
+using Proposal = SmallVector<std::optional<AxisList>, 8>;
+
+struct Node {
+  Operation *op;
+  OpShardingRule rule;
+  std::optional<OpDecision> decision;
+};
+
+class Propagator {
+public:
+  Propagator(func::FuncOp func, const Mesh &mesh, const cost::CostModel &cost, double budget)
+      : func_(func), mesh_(mesh), cost_(cost), budget_(budget) {}
+
+  LogicalResult run();
+
+private:
+  /// The value a use reads: result annotations are the annotated value.
+  Value canonical(Value v) const {
+    if (auto ann = v.getDefiningOp<shard::ShardOp>())
+      if (!ann.getAnnotateForUsers())
+        return canonical(ann.getSrc());
+    return v;
+  }
+  const TensorSharding *known(Value v) const {
+    auto it = sharding_.find(canonical(v));
+    return it == sharding_.end() ? nullptr : &it->second;
+  }
+  bool setIfUnknown(Value v, const TensorSharding &s) {
+    v = canonical(v);
+    if (sharding_.count(v) || !isa<RankedTensorType>(v.getType()))
+      return false;
+    sharding_[v] = s;
+    return true;
+  }
+  /// What a decided consumer needs of a value whose producer is undecided: a
+  /// hint, not a sharding, so the producer still decides from its own inputs
+  /// first (a pending sum stays pending through the adds that follow it).
+  bool hint(Value v, const TensorSharding &s) {
+    v = canonical(v);
+    if (isa<BlockArgument>(v))
+      return setIfUnknown(v, s);
+    if (sharding_.count(v) || hints_.count(v) || !isa<RankedTensorType>(v.getType()))
+      return false;
+    hints_[v] = s;
+    return true;
+  }
+  const TensorSharding *knownOrHint(Value v) const {
+    if (const TensorSharding *s = known(v))
+      return s;
+    auto it = hints_.find(canonical(v));
+    return it == hints_.end() ? nullptr : &it->second;
+  }
+
+  LogicalResult collectAnnotations();
+  /// Tries to decide `n` from agreeing tensors; true if decided.
+  bool decideByAgreement(Node &n, bool useHints);
+  /// Decides `n` by cost among the candidates its tensors propose.
+  void decideByCost(Node &n);
+  void applyDecision(Node &n, const OpDecision &d);
+  /// The pending sum `n` can pass through, if its partial operands allow.
+  bool linearPassThrough(const Node &n, OpDecision &d) const;
+  double decisionCost(const Node &n, const OpDecision &d) const;
+  double reshardCost(const TensorSharding &from, const TensorSharding &to, Type type) const;
+  bool propagateReturn();
+  void chooseValueShardings();
+  void writeAnnotations();
+  std::optional<TensorSharding> returnTarget(unsigned index) const;
+
+  func::FuncOp func_;
+  const Mesh &mesh_;
+  const cost::CostModel &cost_;
+  double budget_;
+  bool memoryTight_ = false;
+  std::vector<Node> nodes_;
+  llvm::DenseMap<Value, TensorSharding> sharding_;
+  llvm::DenseMap<Value, TensorSharding> hints_;
+  llvm::DenseSet<Value> fixed_;
+};
+
+LogicalResult Propagator::collectAnnotations() {
+  llvm::DenseMap<Value, shard::ShardOp> first;
+  bool ok = true;
+  func_.walk([&](shard::ShardOp ann) {
+    auto type = cast<RankedTensorType>(ann.getResult().getType());
+    auto def = ann.getSharding().getDefiningOp<shard::ShardingOp>();
+    if (!def) {
+      ann.emitError() << "the sharding of an annotation must come from a shard.sharding op";
+      ok = false;
+      return;
+    }
+    if (def.getGrid() != mesh_.symbol) {
+      ann.emitError() << "annotation refers to grid @" << def.getGrid() << ", not @"
+                      << mesh_.symbol;
+      ok = false;
+      return;
+    }
+    auto axes = def.getSplitAxes().getAxes();
+    if (static_cast<int64_t>(axes.size()) > std::max<int64_t>(type.getRank(), 1)) {
+      ann.emitError() << "annotation has " << axes.size() << " split entries for a tensor of rank "
+                      << type.getRank();
+      ok = false;
+      return;
+    }
+    TensorSharding s = annotationSharding(ann);
+    for (Axis a : s.usedAxes())
+      if (a < 0 || a >= mesh_.rank()) {
+        ann.emitError() << "unknown mesh axis " << a << " (the mesh " << mesh_.str() << " has "
+                        << mesh_.rank() << " axes)";
+        ok = false;
+        return;
+      }
+    AxisList used = s.usedAxes();
+    for (size_t i = 1; i < used.size(); ++i)
+      if (used[i] == used[i - 1]) {
+        ann.emitError() << "mesh axis '" << mesh_.names[used[i]] << "' is used twice in "
+                        << s.str(mesh_);
+        ok = false;
+        return;
+      }
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t n = mesh_.size(s.dims[d]);
+      if (type.getDimSize(d) % n != 0) {
+        int64_t padded = (type.getDimSize(d) + n - 1) / n * n;
+        ann.emitError() << "dimension " << d << " of size " << type.getDimSize(d)
+                        << " is not divisible by mesh axes " << mesh_.axesName(s.dims[d]) << " ("
+                        << n << "); pad it to " << padded;
+        ok = false;
+        return;
+      }
+    }
+    if (ann.getAnnotateForUsers()) {
+      sharding_[ann.getResult()] = s;
+      fixed_.insert(ann.getResult());
+      return;
+    }
+    Value v = canonical(ann.getSrc());
+    auto [it, inserted] = first.try_emplace(v, ann);
+    if (!inserted && annotationSharding(it->second) != s) {
+      InFlightDiagnostic diag = ann.emitError()
+                                << "conflicting sharding annotations: " << s.str(mesh_)
+                                << " here, " << annotationSharding(it->second).str(mesh_)
+                                << " on the same value";
+      diag.attachNote(it->second.getLoc()) << "the other annotation is here";
+      ok = false;
+      return;
+    }
+    sharding_[v] = s;
+    fixed_.insert(v);
+  });
+  return success(ok);
+}
+
+bool Propagator::linearPassThrough(const Node &n, OpDecision &d) const {
+  // A pending sum passes through ops that are linear in all their float
+  // operands jointly (add, reshape, casts, scale, reductions): it then costs
+  // one reduction later instead of one per operand. Through a GEMM or a
+  // backward op with other inputs it would force the other inputs whole.
+  auto isFloat = [](Value v) {
+    return isa<FloatType>(getElementTypeOrSelf(v.getType()));
+  };
+  for (size_t g = 0; g < n.rule.linearGroups.size(); ++g) {
+    const auto &group = n.rule.linearGroups[g];
+    std::optional<AxisList> partial;
+    bool ok = true;
+    for (unsigned i = 0; i < n.op->getNumOperands() && ok; ++i) {
+      Value v = n.op->getOperand(i);
+      const TensorSharding *s = known(v);
+      if (!llvm::is_contained(group, static_cast<int>(i))) {
+        ok = !isFloat(v);
+        continue;
+      }
+      if (!s || (s->partial.empty() && group.size() == 1))
+        ok = false;
+      else if (!s->partial.empty()) {
+        if (partial && *partial != s->partial)
+          ok = false;
+        partial = s->partial;
+      }
+    }
+    // Members without the sum join it locally (x/n on each rank): exact when
+    // n is a power of two.
+    if (ok && partial) {
+      int64_t parts = mesh_.size(*partial);
+      if (group.size() > 1 && (parts & (parts - 1)) != 0)
+        for (int i : group)
+          if (known(n.op->getOperand(i))->partial.empty())
+            ok = false;
+    }
+    if (ok && partial) {
+      d.linearPartial = *partial;
+      d.linearGroup = static_cast<int>(g);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Propagator::decideByAgreement(Node &n, bool useHints) {
+  const OpShardingRule &rule = n.rule;
+  // A linear op waits for its operands: they may bring a pending sum it can
+  // pass on (an op without factors would otherwise agree at once).
+  if (!useHints)
+    for (const auto &group : rule.linearGroups)
+      for (int i : group)
+        if (!known(n.op->getOperand(i)))
+          return false;
+  Proposal proposal(rule.factors.size());
+  OpDecision d;
+  bool passes = linearPassThrough(n, d);
+  auto merge = [&](const xf::TensorFactors &tf, const TensorSharding &s) {
+    Proposal p(rule.factors.size());
+    if (!proposeFactors(rule, tf, s.withoutPartial(), mesh_, p))
+      return true; // not expressible: resharded at this op, says nothing
+    for (size_t f = 0; f < p.size(); ++f) {
+      if (!p[f])
+        continue;
+      if (proposal[f] && *proposal[f] != *p[f])
+        return false;
+      proposal[f] = p[f];
+    }
+    return true;
+  };
+  for (unsigned i = 0; i < n.op->getNumOperands(); ++i) {
+    const TensorSharding *s = known(n.op->getOperand(i));
+    if (!s || i >= rule.operands.size())
+      continue;
+    bool absorbed = passes && llvm::is_contained(rule.linearGroups[d.linearGroup],
+                                                 static_cast<int>(i));
+    if (!s->partial.empty() && !absorbed)
+      continue;
+    if (!merge(rule.operands[i], *s))
+      return false;
+  }
+  for (unsigned j = 0; j < n.op->getNumResults(); ++j) {
+    Value r = n.op->getResult(j);
+    const TensorSharding *s = useHints ? knownOrHint(r) : known(r);
+    if (!s || !s->partial.empty())
+      continue;
+    if (!merge(rule.results[j], *s))
+      return false;
+  }
+  for (auto &p : proposal)
+    if (!p)
+      return false;
+  for (auto &p : proposal)
+    d.factorAxes.push_back(*p);
+  if (!isValidDecision(rule, d, mesh_))
+    return false;
+  applyDecision(n, d);
+  return true;
+}
+
+double Propagator::reshardCost(const TensorSharding &from, const TensorSharding &to,
+                               Type type) const {
+  if (from == to)
+    return 0;
+  return cost_.reshardTime(from, to, tensorBytes(type));
+}
+
+double Propagator::decisionCost(const Node &n, const OpDecision &d) const {
+  double total = 0;
+  for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
+    if (const TensorSharding *s = known(n.op->getOperand(i)))
+      total += reshardCost(*s, operandSharding(n.rule, i, d), n.op->getOperand(i).getType());
+  double localResultBytes = 0;
+  for (unsigned j = 0; j < n.op->getNumResults(); ++j) {
+    TensorSharding produced = resultSharding(n.rule, j, d);
+    Type type = n.op->getResult(j).getType();
+    if (const TensorSharding *s = knownOrHint(n.op->getResult(j)))
+      total += reshardCost(produced, *s, type);
+    localResultBytes += tensorBytes(type) / mesh_.size(produced.withoutPartial().usedAxes());
+  }
+  int64_t parts = 1;
+  for (const AxisList &a : d.factorAxes)
+    parts *= mesh_.size(a);
+  Type elt = n.op->getNumResults() ? getElementTypeOrSelf(n.op->getResult(0).getType())
+                                   : Type();
+  total += cost_.computeTime(n.rule.flops / parts, elt);
+  // Over budget, a byte kept per device costs as much as moving it.
+  if (memoryTight_ && !cost_.hardware().links.empty())
+    total += localResultBytes / cost_.hardware().links.front().bandwidth;
+  return total;
+}
+
+void Propagator::decideByCost(Node &n) {
+  const OpShardingRule &rule = n.rule;
+  // Candidate axes per factor: what the known tensors propose, and none.
+  SmallVector<SmallVector<AxisList, 3>, 8> options(rule.factors.size());
+  for (auto &o : options)
+    o.push_back({});
+  auto collect = [&](const xf::TensorFactors &tf, const TensorSharding &s) {
+    Proposal p(rule.factors.size());
+    if (!proposeFactors(rule, tf, s.withoutPartial(), mesh_, p))
+      return;
+    for (size_t f = 0; f < p.size(); ++f)
+      if (p[f] && !llvm::is_contained(options[f], *p[f]))
+        options[f].push_back(*p[f]);
+  };
+  for (unsigned i = 0; i < n.op->getNumOperands() && i < rule.operands.size(); ++i)
+    if (const TensorSharding *s = known(n.op->getOperand(i)))
+      collect(rule.operands[i], *s);
+  for (unsigned j = 0; j < n.op->getNumResults(); ++j)
+    if (const TensorSharding *s = knownOrHint(n.op->getResult(j)))
+      collect(rule.results[j], *s);
+
+  OpDecision base;
+  linearPassThrough(n, base);
+  std::optional<OpDecision> best;
+  double bestCost = 0;
+  // Enumerate combinations (bounded: factors with one option do not multiply).
+  SmallVector<size_t, 8> index(options.size(), 0);
+  for (int visited = 0; visited < 4096; ++visited) {
+    OpDecision d = base;
+    for (size_t f = 0; f < options.size(); ++f)
+      d.factorAxes.push_back(options[f][index[f]]);
+    if (isValidDecision(rule, d, mesh_)) {
+      double c = decisionCost(n, d);
+      LLVM_DEBUG(llvm::dbgs() << "  candidate cost " << c << "\n");
+      if (!best || c < bestCost * (1 - 1e-9)) {
+        best = d;
+        bestCost = c;
+      }
+    }
+    size_t f = 0;
+    while (f < index.size() && ++index[f] == options[f].size())
+      index[f++] = 0;
+    if (f == index.size())
+      break;
+  }
+  if (!best) {
+    best = OpDecision{};
+    best->factorAxes.resize(rule.factors.size());
+  }
+  applyDecision(n, *best);
+}
+
+void Propagator::applyDecision(Node &n, const OpDecision &d) {
+  n.decision = d;
+  for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
+    hint(n.op->getOperand(i), operandSharding(n.rule, i, d));
+  for (unsigned j = 0; j < n.op->getNumResults(); ++j)
+    setIfUnknown(n.op->getResult(j), resultSharding(n.rule, j, d));
+}
+
+std::optional<TensorSharding> Propagator::returnTarget(unsigned index) const {
+  return sharding::returnTarget(func_, index, [&](Value v) { return known(v); });
+}
+
+bool Propagator::propagateReturn() {
+  auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+  bool changed = false;
+  for (unsigned k = 0; k < ret.getNumOperands(); ++k)
+    if (!known(ret.getOperand(k)))
+      if (auto t = returnTarget(k))
+        changed |= hint(ret.getOperand(k), *t);
+  return changed;
+}
+
+void Propagator::chooseValueShardings() {
+  // What each value's users need (distinct targets: a reshard is made once).
+  llvm::DenseMap<Value, SmallVector<TensorSharding, 2>> needs;
+  auto need = [&](Value v, const TensorSharding &s) {
+    v = canonical(v);
+    auto &list = needs[v];
+    if (!llvm::is_contained(list, s))
+      list.push_back(s);
+  };
+  llvm::DenseMap<Value, TensorSharding> produced;
+  for (Node &n : nodes_) {
+    for (unsigned i = 0; i < n.op->getNumOperands(); ++i) {
+      auto ann = n.op->getOperand(i).getDefiningOp<shard::ShardOp>();
+      if (!ann || !ann.getAnnotateForUsers())
+        need(n.op->getOperand(i), operandSharding(n.rule, i, *n.decision));
+    }
+    for (unsigned j = 0; j < n.op->getNumResults(); ++j)
+      produced[n.op->getResult(j)] = resultSharding(n.rule, j, *n.decision);
+  }
+  func_.walk([&](shard::ShardOp ann) {
+    if (ann.getAnnotateForUsers())
+      need(ann.getSrc(), annotationSharding(ann));
+  });
+  auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+  for (unsigned k = 0; k < ret.getNumOperands(); ++k)
+    if (auto t = returnTarget(k))
+      need(ret.getOperand(k), *t);
+
+  auto choose = [&](Value v, std::optional<TensorSharding> made) {
+    if (fixed_.count(v))
+      return;
+    SmallVector<TensorSharding, 4> options;
+    if (made)
+      options.push_back(*made);
+    for (const TensorSharding &s : needs[v])
+      if (!llvm::is_contained(options, s))
+        options.push_back(s);
+    if (options.empty()) {
+      if (!sharding_.count(v))
+        sharding_[v] = TensorSharding::replicated(cast<RankedTensorType>(v.getType()).getRank());
+      return;
+    }
+    double bestCost = 0;
+    std::optional<TensorSharding> best;
+    for (const TensorSharding &s : options) {
+      if (made && !s.partial.empty() && s.partial != made->partial)
+        continue;
+      double c = made ? reshardCost(*made, s, v.getType()) : 0;
+      for (const TensorSharding &r : needs[v])
+        c += reshardCost(s, r, v.getType());
+      if (!best || c < bestCost * (1 - 1e-9)) {
+        best = s;
+        bestCost = c;
+      }
+    }
+    sharding_[v] = *best;
+  };
+  for (BlockArgument arg : func_.getArguments())
+    if (isa<RankedTensorType>(arg.getType()))
+      choose(arg, std::nullopt);
+  for (Node &n : nodes_)
+    for (Value r : n.op->getResults())
+      choose(r, produced[r]);
+}
+
+void Propagator::writeAnnotations() {
+  for (Node &n : nodes_)
+    writeDecision(n.op, *n.decision);
+  SmallVector<Annotation> annotations;
+  for (BlockArgument arg : func_.getArguments())
+    if (isa<RankedTensorType>(arg.getType()) && !resultAnnotation(arg))
+      annotations.push_back({arg, sharding_[arg], false});
+  for (Node &n : nodes_)
+    for (Value r : n.op->getResults())
+      if (!resultAnnotation(r))
+        annotations.push_back({r, sharding_[r], false});
+  materializeAnnotations(func_, mesh_, annotations);
+}
+
+LogicalResult Propagator::run() {
+  if (failed(collectAnnotations()))
+    return failure();
+  bool ok = true;
+  func_.walk([&](Operation *op) {
+    if (op == func_.getOperation() || isa<func::ReturnOp, shard::ShardOp, shard::ShardingOp>(op))
+      return;
+    auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op);
+    if (!iface) {
+      op->emitError() << "'" << op->getName() << "' has no sharding rule; shardc can shard xf "
+                      << "ops only";
+      ok = false;
+      return;
+    }
+    OpShardingRule rule = iface.getShardingRule();
+    if (rule.operands.size() != op->getNumOperands() ||
+        rule.results.size() != op->getNumResults()) {
+      op->emitError() << "sharding rule describes " << rule.operands.size() << " operands and "
+                      << rule.results.size() << " results, the op has "
+                      << op->getNumOperands() << " and " << op->getNumResults();
+      ok = false;
+      return;
+    }
+    nodes_.push_back({op, std::move(rule), std::nullopt});
+  });
+  if (!ok)
+    return failure();
+
+  // A rough footprint: every value replicated over what the annotations split.
+  double footprint = 0;
+  for (Node &n : nodes_)
+    for (Value r : n.op->getResults())
+      footprint += tensorBytes(r.getType());
+  footprint /= std::max<int64_t>(1, mesh_.numDevices());
+  memoryTight_ = budget_ > 0 && footprint > budget_;
+
+  size_t cursor = 0;
+  while (true) {
+    // 1. Forward agreement from known shardings, to a fixpoint.
+    bool changed = true;
+    while (changed) {
+      changed = propagateReturn();
+      for (Node &n : nodes_)
+        if (!n.decision && decideByAgreement(n, /*useHints=*/false))
+          changed = true;
+    }
+    // 2. The first node that agrees once its users' needs count.
+    bool hinted = false;
+    for (Node &n : nodes_)
+      if (!n.decision && decideByAgreement(n, /*useHints=*/true)) {
+        hinted = true;
+        break;
+      }
+    if (hinted)
+      continue;
+    // 3. The first undecided node, by cost.
+    while (cursor < nodes_.size() && nodes_[cursor].decision)
+      ++cursor;
+    if (cursor == nodes_.size())
+      break;
+    LLVM_DEBUG(llvm::dbgs() << "deciding by cost: " << *nodes_[cursor].op << "\n");
+    decideByCost(nodes_[cursor]);
+  }
+  chooseValueShardings();
+  writeAnnotations();
+  return success();
+}
+
+class PropagateSharding
+    : public shardc::impl::XfPropagateShardingBase<PropagateSharding> {
+public:
+  using XfPropagateShardingBase::XfPropagateShardingBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func) {
+      module.emitError() << "no function @" << function << " to shard";
+      return signalPassFailure();
+    }
+    std::string spec = this->mesh;
+    FailureOr<Mesh> mesh = failure();
+    if (!spec.empty()) {
+      std::string error;
+      mesh = Mesh::parse(spec, error);
+      if (failed(mesh)) {
+        module.emitError() << error;
+        return signalPassFailure();
+      }
+      for (auto grid : module.getOps<shard::GridOp>()) {
+        FailureOr<Mesh> existing = Mesh::fromGrid(grid);
+        if (succeeded(existing) && existing->symbol == mesh->symbol &&
+            (existing->sizes != mesh->sizes || existing->names != mesh->names)) {
+          grid.emitError() << "the module's grid @" << grid.getSymName() << " is "
+                           << existing->str() << " but the mesh given is " << mesh->str();
+          return signalPassFailure();
+        }
+      }
+      mesh->materialize(module);
+    } else {
+      mesh = Mesh::fromModule(module);
+      if (failed(mesh))
+        return signalPassFailure();
+    }
+    std::string error;
+    FailureOr<cost::HardwareDesc> hw = cost::HardwareDesc::byName(hardware, error);
+    if (failed(hw)) {
+      module.emitError() << error;
+      return signalPassFailure();
+    }
+    SmallVector<Annotation> preset;
+    if (failed(strategyAnnotations(func, *mesh, strategy, preset)))
+      return signalPassFailure();
+    materializeAnnotations(func, *mesh, preset);
+    cost::CostModel cost(*mesh, *hw);
+    double budget = memoryBudget > 0 ? memoryBudget.getValue() : hw->memoryBytes;
+    Propagator propagator(func, *mesh, cost, budget);
+    if (failed(propagator.run()))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,378 @@
+//===- Strategies.cpp - parallelism presets as annotations ----------------===//
+
+#include "passes/sharding/Strategies.h"
+
+#include "passes/sharding/ShardingIR.h"
+
+#include "dialects/xf/Einsum.h"
+#include "dialects/xf/XfOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::sharding;
+using namespace shardc::xf;
+
+namespace {
+
+struct Spec {
+  AxisList data;      ///< batch axes (dp, and both mics axes)
+  AxisList zeroAxes;  ///< axes the ZeRO stage splits state over
+  int zero = 0;       ///< 0, 1, 2, 3
+  int tp = -1;
+  bool sp = false;
+  bool mics = false;
+};
+
+/// Looks through casts (mixed precision) to the value a use really reads.
+Value throughCasts(Value v) {
+  while (auto cast = v.getDefiningOp<CastOp>())
+    v = cast.getX();
+  return v;
+}
+
+/// Looks through casts, reshapes and dropout to the op producing a value.
+Operation *producer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<CastOp, ReshapeOp, DropoutOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    return def;
+  }
+  return nullptr;
+}
+
+/// The tensor-parallel (Megatron) sharding of a parameter, or nullopt when
+/// the parameter stays whole. `rows` also classifies row-parallel weights.
+class TensorParallel {
+public:
+  TensorParallel(func::FuncOp func, Axis tp, const Mesh &mesh) : mesh_(mesh), tp_(tp) {
+    func.walk([&](Operation *op) {
+      if (auto mm = dyn_cast<MatmulOp>(op))
+        classifyMatmul(mm);
+      else if (auto lce = dyn_cast<LinearCrossEntropyOp>(op))
+        split(throughCasts(lce.getWeight()), lce.getVocabMajor() ? 0 : 1, /*column=*/true);
+      else if (auto emb = dyn_cast<EmbeddingOp>(op))
+        if (auto ids = dyn_cast<BlockArgument>(emb.getIds()))
+          if (func.getArgAttr(ids.getArgNumber(), XfDialect::kInputAttrName))
+            split(throughCasts(emb.getTable()), 0, /*column=*/true);
+    });
+  }
+
+  /// Column and vocabulary splits only (what a tp preset annotates).
+  std::optional<TensorSharding> column(Value param) const { return lookup(columns_, param); }
+  /// Every split, row-parallel weights included.
+  std::optional<TensorSharding> any(Value param) const {
+    if (auto s = lookup(columns_, param))
+      return s;
+    return lookup(rows_, param);
+  }
+
+private:
+  static std::optional<TensorSharding> lookup(const llvm::DenseMap<Value, TensorSharding> &m,
+                                              Value v) {
+    auto it = m.find(v);
+    if (it == m.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  void split(Value param, int64_t dim, bool column) {
+    auto arg = dyn_cast<BlockArgument>(param);
+    auto type = dyn_cast<RankedTensorType>(param.getType());
+    if (!arg || !type || dim >= type.getRank() || type.getDimSize(dim) % mesh_.sizes[tp_] != 0)
+      return;
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!func || !func.getArgAttr(arg.getArgNumber(), XfDialect::kParamAttrName))
+      return;
+    TensorSharding s = TensorSharding::replicated(type.getRank());
+    s.dims[dim].push_back(tp_);
+    (column ? columns_ : rows_).try_emplace(param, s);
+  }
+
+  void classifyMatmul(MatmulOp mm) {
+    std::string error;
+    auto eq = Einsum::parse(mm.getEquation(), error);
+    if (!eq)
+      return;
+    Operation *lhs = producer(mm.getLhs());
+    Value w = throughCasts(mm.getRhs());
+    const std::string &wLetters = eq->rhs;
+    bool column = lhs && isa<LayerNormOp, RmsNormOp>(lhs);
+    bool row = lhs && isa<AttentionOp, GeluOp, SwigluOp>(lhs);
+    for (size_t d = 0; d < wLetters.size(); ++d) {
+      bool inOutput = eq->out.find(wLetters[d]) != std::string::npos;
+      if ((column && inOutput) || (row && !inOutput)) {
+        split(w, static_cast<int64_t>(d), column);
+        return;
+      }
+    }
+  }
+
+  const Mesh &mesh_;
+  Axis tp_;
+  llvm::DenseMap<Value, TensorSharding> columns_, rows_;
+};
+
+LogicalResult parseSpec(func::FuncOp func, const Mesh &mesh, StringRef strategy, Spec &spec) {
+  SmallVector<StringRef> parts;
+  strategy.split(parts, '+', -1, /*KeepEmpty=*/false);
+  auto axisNamed = [&](StringRef name, StringRef component) -> FailureOr<Axis> {
+    int a = mesh.axisIndex(name);
+    if (a < 0)
+      return func.emitError() << "strategy '" << component << "' needs a mesh axis named '"
+                              << name << "', but the mesh is " << mesh.str();
+    return static_cast<Axis>(a);
+  };
+  // tp first: the default data axes are the ones tp does not use.
+  struct Part {
+    StringRef name;
+    SmallVector<StringRef> axes;
+  };
+  SmallVector<Part> comps;
+  for (StringRef p : parts) {
+    auto [name, axes] = p.trim().split('@');
+    Part part{name.trim(), {}};
+    if (!axes.empty())
+      axes.split(part.axes, ',');
+    comps.push_back(part);
+  }
+  for (Part &p : comps) {
+    if (p.name != "tp" && p.name != "sp")
+      continue;
+    auto a = axisNamed(p.axes.empty() ? "tp" : p.axes.front().trim(), p.name);
+    if (failed(a))
+      return failure();
+    spec.tp = *a;
+    spec.sp |= p.name == "sp";
+  }
+  AxisList free;
+  for (int a = 0; a < mesh.rank(); ++a)
+    if (a != spec.tp)
+      free.push_back(a);
+  for (Part &p : comps) {
+    StringRef n = p.name;
+    if (n == "tp" || n == "sp")
+      continue;
+    if (n != "dp" && n != "zero1" && n != "zero2" && n != "zero3" && n != "fsdp" && n != "mics")
+      return func.emitError() << "unknown strategy component '" << n
+                              << "' (expected dp, zero1, zero2, zero3, fsdp, tp, sp or mics)";
+    AxisList axes;
+    for (StringRef name : p.axes) {
+      auto a = axisNamed(name.trim(), n);
+      if (failed(a))
+        return failure();
+      axes.push_back(*a);
+    }
+    if (n == "mics") {
+      if (axes.empty()) {
+        if (free.size() < 2)
+          return func.emitError() << "strategy 'mics' needs two data axes (replica, partition) "
+                                     "besides tp, but the mesh is "
+                                  << mesh.str();
+        axes = {free[0], free[1]};
+      }
+      if (axes.size() != 2)
+        return func.emitError() << "strategy 'mics' takes two axes: replica,partition";
+      spec.mics = true;
+      spec.data = axes;
+      spec.zeroAxes = {axes[1]};
+      continue;
+    }
+    if (axes.empty()) {
+      int dp = mesh.axisIndex("dp");
+      if (dp >= 0 && dp != spec.tp)
+        axes.push_back(dp);
+      else if (!free.empty())
+        axes.push_back(free.front());
+      else
+        return func.emitError() << "strategy '" << n << "' needs a data-parallel mesh axis "
+                                << "besides tp, but the mesh is " << mesh.str();
+    }
+    spec.data = axes;
+    int stage = n == "dp" ? 0 : n == "zero1" ? 1 : n == "zero2" ? 2 : 3;
+    spec.zero = std::max(spec.zero, stage);
+    if (stage > 0)
+      spec.zeroAxes = axes;
+  }
+  if (spec.sp && spec.tp < 0)
+    return func.emitError() << "strategy 'sp' needs a tp axis";
+  return success();
+}
+
+/// Appends `axes` to the first dim of `s` that stays divisible.
+TensorSharding splitFurther(TensorSharding s, ArrayRef<int64_t> shape, const AxisList &axes,
+                            const Mesh &mesh) {
+  if (axes.empty())
+    return s;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t parts = mesh.size(s.dims[d]) * mesh.size(axes);
+    if (shape[d] % parts == 0) {
+      s.dims[d].append(axes.begin(), axes.end());
+      return s;
+    }
+  }
+  return s;
+}
+
+} // namespace
+
+LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
+                                            StringRef strategy,
+                                            SmallVectorImpl<Annotation> &annotations) {
+  Spec spec;
+  if (strategy.trim().empty())
+    return success();
+  if (failed(parseSpec(func, mesh, strategy, spec)))
+    return failure();
+  std::optional<TensorParallel> tp;
+  if (spec.tp >= 0)
+    tp.emplace(func, spec.tp, mesh);
+  bool storeSplit = spec.zero >= 3 || spec.mics;
+
+  // Parameters by name (for the moments), and the tensor-parallel layout.
+  llvm::StringMap<TensorSharding> stateLayout; // param name -> optimizer layout
+  auto tpOf = [&](Value v, bool all) -> TensorSharding {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (tp)
+      if (auto s = all ? tp->any(v) : tp->column(v))
+        return *s;
+    return TensorSharding::replicated(type.getRank());
+  };
+
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    unsigned i = arg.getArgNumber();
+    if (func.getArgAttr(i, XfDialect::kInputAttrName)) {
+      TensorSharding s = TensorSharding::replicated(type.getRank());
+      if (!spec.data.empty() && type.getRank() > 0) {
+        if (type.getDimSize(0) % mesh.size(spec.data) != 0)
+          return func.emitError() << "batch size " << type.getDimSize(0) << " of input #" << i
+                                  << " is not divisible by the data-parallel axes "
+                                  << mesh.axesName(spec.data) << " (" << mesh.size(spec.data)
+                                  << "); use a batch that is a multiple of "
+                                  << mesh.size(spec.data);
+        s.dims[0] = spec.data;
+      }
+      annotations.push_back({arg, s, false});
+      continue;
+    }
+    auto param = func.getArgAttrOfType<ParamAttr>(i, XfDialect::kParamAttrName);
+    if (!param)
+      continue;
+    TensorSharding full = tpOf(arg, /*all=*/true);
+    TensorSharding state = splitFurther(full, type.getShape(), spec.zeroAxes, mesh);
+    stateLayout[param.getName()] = state;
+    if (storeSplit) {
+      annotations.push_back({arg, state, false});
+      annotations.push_back({arg, full, /*forUsers=*/true});
+    } else if (auto col = tp ? tp->column(arg) : std::nullopt) {
+      annotations.push_back({arg, *col, false});
+    } else if (!tp) {
+      annotations.push_back({arg, full, false});
+    }
+  }
+  // Optimizer moments and gradients.
+  if (spec.zero >= 1 || spec.mics) {
+    for (BlockArgument arg : func.getArguments()) {
+      auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), XfDialect::kStateAttrName);
+      if (!st)
+        continue;
+      auto [kind, name] = st.getValue().split(':');
+      if (kind != "adam_m" && kind != "adam_v")
+        continue;
+      auto it = stateLayout.find(name);
+      if (it != stateLayout.end())
+        annotations.push_back({arg, it->second, false});
+    }
+    func.walk([&](AdamWOp adam) {
+      auto paramArg = dyn_cast<BlockArgument>(adam.getParam());
+      if (!paramArg)
+        return;
+      auto param = func.getArgAttrOfType<ParamAttr>(paramArg.getArgNumber(),
+                                                    XfDialect::kParamAttrName);
+      if (!param)
+        return;
+      TensorSharding s = spec.zero >= 2 || spec.mics ? stateLayout[param.getName()]
+                                                     : tpOf(paramArg, /*all=*/true);
+      annotations.push_back({adam.getGrad(), s, false});
+    });
+  }
+  // Sequence parallel: the residual stream (every norm input) split on sequence.
+  if (spec.sp) {
+    func.walk([&](Operation *op) {
+      if (!isa<LayerNormOp, RmsNormOp>(op))
+        return;
+      Value x = op->getOperand(0);
+      auto type = cast<RankedTensorType>(x.getType());
+      if (type.getRank() < 3)
+        return;
+      TensorSharding s = TensorSharding::replicated(type.getRank());
+      if (type.getDimSize(0) % mesh.size(spec.data) == 0)
+        s.dims[0] = spec.data;
+      if (type.getDimSize(1) % mesh.sizes[spec.tp] == 0)
+        s.dims[1] = {static_cast<Axis>(spec.tp)};
+      annotations.push_back({x, s, false});
+    });
+  }
+  return success();
+}
+
+Value sharding::getOrCreateShardingOp(func::FuncOp func, const Mesh &mesh,
+                                      const TensorSharding &s) {
+  Block &entry = func.getBody().front();
+  MLIRContext *ctx = func.getContext();
+  shard::GridAxesArrayAttr split = s.splitAttr(ctx);
+  for (auto op : entry.getOps<shard::ShardingOp>())
+    if (op.getGrid() == mesh.symbol && op.getSplitAxes() == split &&
+        op.getStaticHaloSizes().empty() && op.getStaticShardedDimsOffsets().empty())
+      return op.getResult();
+  OpBuilder b(ctx);
+  b.setInsertionPointToStart(&entry);
+  return shard::ShardingOp::create(b, func.getLoc(), mesh.symbol, split.getAxes()).getResult();
+}
+
+void sharding::materializeAnnotations(func::FuncOp func, const Mesh &mesh,
+                                      ArrayRef<Annotation> annotations) {
+  // Result annotations first, so a value's users-annotation wraps its annotated form.
+  for (bool users : {false, true}) {
+    for (const Annotation &a : annotations) {
+      if (a.forUsers != users)
+        continue;
+      Value v = a.value;
+      if (users)
+        if (auto annotated = resultAnnotation(v))
+          v = annotated.getResult();
+      if (!users)
+        if (auto existing = resultAnnotation(v)) {
+          (void)existing; // a value keeps its first annotation (presets may repeat one)
+          continue;
+        }
+      Value sh = getOrCreateShardingOp(func, mesh, a.sharding);
+      OpBuilder b(func.getContext());
+      // Sharding ops sit at the function entry, so they dominate every value.
+      if (isa<BlockArgument>(v))
+        b.setInsertionPointAfter(sh.getDefiningOp());
+      else
+        b.setInsertionPointAfter(v.getDefiningOp());
+      auto ann = shard::ShardOp::create(b, v.getLoc(), v, sh, users);
+      if (!a.sharding.partial.empty())
+        ann->setAttr(kPartialAttr, b.getDenseI16ArrayAttr(a.sharding.partial));
+      v.replaceUsesWithIf(ann.getResult(), [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        if (user == ann.getOperation())
+          return false;
+        if (isa<shard::ShardOp>(user))
+          return false; // other annotations keep reading the value itself
+        if (users && isa<AdamWOp>(user) && use.getOperandNumber() == 0)
+          return false; // the optimizer updates the stored shard
+        return true;
+      });
+    }
+  }
+}

@@ -1,0 +1,54 @@
+//===- Strategies.h - parallelism presets as annotations --------*- C++ -*-===//
+//
+// A strategy is only a set of sharding annotations; propagation does the rest.
+//   dp          inputs split on batch over the data axis
+//   zero1       + optimizer moments split over it (gradients all-reduced)
+//   zero2       + gradients split over it (reduce-scattered)
+//   zero3/fsdp  + parameters stored split, gathered before every use
+//   tp          Megatron: weights read from a norm output split on their output
+//               features (column parallel), token embeddings and the logit
+//               weight split on the vocabulary; row-parallel weights, head-split
+//               attention and the f/g all-reduces follow by propagation
+//   sp          tp + the residual stream (every norm input) split on sequence
+//   mics        parameters stored split over the partition axis (intra-node),
+//               replicated over the replica axis (inter-node), batch over both
+// Components join with '+' ("zero1+tp"); each may name its axes with '@'
+// ("zero3@fsdp", "tp@model", "mics@node,gpu"). Defaults: tp and sp use "tp";
+// the data axis is "dp" if the mesh has one, else the first axis not used by
+// tp; mics uses the first two axes not used by tp (replica, partition).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_PASSES_SHARDING_STRATEGIES_H
+#define SHARDC_PASSES_SHARDING_STRATEGIES_H
+
+#include "compiler/sharding/Sharding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace shardc::sharding {
+
+/// One annotation a strategy makes: `value` has `sharding` (or, with
+/// `forUsers`, its users except the optimizer see it).
+struct Annotation {
+  mlir::Value value;
+  TensorSharding sharding;
+  bool forUsers = false;
+};
+
+/// Computes the annotations of `strategy` on `func` (no IR change). Errors
+/// (unknown component, missing axis) are emitted at the function.
+mlir::LogicalResult strategyAnnotations(mlir::func::FuncOp func, const Mesh &mesh,
+                                        llvm::StringRef strategy,
+                                        llvm::SmallVectorImpl<Annotation> &annotations);
+
+/// Inserts annotations as shard.shard ops (sharding ops at function entry).
+void materializeAnnotations(mlir::func::FuncOp func, const Mesh &mesh,
+                            llvm::ArrayRef<Annotation> annotations);
+
+/// A `shard.sharding` for `s` at the function entry, reusing an equal one.
+mlir::Value getOrCreateShardingOp(mlir::func::FuncOp func, const Mesh &mesh,
+                                  const TensorSharding &s);
+
+} // namespace shardc::sharding
+
+#endif // SHARDC_PASSES_SHARDING_STRATEGIES_H
