@@ -115,8 +115,8 @@ HostTensor slicePart(const HostTensor &t, int64_t dim, int64_t index, int64_t pa
 HostTensor concat(llvm::ArrayRef<const HostTensor *> parts, int64_t dim) {
   std::vector<int64_t> shape = parts[0]->shape;
   if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
-    throw rt::Error("cannot concatenate along dim " + std::to_string(dim) + " of a tensor of shape " +
-                    rt::shape_str(shape));
+    throw rt::Error("cannot concatenate along dim " + std::to_string(dim) +
+                    " of a tensor of shape " + rt::shape_str(shape));
   shape[dim] *= static_cast<int64_t>(parts.size());
   HostTensor out(parts[0]->dtype, shape);
   std::vector<int64_t> offset(shape.size(), 0);
@@ -253,14 +253,18 @@ std::string coordsString(const Mesh &mesh, int64_t rank) {
   return "rank " + std::to_string(rank) + " (" + s + ")";
 }
 
-/// The sharding of a boundary value; fails on axes outside the mesh.
+/// The sharding of a boundary value; fails on axes outside the mesh or used
+/// twice.
 FailureOr<TensorSharding> boundarySharding(shard::GridAxesArrayAttr attr, int64_t rank,
                                            const Mesh &mesh) {
   TensorSharding s = TensorSharding::fromSplitAttr(attr, rank);
+  std::vector<bool> used(mesh.rank(), false);
   for (const AxisList &axes : s.dims)
-    for (Axis a : axes)
-      if (a < 0 || a >= mesh.rank())
+    for (Axis a : axes) {
+      if (a < 0 || a >= mesh.rank() || used[a])
         return failure();
+      used[a] = true;
+    }
   return s;
 }
 
@@ -322,7 +326,8 @@ LogicalResult MeshSimulation::distributeArgument(unsigned i, HostTensor global,
   FailureOr<TensorSharding> s = boundarySharding(attr, local.size(), mesh_);
   if (failed(s))
     return func_.emitError() << argumentName(func_, i) << ": '" << sharding::kShardingAttr
-                             << "' names an axis outside the mesh " << mesh_.str();
+                             << "' names an axis outside the mesh " << mesh_.str()
+                             << " or an axis twice";
   std::vector<int64_t> expected = local;
   for (size_t d = 0; d < local.size(); ++d)
     expected[d] *= mesh_.size(s->dims[d]);
@@ -359,7 +364,7 @@ LogicalResult MeshSimulation::assembleResult(func::ReturnOp ret, unsigned i,
   if (failed(s))
     return ret.emitError() << "reference executor: " << resultName(func_, i) << ": '"
                            << sharding::kShardingAttr << "' names an axis outside the mesh "
-                           << mesh_.str();
+                           << mesh_.str() << " or an axis twice";
   std::vector<int64_t> globalShape = local;
   for (size_t d = 0; d < local.size(); ++d)
     globalShape[d] *= mesh_.size(s->dims[d]);
@@ -371,8 +376,8 @@ LogicalResult MeshSimulation::assembleResult(func::ReturnOp ret, unsigned i,
     const HostTensor &t = *perRank[r];
     if (t.dtype != spec->first || t.shape != local)
       return ret.emitError() << "reference executor: " << resultName(func_, i) << " on "
-                             << coordsString(mesh_, r) << " is " << rt::dtype_name(t.dtype)
-                             << " " << rt::shape_str(t.shape) << ", not its type "
+                             << coordsString(mesh_, r) << " is " << rt::dtype_name(t.dtype) << " "
+                             << rt::shape_str(t.shape) << ", not its type "
                              << ret.getOperand(i).getType();
     std::vector<int64_t> off = blockOffsets(*s, local, mesh_, r);
     auto [it, first] = owner.emplace(off, r);
@@ -499,8 +504,8 @@ OpPlacement::OpPlacement(Operation *op, const Mesh *mesh, int64_t rank) : op_(op
     throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' on an op without a sharding rule");
   xf::OpShardingRule rule = iface.getShardingRule();
   if (attr.size() != rule.factors.size())
-    throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' has " +
-                    std::to_string(attr.size()) + " entries but the op's sharding rule has " +
+    throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' has " + std::to_string(attr.size()) +
+                    " entries but the op's sharding rule has " +
                     std::to_string(rule.factors.size()) + " factors");
   for (auto [f, entry] : llvm::enumerate(attr)) {
     auto axes = dyn_cast<DenseI16ArrayAttr>(entry);
@@ -540,16 +545,15 @@ OpPlacement::Dim OpPlacement::place(Value value, bool isResult, unsigned index,
     return out;
   const auto &tensors = isResult ? resultFactors_ : operandFactors_;
   if (index >= tensors.size() || dim >= tensors[index].size())
-    throw rt::Error("the op's sharding rule does not describe dim " + std::to_string(dim) +
-                    " of " + (isResult ? "result #" : "operand #") + std::to_string(index));
+    throw rt::Error("the op's sharding rule does not describe dim " + std::to_string(dim) + " of " +
+                    (isResult ? "result #" : "operand #") + std::to_string(index));
   const auto &factors = tensors[index][dim];
   if (factors.empty())
     return out;
   for (size_t k = 1; k < factors.size(); ++k)
     if (!factorAxes_[factors[k]].empty())
       throw rt::Error("'" + sharding::kFactorAxesAttr.str() + "' splits factor " +
-                      std::to_string(factors[k]) +
-                      ", which is not the major factor of its dim");
+                      std::to_string(factors[k]) + ", which is not the major factor of its dim");
   const AxisList &axes = factorAxes_[factors[0]];
   if (axes.empty())
     return out;

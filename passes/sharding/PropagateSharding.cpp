@@ -112,6 +112,15 @@ private:
   double decisionCost(const Node &n, const OpDecision &d) const;
   double reshardCost(const TensorSharding &from, const TensorSharding &to, Type type) const;
   bool propagateReturn();
+  bool hasInformation(const Node &n) const {
+    for (Value v : n.op->getOperands())
+      if (knownOrHint(v))
+        return true;
+    for (Value v : n.op->getResults())
+      if (knownOrHint(v))
+        return true;
+    return false;
+  }
   void chooseValueShardings();
   void writeAnnotations();
   std::optional<TensorSharding> returnTarget(unsigned index) const;
@@ -227,14 +236,17 @@ bool Propagator::linearPassThrough(const Node &n, OpDecision &d) const {
         partial = s->partial;
       }
     }
-    // Members without the sum join it locally (x/n on each rank): exact when
-    // n is a power of two.
+    // Scalars without the sum join it locally (x/n on each rank; exact when n
+    // is a power of two), so a chain of sums of squares ends in one
+    // all-reduce. Larger tensors would carry the sum into every later use.
     if (ok && partial) {
       int64_t parts = mesh_.size(*partial);
-      if (group.size() > 1 && (parts & (parts - 1)) != 0)
-        for (int i : group)
-          if (known(n.op->getOperand(i))->partial.empty())
-            ok = false;
+      for (int i : group) {
+        Value v = n.op->getOperand(i);
+        bool scalar = cast<RankedTensorType>(v.getType()).getRank() == 0;
+        if (known(v)->partial.empty() && (!scalar || (parts & (parts - 1)) != 0))
+          ok = false;
+      }
     }
     if (ok && partial) {
       d.linearPartial = *partial;
@@ -247,13 +259,20 @@ bool Propagator::linearPassThrough(const Node &n, OpDecision &d) const {
 
 bool Propagator::decideByAgreement(Node &n, bool useHints) {
   const OpShardingRule &rule = n.rule;
-  // A linear op waits for its operands: they may bring a pending sum it can
-  // pass on (an op without factors would otherwise agree at once).
-  if (!useHints)
-    for (const auto &group : rule.linearGroups)
-      for (int i : group)
-        if (!known(n.op->getOperand(i)))
-          return false;
+  // A linear op with an operand still unknown waits when a pending sum may
+  // pass through it: some known operand of the group carries one, or the op
+  // has no factors (a scalar add would otherwise agree at once).
+  for (const auto &group : rule.linearGroups) {
+    bool unknown = false, pending = false;
+    for (int i : group) {
+      const TensorSharding *s = known(n.op->getOperand(i));
+      unknown |= !s;
+      pending |= s && !s->partial.empty();
+    }
+    // Agreement from users' needs alone never outruns a producer.
+    if (unknown && (pending || rule.factors.empty() || useHints))
+      return false;
+  }
   Proposal proposal(rule.factors.size());
   OpDecision d;
   bool passes = linearPassThrough(n, d);
@@ -307,11 +326,28 @@ double Propagator::reshardCost(const TensorSharding &from, const TensorSharding 
   return cost_.reshardTime(from, to, tensorBytes(type));
 }
 
+/// Annotations are intent: a candidate that moves an annotated value across
+/// ranks (a gather or reduction, not a local slice) ranks after every
+/// candidate that does not, whatever the time (as user shardings outrank
+/// propagated ones in Shardy).
+constexpr double kMovesAnnotatedValue = 1e3;
+
+static bool communicates(const TensorSharding &from, const TensorSharding &to) {
+  for (const CollectiveStep &step : planReshard(from, to))
+    if (step.kind != CollectiveStep::AllSlice && step.kind != CollectiveStep::MakePartial)
+      return true;
+  return false;
+}
+
 double Propagator::decisionCost(const Node &n, const OpDecision &d) const {
   double total = 0;
   for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
-    if (const TensorSharding *s = known(n.op->getOperand(i)))
-      total += reshardCost(*s, operandSharding(n.rule, i, d), n.op->getOperand(i).getType());
+    if (const TensorSharding *s = known(n.op->getOperand(i))) {
+      TensorSharding need = operandSharding(n.rule, i, d);
+      total += reshardCost(*s, need, n.op->getOperand(i).getType());
+      if (fixed_.count(canonical(n.op->getOperand(i))) && communicates(*s, need))
+        total += kMovesAnnotatedValue;
+    }
   double localResultBytes = 0;
   for (unsigned j = 0; j < n.op->getNumResults(); ++j) {
     TensorSharding produced = resultSharding(n.rule, j, d);
@@ -320,6 +356,12 @@ double Propagator::decisionCost(const Node &n, const OpDecision &d) const {
       total += reshardCost(produced, *s, type);
     localResultBytes += tensorBytes(type) / mesh_.size(produced.withoutPartial().usedAxes());
   }
+  // Bytes kept per device break ties (a row-parallel weight stays split).
+  double localBytes = localResultBytes;
+  for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
+    localBytes += tensorBytes(n.op->getOperand(i).getType()) /
+                  mesh_.size(operandSharding(n.rule, i, d).withoutPartial().usedAxes());
+  total += localBytes * 1e-18;
   int64_t parts = 1;
   for (const AxisList &a : d.factorAxes)
     parts *= mesh_.size(a);
@@ -540,13 +582,21 @@ LogicalResult Propagator::run() {
       }
     if (hinted)
       continue;
-    // 3. The first undecided node, by cost.
+    // 3. By cost: the first undecided node that something is known about
+    // (a node that knows nothing would only pick "replicated" and impose it
+    // on its neighbours), else the first undecided node.
     while (cursor < nodes_.size() && nodes_[cursor].decision)
       ++cursor;
     if (cursor == nodes_.size())
       break;
-    LLVM_DEBUG(llvm::dbgs() << "deciding by cost: " << *nodes_[cursor].op << "\n");
-    decideByCost(nodes_[cursor]);
+    Node *next = &nodes_[cursor];
+    for (size_t i = cursor; i < nodes_.size(); ++i)
+      if (!nodes_[i].decision && hasInformation(nodes_[i])) {
+        next = &nodes_[i];
+        break;
+      }
+    LLVM_DEBUG(llvm::dbgs() << "deciding by cost: " << *next->op << "\n");
+    decideByCost(*next);
   }
   chooseValueShardings();
   writeAnnotations();

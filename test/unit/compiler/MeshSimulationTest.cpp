@@ -40,8 +40,7 @@ std::string subst(std::string text, const std::map<std::string, std::string> &va
   return text;
 }
 
-HostTensor randomF32(std::vector<int64_t> shape, uint32_t seed, double lo = -1.0,
-                     double hi = 1.0) {
+HostTensor randomF32(std::vector<int64_t> shape, uint32_t seed, double lo = -1.0, double hi = 1.0) {
   HostTensor t(DType::F32, std::move(shape));
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> dist(lo, hi);
@@ -59,8 +58,7 @@ HostTensor integersF32(std::vector<int64_t> shape, uint32_t seed) {
   return t;
 }
 
-HostTensor ids(std::vector<int64_t> shape, int32_t vocab, uint32_t seed,
-               bool someIgnored = false) {
+HostTensor ids(std::vector<int64_t> shape, int32_t vocab, uint32_t seed, bool someIgnored = false) {
   HostTensor t(DType::I32, std::move(shape));
   std::mt19937 gen(seed);
   for (int64_t i = 0; i < t.numel(); ++i)
@@ -78,8 +76,8 @@ HostTensor scalarF32(float v) {
 /// max |a - b| / max |b| <= rtol (same shape and dtype, f32).
 ::testing::AssertionResult close(const HostTensor &a, const HostTensor &b, double rtol = 1e-5) {
   if (a.dtype != b.dtype || a.shape != b.shape)
-    return ::testing::AssertionFailure() << "shape " << rt::shape_str(a.shape) << " vs "
-                                         << rt::shape_str(b.shape);
+    return ::testing::AssertionFailure()
+           << "shape " << rt::shape_str(a.shape) << " vs " << rt::shape_str(b.shape);
   double maxDiff = 0, maxRef = 0;
   int64_t worst = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
@@ -101,8 +99,8 @@ HostTensor scalarF32(float v) {
 
 ::testing::AssertionResult bitEqual(const HostTensor &a, const HostTensor &b) {
   if (a.dtype != b.dtype || a.shape != b.shape)
-    return ::testing::AssertionFailure() << "shape " << rt::shape_str(a.shape) << " vs "
-                                         << rt::shape_str(b.shape);
+    return ::testing::AssertionFailure()
+           << "shape " << rt::shape_str(a.shape) << " vs " << rt::shape_str(b.shape);
   if (a.bytes == b.bytes)
     return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "the bytes differ";
@@ -120,9 +118,8 @@ protected:
   /// Runs @f of `text`. Returns false (with the diagnostics in `errors`) if
   /// the module does not parse or the run fails.
   bool tryRun(const std::string &text, std::vector<HostTensor> args,
-              std::vector<HostTensor> &results, std::string &errors,
-              exec::RunOptions options = {}, int *numRanks = nullptr,
-              std::map<std::string, double> *profile = nullptr) {
+              std::vector<HostTensor> &results, std::string &errors, exec::RunOptions options = {},
+              int *numRanks = nullptr, std::map<std::string, double> *profile = nullptr) {
     ScopedDiagnosticHandler handler(&ctx_, [&](Diagnostic &d) {
       errors += d.str() + "\n";
       return success();
@@ -206,8 +203,7 @@ func.func @f(%x: tensor<2x8x16xf32> {xf.sharding = #shard<axisarray[[0], [], []]
 )mlir";
 
 TEST_F(MeshSimulation, MegatronMlpEqualsUnsharded) {
-  HostTensor x = randomF32({4, 8, 16}, 1), w1 = randomF32({16, 32}, 2),
-             w2 = randomF32({32, 16}, 3);
+  HostTensor x = randomF32({4, 8, 16}, 1), w1 = randomF32({16, 32}, 2), w2 = randomF32({32, 16}, 3);
   int ranks = 0;
   std::vector<HostTensor> ref = run(kMlp, {x, w1, w2}, {}, &ranks);
   EXPECT_EQ(ranks, 1);
@@ -494,19 +490,18 @@ TEST_F(MeshSimulation, VocabParallelLinearCrossEntropyEqualsUnsharded) {
       std::vector<HostTensor> ref =
           run(subst(kLce, {{"W", shape(V)}, {"VM", vm}}), {x, w, targets, dloss});
       std::string gather =
-          vocabMajor ? subst("%dwr = shard.all_gather %dw on @mesh grid_axes = [0] gather_axis = "
-                             "0 : tensor<{WL}xf32> -> tensor<{W}xf32>",
-                             {{"WL", shape(V / n)}, {"W", shape(V)}})
-                     : "%dwr = xf.scale %dw factor = 1.000000e+00 : tensor<" + shape(V / n) +
-                           "xf32>";
-      std::string text = subst(
-          kLceTp, {{"N", std::to_string(n)},
-                   {"WL", shape(V / n)},
-                   {"WS", vocabMajor ? "[0], []" : "[], [0]"},
-                   {"WR", vocabMajor ? shape(V) : shape(V / n)},
-                   {"WRS", vocabMajor ? "[], []" : "[], [0]"},
-                   {"VM", vm},
-                   {"GATHER", gather}});
+          vocabMajor
+              ? subst("%dwr = shard.all_gather %dw on @mesh grid_axes = [0] gather_axis = "
+                      "0 : tensor<{WL}xf32> -> tensor<{W}xf32>",
+                      {{"WL", shape(V / n)}, {"W", shape(V)}})
+              : "%dwr = xf.scale %dw factor = 1.000000e+00 : tensor<" + shape(V / n) + "xf32>";
+      std::string text = subst(kLceTp, {{"N", std::to_string(n)},
+                                        {"WL", shape(V / n)},
+                                        {"WS", vocabMajor ? "[0], []" : "[], [0]"},
+                                        {"WR", vocabMajor ? shape(V) : shape(V / n)},
+                                        {"WRS", vocabMajor ? "[], []" : "[], [0]"},
+                                        {"VM", vm},
+                                        {"GATHER", gather}});
       std::vector<HostTensor> got = run(text, {x, w, targets, dloss});
       ASSERT_EQ(got.size(), 3u);
       EXPECT_TRUE(close(got[0], ref[0])) << "loss";
@@ -698,8 +693,7 @@ func.func @f(%x: tensor<4x3xf32>) -> (tensor<2x3xf32> {xf.report = "slice"{SHARD
   std::string errors = runError(subst(text, {{"SHARDING", ""}}), {x});
   EXPECT_NE(errors.find("result #0 (report 'slice')"), std::string::npos) << errors;
   EXPECT_NE(errors.find("replicated over mesh axes tp"), std::string::npos) << errors;
-  EXPECT_NE(errors.find("rank 0 (tp=0) and rank 1 (tp=1) hold different values"),
-            std::string::npos)
+  EXPECT_NE(errors.find("rank 0 (tp=0) and rank 1 (tp=1) hold different values"), std::string::npos)
       << errors;
   std::vector<HostTensor> got =
       run(subst(text, {{"SHARDING", ", xf.sharding = #shard<axisarray[[0], []]>"}}), {x});
