@@ -43,7 +43,9 @@ struct CollectiveRow {
   int64_t count = 0;
   double bytes = 0; ///< per device per step
   double seconds = 0;
-  double elements = 0; ///< local elements entering the collectives
+  /// Elements per device: the input of an all-reduce or reduce-scatter, the
+  /// gathered output of an all-gather (the full tensor each rank ends with).
+  double elements = 0;
 };
 
 std::string valueName(Value v) {
@@ -153,7 +155,7 @@ public:
                 elems(rs.getInput().getType()));
       else if (auto ag = dyn_cast<shard::AllGatherOp>(op))
         account("all_gather", ag.getGridAxes(), tensorBytes(ag.getInput().getType()), 0,
-                elems(ag.getInput().getType()));
+                elems(ag.getResult().getType()));
       else if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
         xf::OpShardingRule rule = iface.getShardingRule();
         auto d = readDecision(op, rule.factors.size());
@@ -170,7 +172,11 @@ public:
           for (size_t g = 0; g < rule.factors.size(); ++g)
             if (rule.factors[g].normalized)
               tokens *= rule.factors[g].size;
-          double scalars = tokens * (op->getNumResults() == 1 ? 3 : 2);
+          // The forward returns the (0-d) loss; the backward ops return tensors.
+          bool forward = llvm::all_of(op->getResultTypes(), [](Type t) {
+            return cast<RankedTensorType>(t).getRank() == 0;
+          });
+          double scalars = tokens * (forward ? 3 : 2);
           account("all_reduce", d->factorAxes[f], scalars * 4, 0, scalars);
         }
       }

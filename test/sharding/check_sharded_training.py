@@ -6,17 +6,20 @@ Trains the same model from the same initialization for N steps twice with
 simulated by the reference executor, which slices the global arguments per
 rank, runs the partitioned step with its collectives and gathers the
 results, checking that replicated results agree bit for bit across ranks).
-Then compares, for every N in --steps:
+Then compares, for every N in --steps, to a relative tolerance (default
+1e-5; per tensor ||a - b|| / ||b||, per scalar |a - b| / |b|):
   - the loss, learning rate and gradient norm of every step,
-  - every parameter after the last step (gathered),
-to a relative tolerance (default 1e-5; per tensor ||a - b|| / ||b||, and per
-scalar |a - b| / |b|).
+  - every gradient of step 1 (`--save-grads`, computed by the sharded step and
+    gathered),
+  - all parameters after the last step together, and each parameter tensor.
 
-Parameters whose gradient is rounding noise (||g|| <= 1e-6 of the global
-gradient norm at step 1; in GPT-2 the key bias, whose gradient is zero
-analytically because softmax ignores a per-row shift) are listed and not
-compared: Adam turns the sign of noise into a full +-lr update, so they differ
-between any two summation orders, sharded or not.
+Adam divides each gradient element by its own magnitude, so an element whose
+gradient is small against the rounding of the sums producing it (cancellation)
+gets an update that differs between any two summation orders, sharded or not.
+Hence: parameters whose gradient is rounding noise (||g|| <= 1e-6 of the global
+gradient norm; in GPT-2 the key bias, zero analytically since softmax ignores a
+per-row shift) are not compared, and parameters whose gradient is below 1e-3
+of the global norm (the query bias) are compared to 1e-3 (each is printed).
 
   --negative   also runs the sharded step with --lr scaled by 1.001 and
                requires the comparison to FAIL (the check can fail).
@@ -71,7 +74,34 @@ def noise_level_params(grads):
                   if np.linalg.norm(g.astype(np.float64)) <= 1e-6 * total)
 
 
-def compare(base, sharded, rtol, skip=()):
+def small_grad_params(grads):
+    total = np.sqrt(sum(float(np.sum(g.astype(np.float64) ** 2)) for g in grads.values()))
+    return sorted(n for n, g in grads.items()
+                  if 1e-6 * total < np.linalg.norm(g.astype(np.float64)) <= 1e-3 * total)
+
+
+def relative(a, b):
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    return np.linalg.norm(a64 - b64) / max(np.linalg.norm(b64), 1e-30)
+
+
+def compare_tensors(what, base, sharded, rtol, skip, loose, failures, worst):
+    for name in sorted(base):
+        if name in skip:
+            continue
+        a, b = sharded.get(name), base[name]
+        if a is None or a.shape != b.shape:
+            failures.append(f"{what} {name}: shape {None if a is None else a.shape} vs {b.shape}")
+            continue
+        err = relative(a, b)
+        tol = 1e-3 if name in loose else rtol
+        if err > worst[0] and name not in loose:
+            worst[:] = [err, f"{what} {name}"]
+        if err > tol:
+            failures.append(f"{what} {name}: relative error {err:.2e} (tolerance {tol:g})")
+
+
+def compare(base, sharded, rtol, skip=(), loose=()):
     """Returns (worst relative error, description of the worst, failures)."""
     worst, where, failures = 0.0, "", []
     (blog, bparams), (slog, sparams) = base, sharded
@@ -84,19 +114,14 @@ def compare(base, sharded, rtol, skip=()):
                 failures.append(f"step {b['step']} {key}: {s[key]!r} vs {b[key]!r} (rel {err:.2e})")
     if set(bparams) != set(sparams):
         failures.append("parameter names differ")
-    for name in sorted(bparams):
-        if name in skip:
-            continue
-        a, b = sparams.get(name), bparams[name]
-        if a is None or a.shape != b.shape:
-            failures.append(f"{name}: shape {None if a is None else a.shape} vs {b.shape}")
-            continue
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        err = np.linalg.norm(a64 - b64) / max(np.linalg.norm(b64), 1e-30)
-        if err > worst:
-            worst, where = err, name
-        if err > rtol:
-            failures.append(f"{name}: relative error {err:.2e}")
+    w = [worst, where]
+    compare_tensors("parameter", bparams, sparams, rtol, skip, loose, failures, w)
+    names = [n for n in bparams if n in sparams and n not in skip]
+    total = relative(np.concatenate([sparams[n].ravel() for n in names]),
+                     np.concatenate([bparams[n].ravel() for n in names]))
+    if total > rtol:
+        failures.append(f"all parameters: relative error {total:.2e}")
+    worst, where = w
     return worst, where, failures
 
 
@@ -122,11 +147,22 @@ def main():
     for steps in (int(s) for s in args.steps.split(",")):
         basedir = os.path.join(args.workdir, f"base-{steps}")
         base = train(args, basedir, steps, [], grads=True)
-        skip = noise_level_params(read_safetensors(os.path.join(basedir, "grads.safetensors")))
+        base_grads = read_safetensors(os.path.join(basedir, "grads.safetensors"))
+        skip = noise_level_params(base_grads)
+        loose = small_grad_params(base_grads)
         if skip:
             print(f"not compared (gradient at rounding-noise level): {', '.join(skip)}")
-        sharded = train(args, os.path.join(args.workdir, f"sharded-{steps}"), steps, shard)
-        worst, where, failures = compare(base, sharded, args.rtol, skip)
+        if loose:
+            print(f"parameters compared to 1e-3 (gradient below 1e-3 of the norm): "
+                  f"{', '.join(loose)}")
+        sharddir = os.path.join(args.workdir, f"sharded-{steps}")
+        sharded = train(args, sharddir, steps, shard, grads=True)
+        worst, where, failures = compare(base, sharded, args.rtol, skip, loose)
+        w = [worst, where]
+        compare_tensors("gradient", base_grads,
+                        read_safetensors(os.path.join(sharddir, "grads.safetensors")),
+                        args.rtol, skip, (), failures, w)
+        worst, where = w
         status = "ok" if not failures else "FAIL"
         print(f"{label}, {steps} step(s): worst relative error {worst:.2e} ({where}) [{status}]")
         for f in failures[:10]:
@@ -135,7 +171,7 @@ def main():
         if args.negative and steps == max(int(s) for s in args.steps.split(",")):
             wrong = train(args, os.path.join(args.workdir, f"negative-{steps}"), steps,
                           shard + ["--lr", "1.001e-3"])
-            _, _, neg = compare(base, wrong, args.rtol, skip)
+            _, _, neg = compare(base, wrong, args.rtol, skip, loose)
             print(f"negative control (lr off by 0.1%): {'detected' if neg else 'NOT detected'}")
             ok &= bool(neg)
     sys.exit(0 if ok else 1)

@@ -369,7 +369,7 @@ exec::ParamValues firstStepGradients(ModuleOp module, StringRef forward, const T
                                      const exec::ParamValues &params,
                                      const data::TokenFile &tokens,
                                      const std::vector<int64_t> &positions, uint64_t seed,
-                                     int32_t maskToken) {
+                                     int32_t maskToken, const Args &args) {
   PassManager pm(module.getContext());
   shardc::XfAutodiffOptions ad;
   ad.function = forward.str();
@@ -379,11 +379,15 @@ exec::ParamValues firstStepGradients(ModuleOp module, StringRef forward, const T
   if (failed(pm.run(module)))
     throw Failed{};
   auto func = module.lookupSymbol<func::FuncOp>("grad_step");
-  exec::Trainer gradStep(func, params, /*initialLossScale=*/1.0);
+  // Sharded, the gradients come from the partitioned step (gathered).
+  func::FuncOp run = args.has("mesh") ? shardCopy(module, func, args, true) : func;
+  exec::Trainer gradStep(func, params, /*initialLossScale=*/1.0, run);
   exec::StepReport report;
   if (failed(gradStep.step(tokens, positions, 0, seed, maskToken, report)))
     throw Failed{};
   exec::ParamValues grads = gradStep.gradients();
+  if (run != func)
+    run.erase();
   func.erase();
   return grads;
 }
@@ -547,7 +551,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
   };
   if (args.has("save-grads"))
     exec::saveParams(firstStepGradients(*module, forwardName, setup, params, tokens,
-                                        positionsOf(0), seed, maskToken),
+                                        positionsOf(0), seed, maskToken, args),
                      args.str("save-grads"));
 
   std::unique_ptr<llvm::raw_fd_ostream> log;
