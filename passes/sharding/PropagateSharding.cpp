@@ -265,8 +265,10 @@ bool Propagator::decideByAgreement(Node &n, bool useHints) {
   for (const auto &group : rule.linearGroups) {
     bool unknown = false, pending = false;
     for (int i : group) {
-      const TensorSharding *s = known(n.op->getOperand(i));
-      unknown |= !s;
+      Value v = n.op->getOperand(i);
+      const TensorSharding *s = known(v);
+      // Only a producer still to decide is worth waiting for.
+      unknown |= !s && !isa<BlockArgument>(canonical(v));
       pending |= s && !s->partial.empty();
     }
     // Agreement from users' needs alone never outruns a producer.

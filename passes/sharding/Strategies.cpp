@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -83,11 +84,24 @@ private:
   void split(Value param, int64_t dim, bool column) {
     auto arg = dyn_cast<BlockArgument>(param);
     auto type = dyn_cast<RankedTensorType>(param.getType());
-    if (!arg || !type || dim >= type.getRank() || type.getDimSize(dim) % mesh_.sizes[tp_] != 0)
+    if (!arg || !type || dim >= type.getRank())
       return;
     auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    if (!func || !func.getArgAttr(arg.getArgNumber(), XfDialect::kParamAttrName))
+    auto attr = func ? func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                                        XfDialect::kParamAttrName)
+                     : ParamAttr();
+    if (!attr)
       return;
+    int64_t n = mesh_.sizes[tp_], size = type.getDimSize(dim);
+    if (size % n != 0) {
+      if (indivisible_.empty())
+        indivisible_ = llvm::formatv("parameter '{0}': dimension {1} of size {2} is not "
+                                     "divisible by mesh axis {3} ({4}); pad it to {5}",
+                                     attr.getName(), dim, size, mesh_.names[tp_], n,
+                                     (size + n - 1) / n * n)
+                           .str();
+      return;
+    }
     TensorSharding s = TensorSharding::replicated(type.getRank());
     s.dims[dim].push_back(tp_);
     (column ? columns_ : rows_).try_emplace(param, s);
@@ -115,6 +129,10 @@ private:
   const Mesh &mesh_;
   Axis tp_;
   llvm::DenseMap<Value, TensorSharding> columns_, rows_;
+
+public:
+  /// The first parameter tensor parallelism could not split, if any.
+  std::string indivisible_;
 };
 
 LogicalResult parseSpec(func::FuncOp func, const Mesh &mesh, StringRef strategy, Spec &spec) {
@@ -229,8 +247,11 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
   if (failed(parseSpec(func, mesh, strategy, spec)))
     return failure();
   std::optional<TensorParallel> tp;
-  if (spec.tp >= 0)
+  if (spec.tp >= 0) {
     tp.emplace(func, spec.tp, mesh);
+    if (!tp->indivisible_.empty())
+      return func.emitError() << "tensor parallelism: " << tp->indivisible_;
+  }
   bool storeSplit = spec.zero >= 3 || spec.mics;
 
   // Parameters by name (for the moments), and the tensor-parallel layout.
@@ -255,8 +276,9 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
           return func.emitError() << "batch size " << type.getDimSize(0) << " of input #" << i
                                   << " is not divisible by the data-parallel axes "
                                   << mesh.axesName(spec.data) << " (" << mesh.size(spec.data)
-                                  << "); use a batch that is a multiple of "
-                                  << mesh.size(spec.data);
+                                  << "); pad the batch to "
+                                  << (type.getDimSize(0) + mesh.size(spec.data) - 1) /
+                                         mesh.size(spec.data) * mesh.size(spec.data);
         s.dims[0] = spec.data;
       }
       annotations.push_back({arg, s, false});
@@ -271,8 +293,12 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     if (storeSplit) {
       annotations.push_back({arg, state, false});
       annotations.push_back({arg, full, /*forUsers=*/true});
-    } else if (auto col = tp ? tp->column(arg) : std::nullopt) {
-      annotations.push_back({arg, *col, false});
+    } else if (auto split = !tp ? std::nullopt : spec.sp ? tp->any(arg) : tp->column(arg)) {
+      // Plain tp annotates the column (and vocabulary) splits only: the
+      // row-parallel weights and the f/g all-reduces follow by propagation.
+      // With sequence parallelism the rows are annotated too, so the weight
+      // stays split where gathering the sequence would tie on bytes.
+      annotations.push_back({arg, *split, false});
     } else if (!tp) {
       annotations.push_back({arg, full, false});
     }

@@ -64,6 +64,9 @@ void registerDialects(MLIRContext &ctx) {
   registerShardcDialects(registry);
   ctx.appendDialectRegistry(registry);
   ctx.loadAllAvailableDialects();
+  // Diagnostics quote the source line; a dump of the whole op (a training
+  // step is thousands of lines) would bury the message.
+  ctx.printOpOnDiagnostic(false);
 }
 
 void writeOutput(const std::string &path, const std::string &text) {
