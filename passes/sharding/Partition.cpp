@@ -275,10 +275,11 @@ LogicalResult Partitioner::run() {
   }
   // Results: state and gradients in their argument's layout, the rest replicated.
   b_.setInsertionPoint(ret);
+  ReturnTargets targets(func_);
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
   for (unsigned k = 0; k < ret.getNumOperands(); ++k) {
-    std::optional<TensorSharding> target = returnTarget(func_, k, [&](Value v) {
+    std::optional<TensorSharding> target = targets.target(k, [&](Value v) {
       auto it = local_.find(v);
       return it == local_.end() ? nullptr : &it->second.sharding;
     });

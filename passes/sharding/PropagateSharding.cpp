@@ -34,6 +34,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Debug.h"
 
+#include <set>
+
 #define DEBUG_TYPE "xf-propagate-sharding"
 
 namespace shardc {
@@ -59,7 +61,7 @@ struct Node {
 class Propagator {
 public:
   Propagator(func::FuncOp func, const Mesh &mesh, const cost::CostModel &cost, double budget)
-      : func_(func), mesh_(mesh), cost_(cost), budget_(budget) {}
+      : func_(func), mesh_(mesh), cost_(cost), budget_(budget), returnTargets_(func) {}
 
   LogicalResult run();
 
@@ -80,7 +82,28 @@ private:
     if (sharding_.count(v) || !isa<RankedTensorType>(v.getType()))
       return false;
     sharding_[v] = s;
+    touch(v);
     return true;
+  }
+  /// Marks the nodes next to `v` for another look.
+  void touch(Value v) {
+    auto mark = [&](Operation *op) {
+      auto it = nodeIndex_.find(op);
+      if (it == nodeIndex_.end() || nodes_[it->second].decision)
+        return;
+      dirty_.insert(it->second);
+      dirtyWithHints_.insert(it->second);
+      informed_.insert(it->second);
+    };
+    if (Operation *def = v.getDefiningOp())
+      mark(def);
+    for (Operation *user : v.getUsers()) {
+      mark(user);
+      if (auto ann = dyn_cast<shard::ShardOp>(user))
+        if (!ann.getAnnotateForUsers())
+          for (Operation *u : ann.getResult().getUsers())
+            mark(u);
+    }
   }
   /// What a decided consumer needs of a value whose producer is undecided: a
   /// hint, not a sharding, so the producer still decides from its own inputs
@@ -92,6 +115,7 @@ private:
     if (sharding_.count(v) || hints_.count(v) || !isa<RankedTensorType>(v.getType()))
       return false;
     hints_[v] = s;
+    touch(v);
     return true;
   }
   const TensorSharding *knownOrHint(Value v) const {
@@ -130,7 +154,12 @@ private:
   const cost::CostModel &cost_;
   double budget_;
   bool memoryTight_ = false;
+  ReturnTargets returnTargets_;
   std::vector<Node> nodes_;
+  llvm::DenseMap<Operation *, int> nodeIndex_;
+  /// Nodes to look at again (program order): for agreement, for agreement
+  /// with users' needs, and undecided nodes something is known about.
+  std::set<int> dirty_, dirtyWithHints_, informed_;
   llvm::DenseMap<Value, TensorSharding> sharding_;
   llvm::DenseMap<Value, TensorSharding> hints_;
   llvm::DenseSet<Value> fixed_;
@@ -437,7 +466,7 @@ void Propagator::applyDecision(Node &n, const OpDecision &d) {
 }
 
 std::optional<TensorSharding> Propagator::returnTarget(unsigned index) const {
-  return sharding::returnTarget(func_, index, [&](Value v) { return known(v); });
+  return returnTargets_.target(index, [&](Value v) { return known(v); });
 }
 
 bool Propagator::propagateReturn() {
@@ -565,23 +594,31 @@ LogicalResult Propagator::run() {
   footprint /= std::max<int64_t>(1, mesh_.numDevices());
   memoryTight_ = budget_ > 0 && footprint > budget_;
 
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    nodeIndex_[nodes_[i].op] = static_cast<int>(i);
+    dirty_.insert(static_cast<int>(i));
+    dirtyWithHints_.insert(static_cast<int>(i));
+  }
+  for (const auto &[v, s] : sharding_)
+    touch(v);
   size_t cursor = 0;
   while (true) {
-    // 1. Forward agreement from known shardings, to a fixpoint.
-    bool changed = true;
-    while (changed) {
-      changed = propagateReturn();
-      for (Node &n : nodes_)
-        if (!n.decision && decideByAgreement(n, /*useHints=*/false))
-          changed = true;
+    // 1. Forward agreement from known shardings, to a fixpoint (nodes are
+    // looked at again, in program order, when a neighbouring value changes).
+    propagateReturn();
+    while (!dirty_.empty()) {
+      int i = *dirty_.begin();
+      dirty_.erase(dirty_.begin());
+      if (!nodes_[i].decision)
+        decideByAgreement(nodes_[i], /*useHints=*/false);
     }
     // 2. The first node that agrees once its users' needs count.
     bool hinted = false;
-    for (Node &n : nodes_)
-      if (!n.decision && decideByAgreement(n, /*useHints=*/true)) {
-        hinted = true;
-        break;
-      }
+    while (!dirtyWithHints_.empty() && !hinted) {
+      int i = *dirtyWithHints_.begin();
+      dirtyWithHints_.erase(dirtyWithHints_.begin());
+      hinted = !nodes_[i].decision && decideByAgreement(nodes_[i], /*useHints=*/true);
+    }
     if (hinted)
       continue;
     // 3. By cost: the first undecided node that something is known about
@@ -592,11 +629,15 @@ LogicalResult Propagator::run() {
     if (cursor == nodes_.size())
       break;
     Node *next = &nodes_[cursor];
-    for (size_t i = cursor; i < nodes_.size(); ++i)
-      if (!nodes_[i].decision && hasInformation(nodes_[i])) {
-        next = &nodes_[i];
-        break;
+    while (!informed_.empty()) {
+      int i = *informed_.begin();
+      if (nodes_[i].decision) {
+        informed_.erase(informed_.begin());
+        continue;
       }
+      next = &nodes_[i];
+      break;
+    }
     LLVM_DEBUG(llvm::dbgs() << "deciding by cost: " << *next->op << "\n");
     decideByCost(*next);
   }

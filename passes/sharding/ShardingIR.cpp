@@ -7,6 +7,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -179,28 +180,35 @@ TensorSharding sharding::annotationSharding(shard::ShardOp op) {
   return s;
 }
 
+ReturnTargets::ReturnTargets(func::FuncOp func) : func_(func) {
+  llvm::StringMap<int> byState, byParam;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (auto st = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
+      byState.try_emplace(st.getValue(), i);
+    if (auto p = func.getArgAttrOfType<xf::ParamAttr>(i, xf::XfDialect::kParamAttrName))
+      byParam.try_emplace(p.getName(), i);
+  }
+  for (unsigned k = 0; k < func.getNumResults(); ++k) {
+    int arg = -1;
+    if (auto st = func.getResultAttrOfType<StringAttr>(k, xf::XfDialect::kStateAttrName))
+      arg = byState.count(st.getValue()) ? byState.lookup(st.getValue()) : -1;
+    else if (auto g = func.getResultAttrOfType<StringAttr>(k, xf::XfDialect::kGradAttrName))
+      arg = byParam.count(g.getValue()) ? byParam.lookup(g.getValue()) : -1;
+    argOf_.push_back(arg);
+  }
+}
+
 std::optional<TensorSharding>
-sharding::returnTarget(func::FuncOp func, unsigned index,
-                       llvm::function_ref<const TensorSharding *(Value)> argSharding) {
-  Type resultType = func.getFunctionType().getResult(index);
-  auto type = dyn_cast<RankedTensorType>(resultType);
+ReturnTargets::target(unsigned index,
+                      llvm::function_ref<const TensorSharding *(Value)> argSharding) const {
+  auto type = dyn_cast<RankedTensorType>(func_.getFunctionType().getResult(index));
   if (!type)
     return std::nullopt;
-  auto fromArg = [&](unsigned i) -> std::optional<TensorSharding> {
-    if (const TensorSharding *s = argSharding(func.getArgument(i)))
-      return s->withoutPartial();
-    return std::nullopt;
-  };
-  if (auto st = func.getResultAttrOfType<StringAttr>(index, xf::XfDialect::kStateAttrName))
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName) == st)
-        return fromArg(i);
-  if (auto g = func.getResultAttrOfType<StringAttr>(index, xf::XfDialect::kGradAttrName))
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (auto p = func.getArgAttrOfType<xf::ParamAttr>(i, xf::XfDialect::kParamAttrName);
-          p && p.getName() == g.getValue())
-        return fromArg(i);
-  return TensorSharding::replicated(type.getRank());
+  if (argOf_[index] < 0)
+    return TensorSharding::replicated(type.getRank());
+  if (const TensorSharding *s = argSharding(func_.getArgument(argOf_[index])))
+    return s->withoutPartial();
+  return std::nullopt;
 }
 
 double sharding::tensorBytes(Type type) {

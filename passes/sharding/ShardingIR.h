@@ -62,13 +62,22 @@ mlir::shard::ShardOp resultAnnotation(mlir::Value value);
 /// Sharding of an annotation op (split axes + xf.partial).
 TensorSharding annotationSharding(mlir::shard::ShardOp op);
 
-/// The sharding result `index` of `func` is returned in: optimizer state in
-/// its argument's layout (matched by xf.state), gradients in their
-/// parameter's (xf.grad), everything else replicated. Nullopt while the
-/// argument's sharding is unknown (`argSharding` returns null).
-std::optional<TensorSharding>
-returnTarget(mlir::func::FuncOp func, unsigned index,
-             llvm::function_ref<const TensorSharding *(mlir::Value)> argSharding);
+/// The sharding each result of a function is returned in: optimizer state
+/// in its argument's layout (matched by xf.state), gradients in their
+/// parameter's (xf.grad), everything else replicated.
+class ReturnTargets {
+public:
+  explicit ReturnTargets(mlir::func::FuncOp func);
+  /// Nullopt for a non-tensor result, or while the matching argument's
+  /// sharding is unknown (`argSharding` returns null).
+  std::optional<TensorSharding>
+  target(unsigned index,
+         llvm::function_ref<const TensorSharding *(mlir::Value)> argSharding) const;
+
+private:
+  mutable mlir::func::FuncOp func_;
+  llvm::SmallVector<int> argOf_; ///< per result: the argument it follows, or -1
+};
 
 /// Bytes of a statically shaped tensor type (0 for others).
 double tensorBytes(mlir::Type type);

@@ -349,22 +349,38 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
   return success();
 }
 
-Value sharding::getOrCreateShardingOp(func::FuncOp func, const Mesh &mesh,
-                                      const TensorSharding &s) {
-  Block &entry = func.getBody().front();
-  MLIRContext *ctx = func.getContext();
-  shard::GridAxesArrayAttr split = s.splitAttr(ctx);
-  for (auto op : entry.getOps<shard::ShardingOp>())
-    if (op.getGrid() == mesh.symbol && op.getSplitAxes() == split &&
-        op.getStaticHaloSizes().empty() && op.getStaticShardedDimsOffsets().empty())
-      return op.getResult();
-  OpBuilder b(ctx);
-  b.setInsertionPointToStart(&entry);
-  return shard::ShardingOp::create(b, func.getLoc(), mesh.symbol, split.getAxes()).getResult();
-}
+namespace {
+/// The function's `shard.sharding` ops by split axes, made once and reused.
+class ShardingOps {
+public:
+  ShardingOps(func::FuncOp func, const Mesh &mesh) : func_(func), mesh_(mesh) {
+    for (auto op : func.getBody().front().getOps<shard::ShardingOp>())
+      if (op.getGrid() == mesh.symbol && op.getStaticHaloSizes().empty() &&
+          op.getStaticShardedDimsOffsets().empty())
+        ops_.try_emplace(op.getSplitAxes(), op.getResult());
+  }
+  Value get(const TensorSharding &s) {
+    shard::GridAxesArrayAttr split = s.splitAttr(func_.getContext());
+    auto [it, inserted] = ops_.try_emplace(split, Value());
+    if (inserted) {
+      OpBuilder b(func_.getContext());
+      b.setInsertionPointToStart(&func_.getBody().front());
+      it->second =
+          shard::ShardingOp::create(b, func_.getLoc(), mesh_.symbol, split.getAxes()).getResult();
+    }
+    return it->second;
+  }
+
+private:
+  func::FuncOp func_;
+  const Mesh &mesh_;
+  llvm::DenseMap<Attribute, Value> ops_;
+};
+} // namespace
 
 void sharding::materializeAnnotations(func::FuncOp func, const Mesh &mesh,
                                       ArrayRef<Annotation> annotations) {
+  ShardingOps shardingOps(func, mesh);
   // Result annotations first, so a value's users-annotation wraps its annotated form.
   for (bool users : {false, true}) {
     for (const Annotation &a : annotations) {
@@ -379,7 +395,7 @@ void sharding::materializeAnnotations(func::FuncOp func, const Mesh &mesh,
           (void)existing; // a value keeps its first annotation (presets may repeat one)
           continue;
         }
-      Value sh = getOrCreateShardingOp(func, mesh, a.sharding);
+      Value sh = shardingOps.get(a.sharding);
       OpBuilder b(func.getContext());
       // Sharding ops sit at the function entry, so they dominate every value.
       if (isa<BlockArgument>(v))

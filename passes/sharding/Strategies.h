@@ -41,13 +41,10 @@ mlir::LogicalResult strategyAnnotations(mlir::func::FuncOp func, const Mesh &mes
                                         llvm::StringRef strategy,
                                         llvm::SmallVectorImpl<Annotation> &annotations);
 
-/// Inserts annotations as shard.shard ops (sharding ops at function entry).
+/// Inserts annotations as shard.shard ops; their shard.sharding ops sit at
+/// the function entry, one per distinct sharding.
 void materializeAnnotations(mlir::func::FuncOp func, const Mesh &mesh,
                             llvm::ArrayRef<Annotation> annotations);
-
-/// A `shard.sharding` for `s` at the function entry, reusing an equal one.
-mlir::Value getOrCreateShardingOp(mlir::func::FuncOp func, const Mesh &mesh,
-                                  const TensorSharding &s);
 
 } // namespace shardc::sharding
 
