@@ -83,7 +83,16 @@ private:
       return false;
     sharding_[v] = s;
     touch(v);
+    // Results that follow this argument (its next-step state) learn where
+    // they go.
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      for (unsigned k : followers_.lookup(arg))
+        if (auto t = returnTarget(k))
+          hint(returnOperand(k), *t);
     return true;
+  }
+  Value returnOperand(unsigned k) {
+    return func_.getBody().front().getTerminator()->getOperand(k);
   }
   /// Marks the nodes next to `v` for another look.
   void touch(Value v) {
@@ -130,12 +139,35 @@ private:
   bool decideByAgreement(Node &n, bool useHints);
   /// Decides `n` by cost among the candidates its tensors propose.
   void decideByCost(Node &n);
+  /// For an unknown result: the shardings its undecided users' other, known
+  /// operands imply for it (the position lookup added to a batch-split token
+  /// lookup learns the batch split from its sibling).
+  SmallVector<TensorSharding, 2> siblingProposals(Value result) const;
   void applyDecision(Node &n, const OpDecision &d);
   /// The pending sum `n` can pass through, if its partial operands allow.
   bool linearPassThrough(const Node &n, OpDecision &d) const;
   double decisionCost(const Node &n, const OpDecision &d) const;
   double reshardCost(const TensorSharding &from, const TensorSharding &to, Type type) const;
   bool propagateReturn();
+  /// A linear op with an operand whose producer is still undecided waits when
+  /// a pending sum may pass through it: some known operand of the group
+  /// carries one, or the op has no factors (a scalar add would otherwise
+  /// agree at once). `strict`: it always waits (agreement from users' needs
+  /// alone, or a cost decision, never outruns a producer).
+  bool waitsForProducer(const Node &n, bool strict) const {
+    for (const auto &group : n.rule.linearGroups) {
+      bool unknown = false, pending = false;
+      for (int i : group) {
+        Value v = n.op->getOperand(i);
+        const TensorSharding *s = known(v);
+        unknown |= !s && !isa<BlockArgument>(canonical(v));
+        pending |= s && !s->partial.empty();
+      }
+      if (unknown && (pending || n.rule.factors.empty() || strict))
+        return true;
+    }
+    return false;
+  }
   bool hasInformation(const Node &n) const {
     for (Value v : n.op->getOperands())
       if (knownOrHint(v))
@@ -154,7 +186,9 @@ private:
   const cost::CostModel &cost_;
   double budget_;
   bool memoryTight_ = false;
+  const char *phase_ = "";
   ReturnTargets returnTargets_;
+  llvm::DenseMap<Value, SmallVector<unsigned, 1>> followers_;
   std::vector<Node> nodes_;
   llvm::DenseMap<Operation *, int> nodeIndex_;
   /// Nodes to look at again (program order): for agreement, for agreement
@@ -288,22 +322,8 @@ bool Propagator::linearPassThrough(const Node &n, OpDecision &d) const {
 
 bool Propagator::decideByAgreement(Node &n, bool useHints) {
   const OpShardingRule &rule = n.rule;
-  // A linear op with an operand still unknown waits when a pending sum may
-  // pass through it: some known operand of the group carries one, or the op
-  // has no factors (a scalar add would otherwise agree at once).
-  for (const auto &group : rule.linearGroups) {
-    bool unknown = false, pending = false;
-    for (int i : group) {
-      Value v = n.op->getOperand(i);
-      const TensorSharding *s = known(v);
-      // Only a producer still to decide is worth waiting for.
-      unknown |= !s && !isa<BlockArgument>(canonical(v));
-      pending |= s && !s->partial.empty();
-    }
-    // Agreement from users' needs alone never outruns a producer.
-    if (unknown && (pending || rule.factors.empty() || useHints))
-      return false;
-  }
+  if (waitsForProducer(n, /*strict=*/useHints))
+    return false;
   Proposal proposal(rule.factors.size());
   OpDecision d;
   bool passes = linearPassThrough(n, d);
@@ -425,6 +445,9 @@ void Propagator::decideByCost(Node &n) {
   for (unsigned j = 0; j < n.op->getNumResults(); ++j)
     if (const TensorSharding *s = knownOrHint(n.op->getResult(j)))
       collect(rule.results[j], *s);
+    else
+      for (const TensorSharding &s : siblingProposals(n.op->getResult(j)))
+        collect(rule.results[j], s);
 
   OpDecision base;
   linearPassThrough(n, base);
@@ -457,8 +480,44 @@ void Propagator::decideByCost(Node &n) {
   applyDecision(n, *best);
 }
 
+SmallVector<TensorSharding, 2> Propagator::siblingProposals(Value result) const {
+  SmallVector<TensorSharding, 2> out;
+  for (OpOperand &use : result.getUses()) {
+    auto it = nodeIndex_.find(use.getOwner());
+    if (it == nodeIndex_.end() || nodes_[it->second].decision)
+      continue;
+    const Node &user = nodes_[it->second];
+    const OpShardingRule &rule = user.rule;
+    Proposal p(rule.factors.size());
+    for (unsigned i = 0; i < user.op->getNumOperands(); ++i) {
+      const TensorSharding *s = known(user.op->getOperand(i));
+      if (i == use.getOperandNumber() || !s)
+        continue;
+      Proposal q(rule.factors.size());
+      if (!proposeFactors(rule, rule.operands[i], s->withoutPartial(), mesh_, q))
+        continue;
+      for (size_t f = 0; f < q.size(); ++f)
+        if (q[f] && !p[f])
+          p[f] = q[f];
+    }
+    const xf::TensorFactors &mine = rule.operands[use.getOperandNumber()];
+    TensorSharding s = TensorSharding::replicated(mine.size());
+    bool any = false;
+    for (size_t d = 0; d < mine.size(); ++d)
+      if (!mine[d].empty() && p[mine[d].front()]) {
+        s.dims[d] = *p[mine[d].front()];
+        any = true;
+      }
+    if (any && !llvm::is_contained(out, s))
+      out.push_back(s);
+  }
+  return out;
+}
+
 void Propagator::applyDecision(Node &n, const OpDecision &d) {
   n.decision = d;
+  if (getenv("SHARDC_TRACE"))
+    llvm::errs() << "decide " << phase_ << " " << n.op->getName() << " " << n.op->getLoc() << "\n";
   for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
     hint(n.op->getOperand(i), operandSharding(n.rule, i, d));
   for (unsigned j = 0; j < n.op->getNumResults(); ++j)
@@ -599,16 +658,20 @@ LogicalResult Propagator::run() {
     dirty_.insert(static_cast<int>(i));
     dirtyWithHints_.insert(static_cast<int>(i));
   }
+  for (unsigned k = 0; k < func_.getNumResults(); ++k)
+    if (int arg = returnTargets_.argumentOf(k); arg >= 0)
+      followers_[func_.getArgument(arg)].push_back(k);
   for (const auto &[v, s] : sharding_)
     touch(v);
+  propagateReturn();
   size_t cursor = 0;
   while (true) {
     // 1. Forward agreement from known shardings, to a fixpoint (nodes are
     // looked at again, in program order, when a neighbouring value changes).
-    propagateReturn();
     while (!dirty_.empty()) {
       int i = *dirty_.begin();
       dirty_.erase(dirty_.begin());
+      phase_ = "A1";
       if (!nodes_[i].decision)
         decideByAgreement(nodes_[i], /*useHints=*/false);
     }
@@ -617,6 +680,7 @@ LogicalResult Propagator::run() {
     while (!dirtyWithHints_.empty() && !hinted) {
       int i = *dirtyWithHints_.begin();
       dirtyWithHints_.erase(dirtyWithHints_.begin());
+      phase_ = "A2";
       hinted = !nodes_[i].decision && decideByAgreement(nodes_[i], /*useHints=*/true);
     }
     if (hinted)
@@ -639,6 +703,7 @@ LogicalResult Propagator::run() {
       break;
     }
     LLVM_DEBUG(llvm::dbgs() << "deciding by cost: " << *next->op << "\n");
+    phase_ = "B";
     decideByCost(*next);
   }
   chooseValueShardings();

@@ -19,6 +19,7 @@
 #include "dialects/xf/XfDialect.h"
 #include "dialects/xf/XfOps.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -48,11 +49,10 @@ struct CollectiveRow {
   double elements = 0;
 };
 
-std::string valueName(Value v) {
+std::string valueName(Value v, AsmState &state) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  OpPrintingFlags flags;
-  v.printAsOperand(os, flags);
+  v.printAsOperand(os, state);
   return s;
 }
 
@@ -84,12 +84,15 @@ public:
     llvm::raw_string_ostream os(text);
     os << "sharding report for @" << function << " on mesh " << mesh->str() << " ("
        << hw->name << ")\n\nvalues:\n";
+    // One numbering of the function's values (printing a value alone would
+    // number the whole function again each time).
+    AsmState asmState(func);
     auto describe = [&](Value v, StringRef what) {
       shard::ShardOp ann = resultAnnotation(v);
       if (!ann)
         return;
       TensorSharding s = annotationSharding(ann);
-      std::string name = valueName(ann.getResult());
+      std::string name = valueName(ann.getResult(), asmState);
       os << llvm::formatv("  {0,-12} {1,-28} {2}  {3}\n", name, what, s.str(*mesh),
                           v.getType());
       values.push_back(llvm::json::Object{{"value", name},

@@ -74,6 +74,9 @@ public:
   target(unsigned index,
          llvm::function_ref<const TensorSharding *(mlir::Value)> argSharding) const;
 
+  /// The argument result `index` follows, or -1 (replicated).
+  int argumentOf(unsigned index) const { return argOf_[index]; }
+
 private:
   mutable mlir::func::FuncOp func_;
   llvm::SmallVector<int> argOf_; ///< per result: the argument it follows, or -1
