@@ -94,6 +94,14 @@ private:
   Value returnOperand(unsigned k) {
     return func_.getBody().front().getTerminator()->getOperand(k);
   }
+  /// An annotated value, or a cast of one (mixed precision reads bf16 copies
+  /// of annotated fp32 weights: moving the copy moves the weight).
+  bool isAnnotated(Value v) const {
+    v = canonical(v);
+    while (auto cast = v.getDefiningOp<xf::CastOp>())
+      v = canonical(cast.getX());
+    return fixed_.count(v) != 0;
+  }
   /// Marks the nodes next to `v` for another look.
   void touch(Value v) {
     auto mark = [&](Operation *op) {
@@ -196,6 +204,8 @@ private:
   std::set<int> dirty_, dirtyWithHints_, informed_;
   llvm::DenseMap<Value, TensorSharding> sharding_;
   llvm::DenseMap<Value, TensorSharding> hints_;
+  /// What decided users need of each value (reshards made once).
+  llvm::DenseMap<Value, SmallVector<TensorSharding, 2>> paid_;
   llvm::DenseSet<Value> fixed_;
 };
 
@@ -395,8 +405,12 @@ double Propagator::decisionCost(const Node &n, const OpDecision &d) const {
   for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
     if (const TensorSharding *s = known(n.op->getOperand(i))) {
       TensorSharding need = operandSharding(n.rule, i, d);
+      // A reshard a decided user already needs is made once (xf-partition
+      // caches it per target): this user gets it for free.
+      if (llvm::is_contained(paid_.lookup(canonical(n.op->getOperand(i))), need))
+        continue;
       total += reshardCost(*s, need, n.op->getOperand(i).getType());
-      if (fixed_.count(canonical(n.op->getOperand(i))) && communicates(*s, need))
+      if (isAnnotated(n.op->getOperand(i)) && communicates(*s, need))
         total += kMovesAnnotatedValue;
     }
   double localResultBytes = 0;
@@ -516,6 +530,12 @@ SmallVector<TensorSharding, 2> Propagator::siblingProposals(Value result) const 
 
 void Propagator::applyDecision(Node &n, const OpDecision &d) {
   n.decision = d;
+  for (unsigned i = 0; i < n.op->getNumOperands(); ++i) {
+    auto &paid = paid_[canonical(n.op->getOperand(i))];
+    TensorSharding need = operandSharding(n.rule, i, d);
+    if (!llvm::is_contained(paid, need))
+      paid.push_back(need);
+  }
   if (getenv("SHARDC_TRACE"))
     llvm::errs() << "decide " << phase_ << " " << n.op->getName() << " " << n.op->getLoc() << "\n";
   for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
