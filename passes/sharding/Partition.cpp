@@ -316,11 +316,9 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(function);
-    if (!func) {
-      module.emitError() << "no function @" << function << " to partition";
+    auto func = lookupFunction(module, function, "partition");
+    if (!func)
       return signalPassFailure();
-    }
     FailureOr<Mesh> mesh = Mesh::fromModule(module);
     if (failed(mesh) || failed(partitionFunction(func, *mesh)))
       return signalPassFailure();

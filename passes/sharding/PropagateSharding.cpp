@@ -738,11 +738,9 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(function);
-    if (!func) {
-      module.emitError() << "no function @" << function << " to shard";
+    auto func = lookupFunction(module, function, "shard");
+    if (!func)
       return signalPassFailure();
-    }
     std::string spec = this->mesh;
     FailureOr<Mesh> mesh = failure();
     if (!spec.empty()) {
@@ -767,12 +765,9 @@ public:
       if (failed(mesh))
         return signalPassFailure();
     }
-    std::string error;
-    FailureOr<cost::HardwareDesc> hw = cost::HardwareDesc::byName(hardware, error);
-    if (failed(hw)) {
-      module.emitError() << error;
+    FailureOr<cost::HardwareDesc> hw = loadHardware(module, hardware);
+    if (failed(hw))
       return signalPassFailure();
-    }
     SmallVector<Annotation> preset;
     if (failed(strategyAnnotations(func, *mesh, strategy, preset)))
       return signalPassFailure();

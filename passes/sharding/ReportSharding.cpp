@@ -62,20 +62,15 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(function);
-    if (!func) {
-      module.emitError() << "no function @" << function << " to report on";
+    auto func = lookupFunction(module, function, "report on");
+    if (!func)
       return signalPassFailure();
-    }
     FailureOr<Mesh> mesh = Mesh::fromModule(module);
     if (failed(mesh))
       return signalPassFailure();
-    std::string error;
-    FailureOr<cost::HardwareDesc> hw = cost::HardwareDesc::byName(hardware, error);
-    if (failed(hw)) {
-      module.emitError() << error;
+    FailureOr<cost::HardwareDesc> hw = loadHardware(module, hardware);
+    if (failed(hw))
       return signalPassFailure();
-    }
     cost::CostModel cost(*mesh, *hw);
 
     // Every value's sharding (from the annotations).

@@ -211,6 +211,22 @@ ReturnTargets::target(unsigned index,
   return std::nullopt;
 }
 
+func::FuncOp sharding::lookupFunction(ModuleOp module, llvm::StringRef name,
+                                      llvm::StringRef what) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (!func)
+    module.emitError() << "no function @" << name << " to " << what;
+  return func;
+}
+
+FailureOr<cost::HardwareDesc> sharding::loadHardware(ModuleOp module, llvm::StringRef name) {
+  std::string error;
+  FailureOr<cost::HardwareDesc> hw = cost::HardwareDesc::byName(name.str(), error);
+  if (failed(hw))
+    module.emitError() << error;
+  return hw;
+}
+
 double sharding::tensorBytes(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
   if (!t || !t.hasStaticShape())

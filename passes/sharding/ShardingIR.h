@@ -11,6 +11,7 @@
 #ifndef SHARDC_PASSES_SHARDING_SHARDINGIR_H
 #define SHARDC_PASSES_SHARDING_SHARDINGIR_H
 
+#include "compiler/cost/CostModel.h"
 #include "compiler/sharding/Sharding.h"
 #include "dialects/xf/ShardingRule.h"
 
@@ -81,6 +82,15 @@ private:
   mutable mlir::func::FuncOp func_;
   llvm::SmallVector<int> argOf_; ///< per result: the argument it follows, or -1
 };
+
+/// The function a sharding pass works on; emits "no function @name to
+/// <what>" on the module when there is none.
+mlir::func::FuncOp lookupFunction(mlir::ModuleOp module, llvm::StringRef name,
+                                  llvm::StringRef what);
+
+/// The hardware description `name` (shipped name or .json path); emits the
+/// reason on the module when it cannot be read.
+mlir::FailureOr<cost::HardwareDesc> loadHardware(mlir::ModuleOp module, llvm::StringRef name);
 
 /// Bytes of a statically shaped tensor type (0 for others).
 double tensorBytes(mlir::Type type);

@@ -69,6 +69,14 @@ void registerDialects(MLIRContext &ctx) {
   ctx.printOpOnDiagnostic(false);
 }
 
+/// The model function (--function, else the module's only forward).
+func::FuncOp modelFunction(ModuleOp module, const Args &args) {
+  func::FuncOp func = xf::getModelFunction(module, args.has("function") ? args.str("function") : "");
+  if (!func)
+    throw Failed{};
+  return func;
+}
+
 void writeOutput(const std::string &path, const std::string &text) {
   std::string error;
   auto out = openOutputFile(path, &error);
@@ -282,9 +290,7 @@ int cmdRun(const std::vector<std::string> &argv) {
   registerDialects(ctx);
   SourceDiagnostics diagnostics(ctx);
   OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
-  func::FuncOp func = xf::getModelFunction(*module, args.has("function") ? args.str("function") : "");
-  if (!func)
-    throw Failed{};
+  func::FuncOp func = modelFunction(*module, args);
 
   uint64_t seed = args.unsignedInteger("seed");
   data::TokenFile tokens = data::TokenFile::open(args.str("data"));
@@ -345,6 +351,17 @@ struct TrainSetup {
   int64_t microBatches = 1;
   shardc::XfAdamWOptions adamw;
 };
+
+/// --precision and --micro-batches (shared by train and explain).
+TrainSetup stepShapeOptions(const Args &args) {
+  TrainSetup setup;
+  setup.precision = args.str("precision");
+  if (setup.precision != "fp32" && setup.precision != "bf16" && setup.precision != "fp16")
+    throw UsageError{"option '--precision' expects fp32, bf16 or fp16, got '" + setup.precision +
+                     "'"};
+  setup.microBatches = args.integer("micro-batches", 1);
+  return setup;
+}
 
 void buildTrainStep(ModuleOp module, StringRef forward, const TrainSetup &setup) {
   PassManager pm(module.getContext());
@@ -483,12 +500,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
   int64_t steps = args.integer("steps", 1);
   int64_t position = args.integer("position", 0);
   uint64_t seed = args.unsignedInteger("seed");
-  TrainSetup setup;
-  setup.precision = args.str("precision");
-  if (setup.precision != "fp32" && setup.precision != "bf16" && setup.precision != "fp16")
-    throw UsageError{"option '--precision' expects fp32, bf16 or fp16, got '" + setup.precision +
-                     "'"};
-  setup.microBatches = args.integer("micro-batches", 1);
+  TrainSetup setup = stepShapeOptions(args);
   auto nonNegative = [&](const char *flag) {
     double v = args.real(flag);
     if (!(v >= 0.0))
@@ -522,10 +534,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
   registerDialects(ctx);
   SourceDiagnostics diagnostics(ctx);
   OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
-  func::FuncOp forward =
-      xf::getModelFunction(*module, args.has("function") ? args.str("function") : "");
-  if (!forward)
-    throw Failed{};
+  func::FuncOp forward = modelFunction(*module, args);
   std::string forwardName = forward.getSymName().str();
   data::TokenFile tokens = data::TokenFile::open(args.str("data"));
   exec::ParamValues params = args.has("load") ? exec::loadParams(forward, args.str("load"))
@@ -714,21 +723,13 @@ int cmdExplain(const std::vector<std::string> &argv) {
   if (!args.has("mesh"))
     throw UsageError{"missing required option '--mesh'"};
   meshOption(args);
-  TrainSetup setup;
-  setup.precision = args.str("precision");
-  if (setup.precision != "fp32" && setup.precision != "bf16" && setup.precision != "fp16")
-    throw UsageError{"option '--precision' expects fp32, bf16 or fp16, got '" + setup.precision +
-                     "'"};
-  setup.microBatches = args.integer("micro-batches", 1);
+  TrainSetup setup = stepShapeOptions(args);
 
   MLIRContext ctx;
   registerDialects(ctx);
   SourceDiagnostics diagnostics(ctx);
   OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
-  func::FuncOp forward =
-      xf::getModelFunction(*module, args.has("function") ? args.str("function") : "");
-  if (!forward)
-    throw Failed{};
+  func::FuncOp forward = modelFunction(*module, args);
   func::FuncOp target = forward;
   if (!args.isSet("forward-only")) {
     buildTrainStep(*module, forward.getSymName(), setup);
