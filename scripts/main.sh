@@ -4,6 +4,8 @@
 # text corpus (Debian's fortunes) with GPT-2's BPE, then synthesize the
 # training step of GPT-2 tiny (autodiff + AdamW) and train it for 300 steps on
 # the CPU with the reference executor. The loss starts at ln(50304) = 10.83.
+# Then: the sharding report of the GPT-2 124M step under ZeRO-1 x tensor
+# parallelism, and 20 sharded steps of GPT-2 tiny with every rank simulated.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -26,3 +28,10 @@ echo "== shardc train: GPT-2 tiny, 300 steps of 4x32 tokens, AdamW, CPU"
   "$shardc" train "$out/gpt2-tiny.mlir" --data "$out/fortunes.bin" --seed 1234 \
     --steps 300 --lr 2e-3 --min-lr 2e-4 --warmup 20 --weight-decay 0.1 \
     --log-json "$out/train-log.jsonl" --save "$out/gpt2-tiny-trained.safetensors"
+echo "== shardc explain: GPT-2 124M step, ZeRO-1 x Megatron TP on dp=4,tp=2, modelled on 8x H100"
+"$shardc" explain "$out/gpt2-124m.mlir" --mesh dp=4,tp=2 --strategy zero1+tp |
+  sed -n '/^collectives per step/,$p'
+echo "== shardc train --mesh dp=2,tp=2 --strategy zero1+tp: GPT-2 tiny, 20 steps, every rank simulated"
+"$shardc" train "$out/gpt2-tiny.mlir" --data "$out/fortunes.bin" --seed 1234 --steps 20 \
+  --lr 2e-3 --min-lr 2e-4 --warmup 20 --weight-decay 0.1 --mesh dp=2,tp=2 --strategy zero1+tp |
+  tail -3
