@@ -10,6 +10,7 @@ void shardc::addShardingPipeline(mlir::OpPassManager &pm, const ShardingPipeline
   propagate.mesh = o.mesh;
   propagate.strategy = o.strategy;
   propagate.hardware = o.hardware;
+  propagate.memoryBudget = o.memoryBudget;
   pm.addPass(createXfPropagateSharding(propagate));
   if (!o.partition)
     return;

@@ -13,6 +13,7 @@ struct ShardingPipelineOptions {
   std::string mesh;     ///< "dp=2,tp=2"
   std::string strategy; ///< "zero1+tp"
   std::string hardware = "h100-8x-nvlink-ib";
+  double memoryBudget = 0; ///< bytes per device (0: the hardware's memory)
   bool partition = true; ///< stop after propagation when false
 };
 

@@ -463,6 +463,17 @@ void Propagator::decideByCost(Node &n) {
       for (const TensorSharding &s : siblingProposals(n.op->getResult(j)))
         collect(rule.results[j], s);
 
+  // Over the memory budget, splitting a result is worth considering even
+  // where no neighbour proposes it (sharded activations).
+  if (memoryTight_)
+    for (size_t f = 0; f < rule.factors.size(); ++f) {
+      if (rule.factors[f].kind != xf::FactorKind::Parallel)
+        continue;
+      for (Axis a = 0; a < mesh_.rank(); ++a)
+        if (!llvm::is_contained(options[f], AxisList{a}))
+          options[f].push_back(AxisList{a});
+    }
+
   OpDecision base;
   linearPassThrough(n, base);
   std::optional<OpDecision> best;

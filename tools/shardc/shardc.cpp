@@ -216,7 +216,9 @@ void addShardingOptions(Args &args) {
       .option("strategy", "s", "preset: dp, zero1, zero2, zero3, fsdp, tp, sp, mics; join with +")
       .option("hardware", "name", "cost model: h100-8x-nvlink-ib, cpu-mpi or a .json file",
               "h100-8x-nvlink-ib")
-      .option("ranks", "n", "ranks the step runs on (must equal the mesh size)");
+      .option("ranks", "n", "ranks the step runs on (must equal the mesh size)")
+      .option("memory-budget", "GiB", "memory per device; over it, sharded activations are "
+                                      "preferred (default: the hardware's memory)");
 }
 
 /// Checks --mesh/--strategy/--ranks; returns the mesh spec ("" when unsharded).
@@ -253,6 +255,12 @@ func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, boo
   o.mesh = meshOption(args);
   o.strategy = args.has("strategy") ? args.str("strategy") : "";
   o.hardware = args.str("hardware");
+  if (args.has("memory-budget")) {
+    double gib = args.real("memory-budget");
+    if (!(gib > 0))
+      throw UsageError{"option '--memory-budget' must be a positive number of GiB"};
+    o.memoryBudget = gib * 1024 * 1024 * 1024;
+  }
   o.partition = partition;
   addShardingPipeline(pm, o);
   if (failed(pm.run(module)))
