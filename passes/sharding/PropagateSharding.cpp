@@ -34,6 +34,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Debug.h"
 
+#include <cstdlib>
 #include <set>
 
 #define DEBUG_TYPE "xf-propagate-sharding"
@@ -195,6 +196,7 @@ private:
   double budget_;
   bool memoryTight_ = false;
   const char *phase_ = "";
+  bool trace_ = getenv("SHARDC_TRACE_PROPAGATION") != nullptr;
   ReturnTargets returnTargets_;
   llvm::DenseMap<Value, SmallVector<unsigned, 1>> followers_;
   std::vector<Node> nodes_;
@@ -547,8 +549,14 @@ void Propagator::applyDecision(Node &n, const OpDecision &d) {
     if (!llvm::is_contained(paid, need))
       paid.push_back(need);
   }
-  if (getenv("SHARDC_TRACE"))
-    llvm::errs() << "decide " << phase_ << " " << n.op->getName() << " " << n.op->getLoc() << "\n";
+  // SHARDC_TRACE_PROPAGATION=1: every decision, in order, with its tier.
+  if (trace_) {
+    llvm::errs() << "xf-propagate-sharding: " << phase_ << ": " << n.op->getName() << " at "
+                 << n.op->getLoc() << " factors [";
+    for (size_t f = 0; f < d.factorAxes.size(); ++f)
+      llvm::errs() << (f ? ", " : "") << mesh_.axesName(d.factorAxes[f]);
+    llvm::errs() << "]\n";
+  }
   for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
     hint(n.op->getOperand(i), operandSharding(n.rule, i, d));
   for (unsigned j = 0; j < n.op->getNumResults(); ++j)
@@ -702,7 +710,7 @@ LogicalResult Propagator::run() {
     while (!dirty_.empty()) {
       int i = *dirty_.begin();
       dirty_.erase(dirty_.begin());
-      phase_ = "A1";
+      phase_ = "agreement";
       if (!nodes_[i].decision)
         decideByAgreement(nodes_[i], /*useHints=*/false);
     }
@@ -711,7 +719,7 @@ LogicalResult Propagator::run() {
     while (!dirtyWithHints_.empty() && !hinted) {
       int i = *dirtyWithHints_.begin();
       dirtyWithHints_.erase(dirtyWithHints_.begin());
-      phase_ = "A2";
+      phase_ = "users' needs";
       hinted = !nodes_[i].decision && decideByAgreement(nodes_[i], /*useHints=*/true);
     }
     if (hinted)
@@ -734,7 +742,7 @@ LogicalResult Propagator::run() {
       break;
     }
     LLVM_DEBUG(llvm::dbgs() << "deciding by cost: " << *next->op << "\n");
-    phase_ = "B";
+    phase_ = "cost";
     decideByCost(*next);
   }
   chooseValueShardings();
