@@ -6,6 +6,7 @@
 #include "dialects/xf/Einsum.h"
 #include "dialects/xf/XfOps.h"
 #include "runtime/cpu/Kernels.h"
+#include "runtime/cpu/RowMath.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -635,11 +636,18 @@ struct RowStats {
 /// combined statistics — a whole vocabulary is a group of one. The backward
 /// of a whole vocabulary needs no statistics: its kernel computes them per
 /// row.
+///
+/// tokenGroups[r] are the ranks whose tokens share rank r's mean (the token
+/// dims split over data-parallel axes). Each computes its share of the mean
+/// over the whole group: its sum over the group's counted rows, not its own
+/// mean, so the shares add up to the unsharded mean however unevenly targets
+/// are masked (one count per rank is exchanged).
 template <class C>
 std::vector<Results> runCrossEntropy(Operation *op,
                                      llvm::ArrayRef<SmallVector<const HostTensor *>> in,
                                      llvm::ArrayRef<OpPlacement::Dim> blocks,
-                                     llvm::ArrayRef<std::vector<int64_t>> groups) {
+                                     llvm::ArrayRef<std::vector<int64_t>> groups,
+                                     llvm::ArrayRef<std::vector<int64_t>> tokenGroups) {
   bool grad = isa<xf::CrossEntropyGradOp, xf::LinearCrossEntropyGradOp>(op);
   bool linear = isa<xf::LinearCrossEntropyOp, xf::LinearCrossEntropyGradOp>(op);
   bool vocabMajor = false;
@@ -725,7 +733,24 @@ std::vector<Results> runCrossEntropy(Operation *op,
                                      c.target.data());
   }
 
-  // 3. The loss, or each rank's block of the gradients.
+  // 3. Each rank's share of its token group's mean: count / group count
+  //    (the local kernels divide by the local count).
+  std::vector<int64_t> counted(n, 0);
+  for (size_t r = 0; r < n; ++r)
+    for (int64_t row = 0; row < ops[r].rows; ++row)
+      counted[r] += cpu::isCounted(ops[r].targets, maskOf(r), row, ignore) ? 1 : 0;
+  std::vector<double> share(n, 1.0);
+  for (size_t r = 0; r < n; ++r) {
+    if (tokenGroups[r].size() <= 1)
+      continue;
+    int64_t total = 0;
+    for (int64_t m : tokenGroups[r])
+      total += counted[m];
+    share[r] = total > 0 ? static_cast<double>(counted[r]) / static_cast<double>(total) : 0.0;
+    ops[r].dloss *= share[r]; // the backward is linear in dloss
+  }
+
+  // 4. The loss, or each rank's block of the gradients.
   std::vector<Results> out(n);
   for (size_t r = 0; r < n; ++r) {
     LossOperands<C> &o = ops[r];
@@ -740,7 +765,7 @@ std::vector<Results> runCrossEntropy(Operation *op,
                                                      c->target.data(), o.targets, maskOf(r),
                                                      o.rows, ignore, nullptr);
       Out<C> res = outOf(0);
-      res.get()[0] = static_cast<C>(loss);
+      res.get()[0] = static_cast<C>(loss * share[r]);
       out[r] = one(res.take());
       continue;
     }
@@ -855,17 +880,28 @@ LogicalResult Executor::execCrossEntropy(Operation *op) {
       return failure();
   try {
     auto [operand, dim] = vocabDimOf(op);
+    // The mesh axes of the op's normalized (token) factors.
+    sharding::AxisList tokenAxes;
+    if (auto attr = op->getAttrOfType<ArrayAttr>(sharding::kFactorAxesAttr)) {
+      xf::OpShardingRule rule = cast<xf::ShardingRuleOpInterface>(op).getShardingRule();
+      for (size_t f = 0; f < rule.factors.size() && f < attr.size(); ++f)
+        if (auto axes = dyn_cast<DenseI16ArrayAttr>(attr[f]); axes && rule.factors[f].normalized)
+          tokenAxes.append(axes.asArrayRef().begin(), axes.asArrayRef().end());
+    }
     std::vector<OpPlacement::Dim> blocks;
-    std::vector<std::vector<int64_t>> groups;
+    std::vector<std::vector<int64_t>> groups, tokenGroups;
     for (const RankEnv &env : ranks_) {
       OpPlacement place(op, mesh_ ? &mesh_->mesh() : nullptr, env.rank);
       blocks.push_back(place.operandDim(operand, dim));
       groups.push_back(mesh_ ? mesh_->mesh().group(blocks.back().axes, env.rank)
                              : std::vector<int64_t>{env.rank});
+      tokenGroups.push_back(mesh_ && !tokenAxes.empty() ? mesh_->mesh().group(tokenAxes, env.rank)
+                                                        : std::vector<int64_t>{env.rank});
     }
     std::vector<Results> results =
-        computeElementType(op).isF64() ? runCrossEntropy<double>(op, in, blocks, groups)
-                                       : runCrossEntropy<float>(op, in, blocks, groups);
+        computeElementType(op).isF64()
+            ? runCrossEntropy<double>(op, in, blocks, groups, tokenGroups)
+            : runCrossEntropy<float>(op, in, blocks, groups, tokenGroups);
     for (auto [env, res] : llvm::zip_equal(ranks_, results))
       for (auto [value, result] : llvm::zip_equal(op->getResults(), res))
         env.values[value] = std::move(result);

@@ -38,9 +38,12 @@ enum class FactorKind : uint8_t {
 struct ShardingFactor {
   int64_t size = 1;
   FactorKind kind = FactorKind::Parallel;
-  /// The op divides by this factor's global extent (a mean over tokens). Split
-  /// over n devices, the local op divides by the local extent, so the
-  /// partitioner scales every float result by 1/n.
+  /// The op is a mean over this factor (tokens, counting only unmasked
+  /// targets). Split, the local op computes its share of the group's mean —
+  /// its sum over the count of the whole group, one count exchanged per rank —
+  /// so the results are partial sums whose total is exactly the unsharded
+  /// mean, however unevenly targets are masked (`xf.factor_axes` names the
+  /// group).
   bool normalized = false;
   /// Ids index into this factor (the rows of an embedding table or of a logit
   /// weight), or the op's values depend on the global index along it (iota,

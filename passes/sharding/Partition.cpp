@@ -207,8 +207,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   // or exchange log-sum-exp statistics; elsewhere it has served its purpose.
   bool needsRankContext = false;
   for (size_t f = 0; f < rule.factors.size(); ++f)
-    needsRankContext |= !d.factorAxes[f].empty() &&
-                        (rule.factors[f].indexed || rule.factors[f].logSumExp);
+    needsRankContext |= !d.factorAxes[f].empty() && (rule.factors[f].indexed ||
+                                                     rule.factors[f].logSumExp ||
+                                                     rule.factors[f].normalized);
   if (!needsRankContext)
     clone->removeAttr(kFactorAxesAttr);
   clone->removeAttr(kLinearPartialAttr);
@@ -221,15 +222,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       return failure();
     clone->getResult(j).setType(*t);
   }
-  // A mean over a split factor: the local op divides by the local extent.
-  int64_t meanParts = 1;
-  for (size_t f = 0; f < rule.factors.size(); ++f)
-    if (rule.factors[f].normalized)
-      meanParts *= mesh_.size(d.factorAxes[f]);
+  // (A mean over split tokens needs nothing here: the local op computes its
+  // share of the group's mean itself, see ShardingFactor::normalized.)
   for (unsigned j = 0; j < op->getNumResults(); ++j) {
     Value v = clone->getResult(j);
-    if (meanParts > 1 && isa<FloatType>(getElementTypeOrSelf(v.getType())))
-      v = xf::ScaleOp::create(b_, op->getLoc(), v, 1.0 / static_cast<double>(meanParts));
     TensorSharding stored = annotationSharding(resultAnnotation(op->getResult(j)));
     FailureOr<Value> s = reshard(v, produced[j], stored, op->getLoc());
     if (failed(s))

@@ -6,7 +6,8 @@
 // all-gather and reduce-scatter (n-1)/n of the full tensor); times come from
 // the cost model. Vocabulary-parallel cross-entropy exchanges per-token
 // statistics inside its op (max, sum of exponentials, and in the forward the
-// target logit): counted as an all-reduce of those scalars.
+// target logit), and a mean over split tokens its count: counted as
+// all-reduces of those scalars.
 //
 //===----------------------------------------------------------------------===//
 
@@ -162,6 +163,13 @@ public:
         computeSeconds += cost.computeTime(rule.flops, elt);
         if (!d)
           return;
+        // A mean over split tokens exchanges one count per rank.
+        AxisList tokenAxes;
+        for (size_t f = 0; f < rule.factors.size(); ++f)
+          if (rule.factors[f].normalized)
+            tokenAxes.append(d->factorAxes[f].begin(), d->factorAxes[f].end());
+        if (!tokenAxes.empty())
+          account("all_reduce", tokenAxes, 4, 0, 1);
         for (size_t f = 0; f < rule.factors.size(); ++f) {
           if (!rule.factors[f].logSumExp || d->factorAxes[f].empty())
             continue;

@@ -57,9 +57,10 @@ func.func @f(%w: tensor<8x4xf32>, %x: tensor<2x8xf32>) -> tensor<2x4xf32> {
 
 // -----
 
-// A mean over a split token dim: the local loss is the mean of the local
-// tokens, so it is scaled by 1/n and becomes a pending sum (all-reduced for
-// the replicated result). A scalar without the sum joins it locally (x/n).
+// A mean over a split token dim: the local op computes its share of the
+// group's mean (it keeps xf.factor_axes to find its group), a pending sum
+// all-reduced for the replicated result. A scalar without the sum joins it
+// locally (x/n).
 shard.grid @mesh(shape = 2) {xf.axis_names = ["dp"]}
 func.func @f(%l: tensor<4x8x16xf32>, %t: tensor<4x8xi32>, %c: tensor<f32>) -> tensor<f32> {
   %sb = shard.sharding @mesh split_axes = [[0], [], []] : !shard.sharding
@@ -75,9 +76,8 @@ func.func @f(%l: tensor<4x8x16xf32>, %t: tensor<4x8xi32>, %c: tensor<f32>) -> te
   return %sum1 : tensor<f32>
 }
 // CHECK-LABEL: func.func @f(
-// CHECK: %[[L:.*]] = xf.cross_entropy {{.*}} : tensor<2x8x16xf32>, tensor<2x8xi32> -> tensor<f32>
-// CHECK-NEXT: %[[S:.*]] = xf.scale %[[L]] factor = 5.000000e-01 : tensor<f32>
+// CHECK: %[[L:.*]] = xf.cross_entropy {{.*}} {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16>]} : tensor<2x8x16xf32>, tensor<2x8xi32> -> tensor<f32>
 // CHECK-NEXT: %[[C:.*]] = xf.scale %arg2 factor = 5.000000e-01 : tensor<f32>
-// CHECK-NEXT: %[[A:.*]] = xf.add %[[S]], %[[C]] : tensor<f32>
+// CHECK-NEXT: %[[A:.*]] = xf.add %[[L]], %[[C]] : tensor<f32>
 // CHECK-NEXT: %[[R:.*]] = shard.all_reduce %[[A]] on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
 // CHECK-NEXT: return %[[R]]

@@ -545,11 +545,11 @@ func.func @f(%l: tensor<4x3x4xf32> {xf.sharding = #shard<axisarray[[], [], [0]]>
 }
 
 TEST_F(MeshSimulation, CrossEntropyWithTokensSplitOverDpAndVocabOverTp) {
-  // Each dp shard computes the mean over its own tokens; every token counts,
-  // so the mean of the two shard means (scaled by 1/2 and all-reduced over
-  // dp, as the partitioner emits it) is the global mean. The backward gets
-  // dloss / 2 for the same reason. The vocabulary groups are the tp pairs
-  // of one dp coordinate.
+  // Each dp shard computes its share of the mean over the whole dp group (its
+  // sum over the group's count of unmasked targets), so the all-reduce over dp
+  // is the global mean even when the shards mask different numbers of
+  // targets; the backward likewise. The vocabulary groups are the tp pairs of
+  // one dp coordinate.
   const char *unsharded = R"mlir(
 func.func @f(%l: tensor<4x3x8xf32>, %t: tensor<4x3xi32>, %d: tensor<f32>)
     -> (tensor<f32>, tensor<4x3x8xf32>) {
@@ -564,21 +564,24 @@ func.func @f(%l: tensor<2x3x4xf32> {xf.sharding = #shard<axisarray[[0], [], [1]]
     -> (tensor<f32>, tensor<2x3x4xf32> {xf.sharding = #shard<axisarray[[0], [], [1]]>})
     attributes {xf.grid = @mesh} {
   %local = xf.cross_entropy %l, %t ignore_index = -100 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>]} : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<f32>
-  %half = xf.scale %local factor = 5.000000e-01 : tensor<f32>
-  %loss = shard.all_reduce %half on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
-  %dh = xf.scale %d factor = 5.000000e-01 : tensor<f32>
-  %g = xf.cross_entropy_grad %dh, %l, %t ignore_index = -100 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>]} : tensor<f32>, tensor<2x3x4xf32>, tensor<2x3xi32>
+  %loss = shard.all_reduce %local on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+  %g = xf.cross_entropy_grad %d, %l, %t ignore_index = -100 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>]} : tensor<f32>, tensor<2x3x4xf32>, tensor<2x3xi32>
   return %loss, %g : tensor<f32>, tensor<2x3x4xf32>
 }
 )mlir";
   HostTensor logits = randomF32({4, 3, 8}, 18, -5.0, 5.0);
-  HostTensor targets = ids({4, 3}, 8, 19);
   HostTensor dloss = scalarF32(1.0f);
-  std::vector<HostTensor> ref = run(unsharded, {logits, targets, dloss});
-  std::vector<HostTensor> got = run(sharded, {logits, targets, dloss});
-  ASSERT_EQ(got.size(), 2u);
-  EXPECT_TRUE(close(got[0], ref[0])) << "loss";
-  EXPECT_TRUE(close(got[1], ref[1])) << "dlogits";
+  for (int masked : {0, 1, 4}) {
+    SCOPED_TRACE(testing::Message() << masked << " targets of dp shard 0 masked");
+    HostTensor targets = ids({4, 3}, 8, 19);
+    for (int i = 0; i < masked; ++i)
+      targets.data<int32_t>()[i] = -100; // rows 0-1 belong to dp shard 0
+    std::vector<HostTensor> ref = run(unsharded, {logits, targets, dloss});
+    std::vector<HostTensor> got = run(sharded, {logits, targets, dloss});
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_TRUE(close(got[0], ref[0])) << "loss";
+    EXPECT_TRUE(close(got[1], ref[1])) << "dlogits";
+  }
 }
 
 //===----------------------------------------------------------------------===//
