@@ -23,6 +23,11 @@ of the global norm (the query bias) are compared to 1e-3 (each is printed).
 
   --negative   also runs the sharded step with --lr scaled by 1.001 and
                requires the comparison to FAIL (the check can fail).
+  --no-params  compare losses and gradients only: in bf16 the rounding of a
+               gradient element is ~4e-3, and Adam turns every element whose
+               gradient is near zero into a full +-lr step of either sign, so
+               zero-initialized biases differ by O(1) relative after a step
+               in any two summation orders.
 """
 import argparse
 import json
@@ -101,7 +106,7 @@ def compare_tensors(what, base, sharded, rtol, skip, loose, failures, worst):
             failures.append(f"{what} {name}: relative error {err:.2e} (tolerance {tol:g})")
 
 
-def compare(base, sharded, rtol, skip=(), loose=()):
+def compare(base, sharded, rtol, skip=(), loose=(), params=True):
     """Returns (worst relative error, description of the worst, failures)."""
     worst, where, failures = 0.0, "", []
     (blog, bparams), (slog, sparams) = base, sharded
@@ -114,6 +119,8 @@ def compare(base, sharded, rtol, skip=(), loose=()):
                 failures.append(f"step {b['step']} {key}: {s[key]!r} vs {b[key]!r} (rel {err:.2e})")
     if set(bparams) != set(sparams):
         failures.append("parameter names differ")
+    if not params:
+        return worst, where, failures
     w = [worst, where]
     compare_tensors("parameter", bparams, sparams, rtol, skip, loose, failures, w)
     names = [n for n in bparams if n in sparams and n not in skip]
@@ -138,6 +145,7 @@ def main():
     p.add_argument("--position", type=int, default=0)
     p.add_argument("--rtol", type=float, default=1e-5)
     p.add_argument("--negative", action="store_true")
+    p.add_argument("--no-params", action="store_true")
     p.add_argument("train_args", nargs="*", help="extra `shardc train` arguments (after --)")
     args = p.parse_args()
 
@@ -157,7 +165,7 @@ def main():
                   f"{', '.join(loose)}")
         sharddir = os.path.join(args.workdir, f"sharded-{steps}")
         sharded = train(args, sharddir, steps, shard, grads=True)
-        worst, where, failures = compare(base, sharded, args.rtol, skip, loose)
+        worst, where, failures = compare(base, sharded, args.rtol, skip, loose, not args.no_params)
         w = [worst, where]
         compare_tensors("gradient", base_grads,
                         read_safetensors(os.path.join(sharddir, "grads.safetensors")),
@@ -171,7 +179,7 @@ def main():
         if args.negative and steps == max(int(s) for s in args.steps.split(",")):
             wrong = train(args, os.path.join(args.workdir, f"negative-{steps}"), steps,
                           shard + ["--lr", "1.001e-3"])
-            _, _, neg = compare(base, wrong, args.rtol, skip, loose)
+            _, _, neg = compare(base, wrong, args.rtol, skip, loose, not args.no_params)
             print(f"negative control (lr off by 0.1%): {'detected' if neg else 'NOT detected'}")
             ok &= bool(neg)
     sys.exit(0 if ok else 1)
