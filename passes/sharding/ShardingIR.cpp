@@ -111,6 +111,16 @@ bool sharding::proposeFactors(const xf::OpShardingRule &rule, const xf::TensorFa
 
 bool sharding::isValidDecision(const xf::OpShardingRule &rule, const OpDecision &d,
                                const Mesh &mesh, std::string *why) {
+  auto outOfRange = [&](ArrayRef<Axis> axes) {
+    return llvm::any_of(axes, [&](Axis a) { return a < 0 || a >= mesh.rank(); });
+  };
+  if (d.factorAxes.size() != rule.factors.size() || outOfRange(d.linearPartial) ||
+      llvm::any_of(d.factorAxes, [&](const AxisList &a) { return outOfRange(a); })) {
+    if (why)
+      *why = "a mesh axis is out of range (the mesh " + mesh.str() + " has " +
+             std::to_string(mesh.rank()) + " axes)";
+    return false;
+  }
   AxisList used(d.linearPartial.begin(), d.linearPartial.end());
   for (size_t f = 0; f < rule.factors.size(); ++f) {
     const AxisList &axes = d.factorAxes[f];
