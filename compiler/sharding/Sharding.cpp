@@ -330,7 +330,25 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
           cur.partial.push_back(a);
     }
   }
-  // 2. Axes leaving a dim (everything after the common prefix) are gathered.
+  // 2. An axis moving from the end of one dim to the next place of another is
+  //    one all-to-all ((n-1)/n of the tensor instead of a gather of all of it).
+  for (size_t d = 0; d < cur.dims.size(); ++d) {
+    while (!cur.dims[d].empty() && !isPrefix(cur.dims[d], to.dims[d])) {
+      Axis a = cur.dims[d].back();
+      int64_t target = -1;
+      for (size_t e = 0; e < cur.dims.size(); ++e)
+        if (e != d && isPrefix(cur.dims[e], to.dims[e]) &&
+            to.dims[e].size() > cur.dims[e].size() && to.dims[e][cur.dims[e].size()] == a)
+          target = static_cast<int64_t>(e);
+      if (target < 0)
+        break;
+      steps.push_back(
+          {CollectiveStep::AllToAll, AxisList{a}, target, static_cast<int64_t>(d), cur});
+      cur.dims[d].pop_back();
+      cur.dims[target].push_back(a);
+    }
+  }
+  // 3. Axes leaving a dim (everything after the common prefix) are gathered.
   for (size_t d = 0; d < cur.dims.size(); ++d) {
     size_t common = 0;
     while (common < cur.dims[d].size() && common < to.dims[d].size() &&
@@ -342,7 +360,7 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
     steps.push_back({CollectiveStep::AllGather, gather, static_cast<int64_t>(d), -1, cur});
     cur.dims[d].resize(common);
   }
-  // 3. Axes joining a dim are local slices.
+  // 4. Axes joining a dim are local slices.
   for (size_t d = 0; d < cur.dims.size(); ++d) {
     if (cur.dims[d].size() == to.dims[d].size())
       continue;
@@ -350,7 +368,7 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
     steps.push_back({CollectiveStep::AllSlice, slice, static_cast<int64_t>(d), -1, cur});
     cur.dims[d] = to.dims[d];
   }
-  // 4. Pending sums `to` wants and `from` lacks are made locally.
+  // 5. Pending sums `to` wants and `from` lacks are made locally.
   AxisList join;
   for (Axis a : to.partial)
     if (!llvm::is_contained(cur.partial, a))

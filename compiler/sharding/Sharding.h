@@ -122,7 +122,7 @@ struct CollectiveStep {
   Kind kind;
   AxisList axes; ///< grid axes of the op (group order: first major)
   int64_t dim = -1; ///< gather/scatter/slice axis (AllToAll: the split axis)
-  int64_t concatDim = -1; ///< AllToAll only
+  int64_t concatDim = -1; ///< AllToAll only: the dim the axis leaves
   /// Sharding of the value before this step.
   TensorSharding before;
 };
@@ -130,9 +130,10 @@ llvm::StringRef kindName(CollectiveStep::Kind kind);
 
 /// The collectives (in order) turning `from` into `to`. Pending sums are
 /// reduce-scattered where `to` splits a dim over their axes, all-reduced
-/// otherwise; axes leaving a dim are all-gathered (minor first), axes joining
-/// one are sliced locally (no communication); pending sums `to` has and
-/// `from` lacks are made locally (MakePartial).
+/// otherwise; an axis moving from the end of one dim to the next place of
+/// another is an all-to-all; other axes leaving a dim are all-gathered (minor
+/// first), axes joining one are sliced locally (no communication); pending
+/// sums `to` has and `from` lacks are made locally (MakePartial).
 llvm::SmallVector<CollectiveStep> planReshard(const TensorSharding &from, const TensorSharding &to);
 
 } // namespace shardc::sharding

@@ -152,8 +152,17 @@ FailureOr<Value> Partitioner::reshard(Value v, const TensorSharding &from,
     case CollectiveStep::AllGather:
       shape[step.dim] *= n;
       break;
-    case CollectiveStep::AllToAll:
-      return emitError(loc) << "all_to_all resharding is not emitted";
+    case CollectiveStep::AllToAll: {
+      if (shape[step.dim] % n != 0)
+        return emitError(loc) << "cannot split dimension " << step.dim << " of local size "
+                              << shape[step.dim] << " over " << mesh_.axesName(step.axes);
+      shape[step.dim] /= n;
+      shape[step.concatDim] *= n;
+      auto out = RankedTensorType::get(shape, type.getElementType());
+      v = shard::AllToAllOp::create(b_, loc, out, mesh_.symbol, step.axes, v,
+                                    APInt(64, step.dim), APInt(64, step.concatDim));
+      continue;
+    }
     case CollectiveStep::MakePartial:
       if (!isa<FloatType>(type.getElementType()))
         return emitError(loc) << "cannot make an integer value a pending sum";

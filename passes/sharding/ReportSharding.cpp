@@ -152,6 +152,9 @@ public:
       else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op))
         account("reduce_scatter", rs.getGridAxes(), tensorBytes(rs.getInput().getType()), 0,
                 elems(rs.getInput().getType()));
+      else if (auto a2a = dyn_cast<shard::AllToAllOp>(op))
+        account("all_to_all", a2a.getGridAxes(), tensorBytes(a2a.getInput().getType()), 0,
+                elems(a2a.getInput().getType()));
       else if (auto ag = dyn_cast<shard::AllGatherOp>(op))
         account("all_gather", ag.getGridAxes(), tensorBytes(ag.getInput().getType()), 0,
                 elems(ag.getResult().getType()));

@@ -81,3 +81,20 @@ func.func @f(%l: tensor<4x8x16xf32>, %t: tensor<4x8xi32>, %c: tensor<f32>) -> te
 // CHECK-NEXT: %[[A:.*]] = xf.add %[[L]], %[[C]] : tensor<f32>
 // CHECK-NEXT: %[[R:.*]] = shard.all_reduce %[[A]] on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
 // CHECK-NEXT: return %[[R]]
+
+// -----
+
+// An axis moving from one dim to another is one all-to-all.
+shard.grid @mesh(shape = 2) {xf.axis_names = ["tp"]}
+func.func @f(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %rows = shard.sharding @mesh split_axes = [[0], []] : !shard.sharding
+  %cols = shard.sharding @mesh split_axes = [[], [0]] : !shard.sharding
+  %x1 = shard.shard %x to %rows : tensor<8x8xf32>
+  %y = xf.gelu %x1 {xf.factor_axes = [array<i16>, array<i16: 0>]} : tensor<8x8xf32>
+  %y1 = shard.shard %y to %cols : tensor<8x8xf32>
+  return %y1 : tensor<8x8xf32>
+}
+// CHECK-LABEL: func.func @f(
+// CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>
+// CHECK: %[[T:.*]] = shard.all_to_all %[[X]] on @mesh grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<4x8xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: xf.gelu %[[T]] : tensor<8x4xf32>

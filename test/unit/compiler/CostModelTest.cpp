@@ -291,14 +291,22 @@ TEST(PlanReshard, DropMinorAxisIsAllGather) {
   EXPECT_EQ(steps[0].before, from);
 }
 
-TEST(PlanReshard, MoveAxisBetweenDimsIsGatherThenSlice) {
+TEST(PlanReshard, MoveAxisBetweenDimsIsOneAllToAll) {
   auto steps = planReshard(sh({{kDp}, {}}), sh({{}, {kDp}}));
-  ASSERT_EQ(steps.size(), 2u);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].kind, CollectiveStep::AllToAll);
+  EXPECT_EQ(steps[0].axes, axes({kDp}));
+  EXPECT_EQ(steps[0].dim, 1);       // split
+  EXPECT_EQ(steps[0].concatDim, 0); // concatenated
+  EXPECT_EQ(steps[0].before, sh({{kDp}, {}}));
+}
+
+TEST(PlanReshard, AxisNotAtTheEndOfItsDimIsGatheredThenSliced) {
+  // dp is not the minor axis of dim 0, so it cannot move by itself.
+  auto steps = planReshard(sh({{kDp, kTp}, {}}), sh({{kTp}, {kDp}}));
+  ASSERT_GE(steps.size(), 2u);
   EXPECT_EQ(steps[0].kind, CollectiveStep::AllGather);
-  EXPECT_EQ(steps[0].dim, 0);
-  EXPECT_EQ(steps[1].kind, CollectiveStep::AllSlice);
-  EXPECT_EQ(steps[1].dim, 1);
-  EXPECT_EQ(steps[1].before, sh({{}, {}}));
+  EXPECT_EQ(steps.back().kind, CollectiveStep::AllSlice);
 }
 
 TEST(PlanReshard, KeepsPendingSumTheTargetKeeps) {
