@@ -354,10 +354,12 @@ namespace {
 class ShardingOps {
 public:
   ShardingOps(func::FuncOp func, const Mesh &mesh) : func_(func), mesh_(mesh) {
-    for (auto op : func.getBody().front().getOps<shard::ShardingOp>())
-      if (op.getGrid() == mesh.symbol && op.getStaticHaloSizes().empty() &&
-          op.getStaticShardedDimsOffsets().empty())
-        ops_.try_emplace(op.getSplitAxes(), op.getResult());
+    Block &entry = func.getBody().front();
+    for (auto op : llvm::make_early_inc_range(entry.getOps<shard::ShardingOp>()))
+      if (op.getGrid() == mesh.symbol && op->getNumOperands() == 0 &&
+          op.getStaticHaloSizes().empty() && op.getStaticShardedDimsOffsets().empty() &&
+          ops_.try_emplace(op.getSplitAxes(), op.getResult()).second)
+        op->moveBefore(&entry, entry.begin()); // to dominate every annotation
   }
   Value get(const TensorSharding &s) {
     shard::GridAxesArrayAttr split = s.splitAttr(func_.getContext());

@@ -66,3 +66,20 @@ func.func @pending(%x: tensor<8x64xf32>, %w1: tensor<64x16xf32>, %w2: tensor<64x
 // PENDING: %[[SUM:.*]] = xf.add {{.*}} {xf.factor_axes = [array<i16>, array<i16>], xf.linear_group = 0 : i64, xf.linear_partial = array<i16: 0>}
 // PENDING-NEXT: shard.shard %[[SUM]] to %{{.*}} {xf.partial = array<i16: 0>}
 // PENDING: xf.rmsnorm {{.*}} {xf.factor_axes = [array<i16>, array<i16>]}
+
+// An annotation on an intermediate value alone: it spreads to the producer's
+// operands (the weight stays whole: its rows are contracted) and to the users.
+// RUN: shardc-opt %s -xf-propagate-sharding=function=intermediate | FileCheck %s --check-prefix=MID
+func.func @intermediate(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>) -> tensor<8x32xf32> {
+  %h = xf.matmul "bh,ho->bo" %x, %w : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+  %rows = shard.sharding @mesh split_axes = [[0], []] : !shard.sharding
+  %a = shard.shard %h to %rows : tensor<8x32xf32>
+  %g = xf.gelu %a : tensor<8x32xf32>
+  return %g : tensor<8x32xf32>
+}
+// MID-LABEL: func.func @intermediate
+// MID-DAG: shard.shard %arg0 to %[[ROWS:.*]] : tensor<8x16xf32>
+// MID-DAG: %[[ROWS]] = shard.sharding @mesh split_axes = {{\[\[}}0], []]
+// MID-DAG: shard.shard %arg1 to %{{.*}} : tensor<16x32xf32>
+// MID: xf.matmul {{.*}} {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16>]}
+// MID: xf.gelu {{.*}} {xf.factor_axes = [array<i16: 0>, array<i16>]}
