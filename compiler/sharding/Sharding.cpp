@@ -216,12 +216,18 @@ void TensorSharding::addPartial(llvm::ArrayRef<Axis> axes) {
 }
 
 FailureOr<llvm::SmallVector<int64_t>> TensorSharding::localShape(llvm::ArrayRef<int64_t> global,
-                                                                 const Mesh &mesh) const {
+                                                                 const Mesh &mesh,
+                                                                 std::string *why) const {
   llvm::SmallVector<int64_t> local(global.begin(), global.end());
   for (size_t d = 0; d < dims.size() && d < local.size(); ++d) {
     int64_t n = mesh.size(dims[d]);
-    if (local[d] % n != 0)
+    if (local[d] % n != 0) {
+      if (why)
+        *why = "dimension " + std::to_string(d) + " of size " + std::to_string(local[d]) +
+               " is not divisible by mesh axes " + mesh.axesName(dims[d]) + " (" +
+               std::to_string(n) + "); pad it to " + std::to_string((local[d] + n - 1) / n * n);
       return failure();
+    }
     local[d] /= n;
   }
   return local;

@@ -101,10 +101,11 @@ struct TensorSharding {
   }
   void addPartial(llvm::ArrayRef<Axis> axes);
 
-  /// Local shape on every rank; fails if a dim is not divisible (the caller
-  /// reports which).
+  /// Local shape on every rank; fails if a dim is not divisible, saying
+  /// which and the size to pad it to in `why`.
   mlir::FailureOr<llvm::SmallVector<int64_t>> localShape(llvm::ArrayRef<int64_t> global,
-                                                         const Mesh &mesh) const;
+                                                         const Mesh &mesh,
+                                                         std::string *why = nullptr) const;
   /// "[dp, -, tp] partial(tp)"; multi-axis dims print as "dp+tp".
   std::string str(const Mesh &mesh) const;
 

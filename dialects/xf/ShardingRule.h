@@ -80,6 +80,10 @@ struct OpShardingRule {
   /// Results that are plain sums over a split logSumExp factor (the dx of the
   /// fused logit GEMM + cross-entropy backward) and so stay partial over it.
   llvm::SmallVector<int, 1> lseSumResults;
+  /// Scalars per row the op exchanges when its logSumExp factor is split (the
+  /// loss: max, sum of exponentials, target logit; its backward: the first
+  /// two). For the report's accounting.
+  int lseStatisticsPerRow = 0;
   /// FLOPs of the whole (unsharded) op, for the cost model.
   double flops = 0;
 

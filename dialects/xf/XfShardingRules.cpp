@@ -214,8 +214,12 @@ struct LossFactors {
   int vocab;
 };
 
-LossFactors lossFactors(OpShardingRule &rule, ArrayRef<int64_t> tokenShape, int64_t vocab) {
+LossFactors lossFactors(OpShardingRule &rule, ArrayRef<int64_t> tokenShape, int64_t vocab,
+                        bool backward) {
   LossFactors l;
+  // Split vocabulary: per row max and sum of exponentials, and for the loss
+  // the target logit.
+  rule.lseStatisticsPerRow = backward ? 2 : 3;
   l.tokens = addDimFactors(rule, tokenShape);
   for (const DimFactors &d : l.tokens)
     rule.factors[d.front()].normalized = true;
@@ -240,7 +244,7 @@ OpShardingRule linearLossRule(Value x, Value weight, bool vocabMajor, bool hasDl
   OpShardingRule rule;
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(weight);
   int64_t vocabSize = vocabMajor ? ws[0] : ws[1];
-  LossFactors l = lossFactors(rule, xs.drop_back(), vocabSize);
+  LossFactors l = lossFactors(rule, xs.drop_back(), vocabSize, hasDloss);
   int hidden = rule.addFactor(xs.back(), FactorKind::Replicated);
   TensorFactors xFactors = withDim(l.tokens, hidden);
   TensorFactors wFactors = weightFactors(vocabMajor, l.vocab, hidden);
@@ -267,7 +271,7 @@ OpShardingRule linearLossRule(Value x, Value weight, bool vocabMajor, bool hasDl
 OpShardingRule crossEntropyRule(Value logits, bool hasDloss, bool hasMask) {
   OpShardingRule rule;
   ArrayRef<int64_t> ls = shapeOf(logits);
-  LossFactors l = lossFactors(rule, ls.drop_back(), ls.back());
+  LossFactors l = lossFactors(rule, ls.drop_back(), ls.back(), hasDloss);
   TensorFactors lf = withDim(l.tokens, l.vocab);
   if (hasDloss)
     rule.operands.push_back({});

@@ -63,13 +63,6 @@ private:
   std::map<std::pair<void *, std::string>, Value> cache_;
 };
 
-Value canonical(Value v) {
-  if (auto ann = v.getDefiningOp<shard::ShardOp>())
-    if (!ann.getAnnotateForUsers())
-      return canonical(ann.getSrc());
-  return v;
-}
-
 LogicalResult Partitioner::verifyAnnotated() {
   bool ok = true;
   for (BlockArgument arg : func_.getArguments())
@@ -116,18 +109,10 @@ LogicalResult Partitioner::verifyAnnotated() {
 
 FailureOr<Type> Partitioner::localType(Type global, const TensorSharding &s, Operation *at) {
   auto type = cast<RankedTensorType>(global);
-  auto shape = s.localShape(type.getShape(), mesh_);
-  if (failed(shape)) {
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (type.getDimSize(d) % mesh_.size(s.dims[d]) != 0) {
-        int64_t n = mesh_.size(s.dims[d]);
-        at->emitError() << "dimension " << d << " of size " << type.getDimSize(d)
-                        << " is not divisible by mesh axes " << mesh_.axesName(s.dims[d]) << " ("
-                        << n << "); pad it to " << (type.getDimSize(d) + n - 1) / n * n;
-        break;
-      }
-    return failure();
-  }
+  std::string why;
+  auto shape = s.localShape(type.getShape(), mesh_, &why);
+  if (failed(shape))
+    return at->emitError() << why;
   return Type(RankedTensorType::get(*shape, type.getElementType()));
 }
 
@@ -185,7 +170,7 @@ FailureOr<Value> Partitioner::reshard(Value v, const TensorSharding &from,
 FailureOr<Value> Partitioner::use(Value old, const TensorSharding &to, Location loc) {
   // Users-annotations: reshard the annotated value again for this use.
   if (auto ann = old.getDefiningOp<shard::ShardOp>(); ann && ann.getAnnotateForUsers()) {
-    Value src = canonical(ann.getSrc());
+    Value src = annotatedValue(ann.getSrc());
     const Local &l = local_.at(src);
     TensorSharding mid = annotationSharding(ann);
     FailureOr<Value> v = reshard(l.value, l.sharding, mid, loc);
@@ -193,7 +178,7 @@ FailureOr<Value> Partitioner::use(Value old, const TensorSharding &to, Location 
       return failure();
     return reshard(*v, mid, to, loc);
   }
-  Value c = canonical(old);
+  Value c = annotatedValue(old);
   const Local &l = local_.at(c);
   if (l.sharding == to)
     return l.value;

@@ -68,12 +68,7 @@ public:
 
 private:
   /// The value a use reads: result annotations are the annotated value.
-  Value canonical(Value v) const {
-    if (auto ann = v.getDefiningOp<shard::ShardOp>())
-      if (!ann.getAnnotateForUsers())
-        return canonical(ann.getSrc());
-    return v;
-  }
+  static Value canonical(Value v) { return annotatedValue(v); }
   const TensorSharding *known(Value v) const {
     auto it = sharding_.find(canonical(v));
     return it == sharding_.end() ? nullptr : &it->second;
@@ -177,15 +172,6 @@ private:
     }
     return false;
   }
-  bool hasInformation(const Node &n) const {
-    for (Value v : n.op->getOperands())
-      if (knownOrHint(v))
-        return true;
-    for (Value v : n.op->getResults())
-      if (knownOrHint(v))
-        return true;
-    return false;
-  }
   void chooseValueShardings();
   void writeAnnotations();
   std::optional<TensorSharding> returnTarget(unsigned index) const;
@@ -251,16 +237,11 @@ LogicalResult Propagator::collectAnnotations() {
         ok = false;
         return;
       }
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      int64_t n = mesh_.size(s.dims[d]);
-      if (type.getDimSize(d) % n != 0) {
-        int64_t padded = (type.getDimSize(d) + n - 1) / n * n;
-        ann.emitError() << "dimension " << d << " of size " << type.getDimSize(d)
-                        << " is not divisible by mesh axes " << mesh_.axesName(s.dims[d]) << " ("
-                        << n << "); pad it to " << padded;
-        ok = false;
-        return;
-      }
+    std::string why;
+    if (failed(s.localShape(type.getShape(), mesh_, &why))) {
+      ann.emitError() << why;
+      ok = false;
+      return;
     }
     if (ann.getAnnotateForUsers()) {
       sharding_[ann.getResult()] = s;

@@ -119,44 +119,39 @@ public:
     std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
     std::map<std::string, double> bytesPerAxis;
     double computeSeconds = 0;
-    auto account = [&](StringRef kind, ArrayRef<Axis> axes, double inBytes, double outBytes,
+    // One collective over `axes` whose input is `inBytes` per device.
+    auto account = [&](CollectiveStep::Kind kind, ArrayRef<Axis> axes, double inBytes,
                        double elements) {
       CollectiveStep step;
+      step.kind = kind;
       step.axes.assign(axes.begin(), axes.end());
-      step.kind = kind == "all_reduce"       ? CollectiveStep::AllReduce
-                  : kind == "reduce_scatter" ? CollectiveStep::ReduceScatter
-                  : kind == "all_gather"     ? CollectiveStep::AllGather
-                  : kind == "all_to_all"     ? CollectiveStep::AllToAll
-                                             : CollectiveStep::AllSlice;
       step.before = TensorSharding::replicated(0);
       double bytes = cost.stepBytes(step, inBytes);
-      double seconds = cost.stepTime(step, inBytes);
-      (void)outBytes;
-      CollectiveRow &row = rows[{kind.str(), mesh->axesName(axes)}];
-      row.kind = kind.str();
-      row.axes = mesh->axesName(axes);
+      std::string axesName = mesh->axesName(axes);
+      CollectiveRow &row = rows[{kindName(kind).str(), axesName}];
+      row.kind = kindName(kind).str();
+      row.axes = axesName;
       row.count += 1;
       row.bytes += bytes;
-      row.seconds += seconds;
+      row.seconds += cost.stepTime(step, inBytes);
       row.elements += elements;
-      bytesPerAxis[mesh->axesName(axes)] += bytes;
+      bytesPerAxis[axesName] += bytes;
+    };
+    auto elems = [](Type t) {
+      return static_cast<double>(cast<RankedTensorType>(t).getNumElements());
     };
     work.walk([&](Operation *op) {
-      auto elems = [](Type t) {
-        auto r = cast<RankedTensorType>(t);
-        return static_cast<double>(r.getNumElements());
-      };
       if (auto ar = dyn_cast<shard::AllReduceOp>(op))
-        account("all_reduce", ar.getGridAxes(), tensorBytes(ar.getInput().getType()), 0,
+        account(CollectiveStep::AllReduce, ar.getGridAxes(), tensorBytes(ar.getInput().getType()),
                 elems(ar.getInput().getType()));
       else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op))
-        account("reduce_scatter", rs.getGridAxes(), tensorBytes(rs.getInput().getType()), 0,
-                elems(rs.getInput().getType()));
+        account(CollectiveStep::ReduceScatter, rs.getGridAxes(),
+                tensorBytes(rs.getInput().getType()), elems(rs.getInput().getType()));
       else if (auto a2a = dyn_cast<shard::AllToAllOp>(op))
-        account("all_to_all", a2a.getGridAxes(), tensorBytes(a2a.getInput().getType()), 0,
-                elems(a2a.getInput().getType()));
+        account(CollectiveStep::AllToAll, a2a.getGridAxes(),
+                tensorBytes(a2a.getInput().getType()), elems(a2a.getInput().getType()));
       else if (auto ag = dyn_cast<shard::AllGatherOp>(op))
-        account("all_gather", ag.getGridAxes(), tensorBytes(ag.getInput().getType()), 0,
+        account(CollectiveStep::AllGather, ag.getGridAxes(), tensorBytes(ag.getInput().getType()),
                 elems(ag.getResult().getType()));
       else if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
         xf::OpShardingRule rule = iface.getShardingRule();
@@ -166,28 +161,22 @@ public:
         computeSeconds += cost.computeTime(rule.flops, elt);
         if (!d)
           return;
-        // A mean over split tokens exchanges one count per rank.
+        // What the op exchanges itself: a mean over split tokens one count
+        // per rank; a split log-sum-exp its per-row statistics.
         AxisList tokenAxes;
+        double rows = 1;
         for (size_t f = 0; f < rule.factors.size(); ++f)
-          if (rule.factors[f].normalized)
+          if (rule.factors[f].normalized) {
             tokenAxes.append(d->factorAxes[f].begin(), d->factorAxes[f].end());
+            rows *= rule.factors[f].size;
+          }
         if (!tokenAxes.empty())
-          account("all_reduce", tokenAxes, 4, 0, 1);
-        for (size_t f = 0; f < rule.factors.size(); ++f) {
-          if (!rule.factors[f].logSumExp || d->factorAxes[f].empty())
-            continue;
-          // Per local token: max, sum of exponentials (+ target logit forward).
-          double tokens = 1;
-          for (size_t g = 0; g < rule.factors.size(); ++g)
-            if (rule.factors[g].normalized)
-              tokens *= rule.factors[g].size;
-          // The forward returns the (0-d) loss; the backward ops return tensors.
-          bool forward = llvm::all_of(op->getResultTypes(), [](Type t) {
-            return cast<RankedTensorType>(t).getRank() == 0;
-          });
-          double scalars = tokens * (forward ? 3 : 2);
-          account("all_reduce", d->factorAxes[f], scalars * 4, 0, scalars);
-        }
+          account(CollectiveStep::AllReduce, tokenAxes, 4, 1);
+        for (size_t f = 0; f < rule.factors.size(); ++f)
+          if (rule.factors[f].logSumExp && !d->factorAxes[f].empty()) {
+            double scalars = rows * rule.lseStatisticsPerRow;
+            account(CollectiveStep::AllReduce, d->factorAxes[f], scalars * 4, scalars);
+          }
       }
     });
 

@@ -170,6 +170,15 @@ bool sharding::isValidDecision(const xf::OpShardingRule &rule, const OpDecision 
   return true;
 }
 
+Value sharding::annotatedValue(Value v) {
+  while (auto ann = v.getDefiningOp<shard::ShardOp>()) {
+    if (ann.getAnnotateForUsers())
+      break;
+    v = ann.getSrc();
+  }
+  return v;
+}
+
 shard::ShardOp sharding::resultAnnotation(Value value) {
   for (Operation *user : value.getUsers())
     if (auto s = dyn_cast<shard::ShardOp>(user))

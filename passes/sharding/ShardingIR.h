@@ -57,6 +57,10 @@ bool proposeFactors(const xf::OpShardingRule &rule, const xf::TensorFactors &ten
 bool isValidDecision(const xf::OpShardingRule &rule, const OpDecision &d, const Mesh &mesh,
                      std::string *why = nullptr);
 
+/// The value an annotation stands for: the result of a (result-form)
+/// `shard.shard` is the value it annotates.
+mlir::Value annotatedValue(mlir::Value v);
+
 /// The `shard.shard` annotation of a value: its one user that annotates it
 /// (not for users). Null if none.
 mlir::shard::ShardOp resultAnnotation(mlir::Value value);

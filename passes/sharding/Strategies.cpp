@@ -389,14 +389,11 @@ void sharding::materializeAnnotations(func::FuncOp func, const Mesh &mesh,
       if (a.forUsers != users)
         continue;
       Value v = a.value;
-      if (users)
-        if (auto annotated = resultAnnotation(v))
-          v = annotated.getResult();
-      if (!users)
-        if (auto existing = resultAnnotation(v)) {
-          (void)existing; // a value keeps its first annotation (presets may repeat one)
-          continue;
-        }
+      shard::ShardOp annotated = resultAnnotation(v);
+      if (users && annotated)
+        v = annotated.getResult(); // users see the annotated form
+      else if (!users && annotated)
+        continue; // a value keeps its first annotation (presets may repeat one)
       Value sh = shardingOps.get(a.sharding);
       OpBuilder b(func.getContext());
       // Sharding ops sit at the function entry, so they dominate every value.

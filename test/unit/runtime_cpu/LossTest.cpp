@@ -97,23 +97,33 @@ TYPED_TEST(CpuLoss, CrossEntropyBadTargetThrows) {
       {"target 4", "row 1"}));
 }
 
-TYPED_TEST(CpuLoss, LinearCrossEntropyEqualsGemmThenCrossEntropy) {
-  using T = TypeParam;
-  // 300 rows with a vocabulary of 11 is two chunks of 256 rows.
-  const int64_t rows = 300, hidden = 7, vocab = 11;
-  auto x = randomVector<T>(rows * hidden, 4);
-  auto targets = randomTargets(rows, vocab, 5, 0.1);
-  auto mask = randomMask<T>(rows, 6);
-  // A first chunk with no counted row is skipped without a GEMM.
+/// The cases both linear cross-entropy tests sweep: 300 rows with a
+/// vocabulary of 11 (two chunks of 256 rows), no mask, a random mask, and a
+/// mask whose first chunk counts no row (skipped without a GEMM); vocab-major
+/// and hidden-major weights. `body(x, targets, mask, vocabMajor)`; the data
+/// come from seeds `seed`, `seed + 1`, `seed + 2`.
+constexpr int64_t kLinearRows = 300, kLinearHidden = 7, kLinearVocab = 11;
+template <class T, class Body> void forEachLinearLossCase(uint32_t seed, Body body) {
+  auto x = randomVector<T>(kLinearRows * kLinearHidden, seed);
+  auto targets = randomTargets(kLinearRows, kLinearVocab, seed + 1, 0.1);
+  auto mask = randomMask<T>(kLinearRows, seed + 2);
   auto sparseMask = mask;
   std::fill(sparseMask.begin(), sparseMask.begin() + 256, T(0));
   for (bool vocabMajor : {true, false})
-    for (const T *m :
-         std::vector<const T *>{nullptr, mask.data(), sparseMask.data()}) {
+    for (const T *m : std::vector<const T *>{nullptr, mask.data(), sparseMask.data()}) {
       SCOPED_TRACE(testing::Message() << "vocabMajor=" << vocabMajor << " mask="
                                       << (m == nullptr       ? "none"
                                           : m == mask.data() ? "random"
                                                              : "sparse"));
+      body(x, targets, m, vocabMajor);
+    }
+}
+
+TYPED_TEST(CpuLoss, LinearCrossEntropyEqualsGemmThenCrossEntropy) {
+  using T = TypeParam;
+  const int64_t rows = kLinearRows, hidden = kLinearHidden, vocab = kLinearVocab;
+  forEachLinearLossCase<T>(4, [&](const std::vector<T> &x, const std::vector<int32_t> &targets,
+                                  const T *m, bool vocabMajor) {
       auto w = randomVector<T>(vocab * hidden, 7);
       std::vector<T> logits(rows * vocab);
       cpu::gemm<T>(false, vocabMajor, rows, vocab, hidden, T(1), x.data(),
@@ -138,7 +148,7 @@ TYPED_TEST(CpuLoss, LinearCrossEntropyEqualsGemmThenCrossEntropy) {
                 (vocabMajor ? w[j * hidden + p] : w[p * vocab + j]);
       EXPECT_TRUE(scalarClose<T>(
           loss, naiveCrossEntropy(naiveLogits, targets, m, vocab).first));
-    }
+  });
 }
 
 TYPED_TEST(CpuLoss, LinearCrossEntropyBadTargetThrows) {
@@ -254,20 +264,9 @@ TEST(CpuLossStats, CombiningOneBlockChangesNothing) {
 
 TYPED_TEST(CpuLoss, LinearCrossEntropyVocabularyBlocksEqualTheWhole) {
   using T = TypeParam;
-  // Two chunks of 256 rows; the first has no counted row with sparseMask.
-  const int64_t rows = 300, hidden = 7, vocab = 11;
-  auto x = randomVector<T>(rows * hidden, 11);
-  auto targets = randomTargets(rows, vocab, 12, 0.1);
-  auto mask = randomMask<T>(rows, 13);
-  auto sparseMask = mask;
-  std::fill(sparseMask.begin(), sparseMask.begin() + 256, T(0));
-  for (bool vocabMajor : {true, false})
-    for (const T *m :
-         std::vector<const T *>{nullptr, mask.data(), sparseMask.data()}) {
-      SCOPED_TRACE(testing::Message() << "vocabMajor=" << vocabMajor << " mask="
-                                      << (m == nullptr       ? "none"
-                                          : m == mask.data() ? "random"
-                                                             : "sparse"));
+  const int64_t rows = kLinearRows, hidden = kLinearHidden, vocab = kLinearVocab;
+  forEachLinearLossCase<T>(11, [&](const std::vector<T> &x, const std::vector<int32_t> &targets,
+                                   const T *m, bool vocabMajor) {
       auto w = randomVector<T>(vocab * hidden, 14, -3.0, 3.0);
       int64_t expCount = -1, count = -2;
       double whole = cpu::linear_cross_entropy<T>(
@@ -288,7 +287,7 @@ TYPED_TEST(CpuLoss, LinearCrossEntropyVocabularyBlocksEqualTheWhole) {
       }
       EXPECT_TRUE(scalarClose<T>(st.loss<T>(targets, m, &count), whole));
       EXPECT_EQ(count, expCount);
-    }
+  });
 }
 
 TEST(CpuLossStats, VocabularyBlockErrors) {
