@@ -1,6 +1,8 @@
 //===- ModuleLoading.cpp - dialects and .mlir loading for the tools -------===//
 
 #include "compiler/ModuleLoading.h"
+#include "dialects/rt/RtDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "dialects/xf/XfDialect.h"
 #include "runtime/Error.h"
@@ -20,7 +22,7 @@ using namespace mlir;
 
 void shardc::registerShardcDialects(DialectRegistry &registry) {
   registry.insert<xf::XfDialect, shard::ShardDialect, func::FuncDialect, arith::ArithDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, rt_dialect::RtDialect, LLVM::LLVMDialect>();
 }
 
 OwningOpRef<ModuleOp> shardc::loadModule(MLIRContext &ctx, const std::string &path,

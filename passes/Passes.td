@@ -221,4 +221,77 @@ def XfReportSharding : Pass<"xf-report-sharding", "mlir::ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Memory planning and lowering (passes/memory, passes/lowering)
+//===----------------------------------------------------------------------===//
+
+def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
+  let summary = "plans static per-rank arenas: liveness-based offsets, contiguous state";
+  let description = [{
+    Gives every tensor of a (partitioned) step function a place in one of five
+    per-rank arenas: `params` (the parameters, one contiguous buffer),
+    `grads` (the gradients the optimizer reads, one contiguous buffer),
+    `optimizer` (Adam moments, counters, loss scale), `inputs` (token ids)
+    and `workspace` (everything else). Workspace offsets come from liveness:
+    a value's bytes are free again after its last use and later values reuse
+    them (first fit, 64-byte aligned). A state result (the new parameter or
+    moment) is written into its argument's buffer when the argument is dead
+    by then or read only by the op that writes it (AdamW updates in place).
+
+    Arguments get `rt.buffer = array<i64: arena, offset>`, ops
+    `rt.buffers = [array<i64: arena, offset>, ...]` (one per result) and the
+    function `rt.arena_bytes` (per arena) and `rt.planned_bytes` (their sum:
+    the planned peak per rank).
+
+    ```mlir
+    %3 = xf.gelu %2 {rt.buffers = [array<i64: 4, 8192>]} : tensor<2x32x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the function to plan">,
+  ];
+}
+
+def XfLowerToRt : Pass<"xf-lower-to-rt", "mlir::ModuleOp"> {
+  let summary = "lowers a planned xf + shard step to rt (DialectConversion)";
+  let description = [{
+    Turns the planned function into `func.func @shardc_step()` on buffers:
+    arguments and results become `rt.view`s at their planned places, xf ops
+    `rt.kernel` calls, shard collectives `rt.collective`s, and state results
+    the plan could not place in their argument's buffer an `rt.copy`. The
+    step's boundary (state, inputs, reports with their global shapes and
+    shardings), the mesh and the arenas go to the module's `rt.program`
+    attribute (JSON), which -rt-to-llvm completes into the program
+    descriptor (runtime/program/Program.h).
+
+    ```mlir
+    %y = xf.gelu %x {rt.buffers = [array<i64: 4, 8192>]} : tensor<2x32x128xf32>
+    // becomes
+    %y = rt.view arena 4 offset 8192 : memref<2x32x128xf32>
+    rt.kernel "xf.gelu" ins(%x : memref<2x32x128xf32>) outs(%y : memref<2x32x128xf32>) {attrs = {}}
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the planned function">,
+    Option<"source", "source", "std::string", "\"\"", "model name recorded in the descriptor">,
+    Option<"strategy", "strategy", "std::string", "\"\"", "strategy recorded in the descriptor">,
+  ];
+  let dependentDialects = ["::shardc::rt_dialect::RtDialect"];
+}
+
+def RtToLLVM : Pass<"rt-to-llvm", "mlir::ModuleOp"> {
+  let summary = "lowers rt to calls of the runtime's C ABI in the LLVM dialect";
+  let description = [{
+    `@shardc_step()` becomes `llvm.func @shardc_step(%ctx: !llvm.ptr)`:
+    each arena's base is fetched once (`shardc_rt_arena`), views are byte
+    offsets from it, `rt.kernel` becomes `shardc_rt_kernel(ctx, call,
+    buffers)` with the call's index in the descriptor's call table,
+    `rt.collective` becomes `shardc_rt_collective(ctx, call, comm, in, out)`
+    with one communicator per distinct set of mesh axes, and `rt.copy`
+    `shardc_rt_copy`. The completed descriptor is the constant string
+    `@shardc_program_json`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // SHARDC_PASSES_TD

@@ -14,6 +14,7 @@
 #include "tools/shardc/Args.h"
 
 #include "compiler/ModuleLoading.h"
+#include "compiler/codegen/Codegen.h"
 #include "compiler/executor/Executor.h"
 #include "compiler/executor/Params.h"
 #include "compiler/executor/Trainer.h"
@@ -38,6 +39,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -392,6 +395,59 @@ void buildTrainStep(ModuleOp module, StringRef forward, const TrainSetup &setup)
     throw Failed{};
 }
 
+/// The training-step options of train and compile (the -xf-mixed-precision,
+/// -xf-autodiff and -xf-adamw settings).
+void addStepOptions(Args &args, const char *decayDefault) {
+  args.option("micro-batches", "k", "gradient accumulation: micro-batches per step", "1")
+      .option("precision", "p", "fp32 | bf16 | fp16 (matmuls and attention; fp32 master weights)",
+              "fp32")
+      .option("lr", "x", "peak learning rate", "1.5e-4")
+      .option("min-lr", "x", "floor of the cosine decay", "1e-5")
+      .option("warmup", "n", "linear warm-up steps", "0")
+      .option("decay-steps", "n",
+              std::string("step where the cosine reaches min-lr (default: ") + decayDefault + ")")
+      .option("weight-decay", "x", "decoupled weight decay (matrices and embeddings)", "0.01")
+      .option("beta1", "x", "Adam beta1", "0.9")
+      .option("beta2", "x", "Adam beta2", "0.95")
+      .option("adam-eps", "x", "Adam epsilon", "1e-8")
+      .option("clip-grad", "x", "max global gradient norm (0: no clipping)", "1.0")
+      .option("loss-scale", "x", "fp16: initial loss scale", "65536")
+      .option("loss-scale-window", "n", "fp16: clean steps before the scale doubles", "2000");
+}
+
+/// Reads and checks the options of addStepOptions; `decaySteps` is the
+/// default of --decay-steps.
+TrainSetup readStepOptions(const Args &args, int64_t decaySteps, double &lossScale) {
+  TrainSetup setup = stepShapeOptions(args);
+  auto nonNegative = [&](const char *flag) {
+    double v = args.real(flag);
+    if (!(v >= 0.0))
+      throw UsageError{std::string("option '--") + flag + "' must not be negative"};
+    return v;
+  };
+  auto &o = setup.adamw;
+  o.lr = nonNegative("lr");
+  o.minLr = nonNegative("min-lr");
+  if (o.minLr > o.lr)
+    throw UsageError{"--min-lr must not exceed --lr"};
+  o.warmup = args.integer("warmup", 0);
+  o.decaySteps = args.has("decay-steps") ? args.integer("decay-steps", 0) : decaySteps;
+  o.weightDecay = nonNegative("weight-decay");
+  o.beta1 = nonNegative("beta1");
+  o.beta2 = nonNegative("beta2");
+  if (o.beta1 >= 1.0 || o.beta2 >= 1.0)
+    throw UsageError{"--beta1 and --beta2 must be in [0, 1)"};
+  o.epsilon = args.real("adam-eps");
+  if (!(o.epsilon > 0.0))
+    throw UsageError{"option '--adam-eps' must be positive"};
+  o.clipGrad = nonNegative("clip-grad");
+  o.lossScaleWindow = args.integer("loss-scale-window", 1);
+  lossScale = args.real("loss-scale");
+  if (!(lossScale >= 1.0) || !std::isfinite(lossScale))
+    throw UsageError{"option '--loss-scale' must be a finite number >= 1"};
+  return setup;
+}
+
 /// Gradients of one step (no loss scaling, no update), for --save-grads.
 exec::ParamValues firstStepGradients(ModuleOp module, StringRef forward, const TrainSetup &setup,
                                      const exec::ParamValues &params,
@@ -472,20 +528,6 @@ int cmdTrain(const std::vector<std::string> &argv) {
       .option("steps", "n", "number of optimizer steps")
       .option("position", "n", "first token of the first batch", "0")
       .option("seed", "n", "parameter-init, dropout and masking seed", "1234")
-      .option("micro-batches", "k", "gradient accumulation: micro-batches per step", "1")
-      .option("precision", "p", "fp32 | bf16 | fp16 (matmuls and attention; fp32 master weights)",
-              "fp32")
-      .option("lr", "x", "peak learning rate", "1.5e-4")
-      .option("min-lr", "x", "floor of the cosine decay", "1e-5")
-      .option("warmup", "n", "linear warm-up steps", "0")
-      .option("decay-steps", "n", "step where the cosine reaches min-lr (default: --steps)")
-      .option("weight-decay", "x", "decoupled weight decay (matrices and embeddings)", "0.01")
-      .option("beta1", "x", "Adam beta1", "0.9")
-      .option("beta2", "x", "Adam beta2", "0.95")
-      .option("adam-eps", "x", "Adam epsilon", "1e-8")
-      .option("clip-grad", "x", "max global gradient norm (0: no clipping)", "1.0")
-      .option("loss-scale", "x", "fp16: initial loss scale", "65536")
-      .option("loss-scale-window", "n", "fp16: clean steps before the scale doubles", "2000")
       .option("mask-token", "id", "BERT masked-LM mask id (default: last embedding row)")
       .option("function", "name", "the forward function (default @forward)")
       .option("load", "file", "initial parameters from safetensors (else init from --seed)")
@@ -496,6 +538,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
       .option("emit-mlir", "file", "write the synthesized module (forward + train_step)")
       .flag("profile", "print time per op over all steps, split into forward, backward and "
                        "optimizer");
+  addStepOptions(args, "--steps");
   addShardingOptions(args);
   if (!args.parse(argv))
     return 0;
@@ -508,33 +551,8 @@ int cmdTrain(const std::vector<std::string> &argv) {
   int64_t steps = args.integer("steps", 1);
   int64_t position = args.integer("position", 0);
   uint64_t seed = args.unsignedInteger("seed");
-  TrainSetup setup = stepShapeOptions(args);
-  auto nonNegative = [&](const char *flag) {
-    double v = args.real(flag);
-    if (!(v >= 0.0))
-      throw UsageError{std::string("option '--") + flag + "' must not be negative"};
-    return v;
-  };
-  auto &o = setup.adamw;
-  o.lr = nonNegative("lr");
-  o.minLr = nonNegative("min-lr");
-  if (o.minLr > o.lr)
-    throw UsageError{"--min-lr must not exceed --lr"};
-  o.warmup = args.integer("warmup", 0);
-  o.decaySteps = args.has("decay-steps") ? args.integer("decay-steps", 0) : steps;
-  o.weightDecay = nonNegative("weight-decay");
-  o.beta1 = nonNegative("beta1");
-  o.beta2 = nonNegative("beta2");
-  if (o.beta1 >= 1.0 || o.beta2 >= 1.0)
-    throw UsageError{"--beta1 and --beta2 must be in [0, 1)"};
-  o.epsilon = args.real("adam-eps");
-  if (!(o.epsilon > 0.0))
-    throw UsageError{"option '--adam-eps' must be positive"};
-  o.clipGrad = nonNegative("clip-grad");
-  o.lossScaleWindow = args.integer("loss-scale-window", 1);
-  double lossScale = args.real("loss-scale");
-  if (!(lossScale >= 1.0) || !std::isfinite(lossScale))
-    throw UsageError{"option '--loss-scale' must be a finite number >= 1"};
+  double lossScale = 0;
+  TrainSetup setup = readStepOptions(args, steps, lossScale);
   int32_t maskToken = args.has("mask-token") ? static_cast<int32_t>(args.integer("mask-token", 0))
                                              : -1;
 
@@ -653,6 +671,104 @@ int cmdTrain(const std::vector<std::string> &argv) {
 // shardc tokenize
 //===----------------------------------------------------------------------===//
 
+int cmdCompile(const std::vector<std::string> &argv) {
+  Args args("compile", "<model.mlir> [--mesh dp=2,tp=2 [--strategy zero1+tp]] -o <step>",
+            "Synthesizes the training step of a forward + loss model, shards and partitions it\n"
+            "over the mesh, plans its memory, lowers it to rt and LLVM and links it with the\n"
+            "runtime into an executable: `mpirun -np <mesh size> ./step --data tokens.bin\n"
+            "--steps N`. `./step --describe` prints the mesh, shardings and planned memory.");
+  args.option("o", "file", "the executable to write")
+      .option("function", "name", "the forward function (default @forward)")
+      .option("emit-mlir", "file", "write the rt-level module (after -xf-lower-to-rt)")
+      .option("emit-llvm", "file", "write the LLVM-dialect module (after -rt-to-llvm)")
+      .option("emit-object", "file", "keep the object file");
+  addStepOptions(args, "1000");
+  addShardingOptions(args);
+  if (!args.parse(argv))
+    return 0;
+  meshOption(args);
+  if (args.positional().size() != 1)
+    throw UsageError{"expected one model file"};
+  if (!args.has("o"))
+    throw UsageError{"missing required option '-o'"};
+  double lossScale = 0;
+  TrainSetup setup = readStepOptions(args, 1000, lossScale);
+  auto start = std::chrono::steady_clock::now();
+
+  MLIRContext ctx;
+  registerDialects(ctx);
+  SourceDiagnostics diagnostics(ctx);
+  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
+  func::FuncOp forward = modelFunction(*module, args);
+  std::string forwardName = forward.getSymName().str();
+  buildTrainStep(*module, forwardName, setup);
+  auto stepFunc = module->lookupSymbol<func::FuncOp>("train_step");
+  func::FuncOp runFunc = args.has("mesh") ? shardCopy(*module, stepFunc, args, true) : stepFunc;
+  std::string runName = runFunc.getSymName().str();
+  // Only the step to compile (and its grid) stay.
+  for (Operation &op : llvm::make_early_inc_range(module->getBody()->getOperations()))
+    if (auto f = dyn_cast<func::FuncOp>(op); f && f.getSymName() != runName)
+      f.erase();
+
+  codegen::LoweringOptions lowering;
+  lowering.function = runName;
+  lowering.source = llvm::sys::path::filename(args.positional()[0]).str();
+  lowering.strategy = args.has("strategy") ? args.str("strategy") : "";
+  if (failed(codegen::lowerToRt(*module, lowering)))
+    throw Failed{};
+  // The optimizer settings travel with the program (logs, --describe) and
+  // fp16's initial loss scale is where the runtime starts it.
+  auto programAttr = (*module)->getAttrOfType<StringAttr>("rt.program");
+  llvm::Expected<llvm::json::Value> program = llvm::json::parse(programAttr.getValue());
+  if (!program)
+    throw rt::Error("internal error: rt.program is not JSON");
+  const auto &o = setup.adamw;
+  (*program->getAsObject())["train"] = llvm::json::Object{
+      {"lr", o.lr},           {"min_lr", o.minLr},         {"warmup", o.warmup},
+      {"decay_steps", o.decaySteps}, {"weight_decay", o.weightDecay}, {"beta1", o.beta1},
+      {"beta2", o.beta2},     {"adam_eps", o.epsilon},     {"clip_grad", o.clipGrad},
+      {"loss_scale", lossScale}, {"loss_scale_window", o.lossScaleWindow},
+      {"precision", setup.precision}, {"micro_batches", setup.microBatches}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << *program;
+  (*module)->setAttr("rt.program", StringAttr::get(&ctx, text));
+  int64_t planned = (*program->getAsObject()).getInteger("planned_peak_bytes").value_or(0);
+  if (args.has("emit-mlir")) {
+    std::string ir;
+    llvm::raw_string_ostream irs(ir);
+    module->print(irs);
+    writeOutput(args.str("emit-mlir"), ir);
+  }
+  if (failed(codegen::lowerRtToLLVM(*module)))
+    throw Failed{};
+  if (args.has("emit-llvm")) {
+    std::string ir;
+    llvm::raw_string_ostream irs(ir);
+    module->print(irs);
+    writeOutput(args.str("emit-llvm"), ir);
+  }
+  std::string output = args.str("o");
+  std::string object = args.has("emit-object") ? args.str("emit-object") : output + ".o";
+  if (failed(codegen::emitObjectFile(*module, object)))
+    throw Failed{};
+  double compileSecs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  codegen::linkExecutable(object, output);
+  if (!args.has("emit-object"))
+    llvm::sys::fs::remove(object);
+  double totalSecs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << llvm::formatv("compiled {0} -> {1}: mesh {2}, {3}, planned memory {4:F1} MiB per "
+                             "rank; compile {5:F2} s, link {6:F2} s\n",
+                             lowering.source, output,
+                             args.has("mesh") ? args.str("mesh") : std::string("(one rank)"),
+                             lowering.strategy.empty() ? std::string("no preset")
+                                                       : "strategy " + lowering.strategy,
+                             planned / (1024.0 * 1024.0), compileSecs, totalSecs - compileSecs)
+                   .str();
+  return 0;
+}
+
 std::string defaultVocabDir() {
   if (const char *env = std::getenv("SHARDC_GPT2_VOCAB_DIR"))
     return env;
@@ -763,6 +879,7 @@ const char *kUsage =
     "  run       execute a model on the CPU (reference executor) and print the loss\n"
     "  train     synthesize the training step and train on the CPU (--mesh: sharded)\n"
     "  explain   shard the training step and report shardings, collectives, memory\n"
+    "  compile   shard, plan memory and lower the training step to an MPI executable\n"
     "  tokenize  GPT-2 BPE: text files -> llm.c token file\n\n"
     "`shardc <command> --help` describes each. Pass pipelines: shardc-opt.\n";
 
@@ -786,6 +903,8 @@ int main(int argc, char **argv) {
       return cmdTokenize(rest);
     if (cmd == "explain")
       return cmdExplain(rest);
+    if (cmd == "compile")
+      return cmdCompile(rest);
     std::cerr << "shardc: error: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const UsageError &e) {

@@ -1,0 +1,110 @@
+//===- RtOps.td - the rt dialect ---------------------------*- tablegen -*-===//
+//
+// The runtime level: buffers are views into the per-rank arenas planned by
+// -xf-plan-memory, kernels and collectives are calls on them. Every op maps
+// onto one entry point of the runtime's C ABI (runtime/abi/shardc_rt.h), and
+// -rt-to-llvm turns each into that call.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_RT_OPS_TD
+#define SHARDC_RT_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Rt_Dialect : Dialect {
+  let name = "rt";
+  let cppNamespace = "::shardc::rt_dialect";
+  let summary = "Buffers in planned arenas, kernel calls and collectives";
+  let description = [{
+    The executable's step as the runtime sees it: a function without
+    arguments whose buffers are `rt.view`s of fixed arenas (parameters,
+    gradients, optimizer state, inputs, workspace), with `rt.kernel` calls
+    (one per xf op), `rt.collective` calls on the communicator of a set of
+    mesh axes, and `rt.copy`.
+
+    ```mlir
+    %x = rt.view arena 4 offset 0 : memref<2x32x64xf32>
+    %g = rt.view arena 0 offset 1024 : memref<64xf32>
+    %b = rt.view arena 0 offset 1280 : memref<64xf32>
+    %y = rt.view arena 4 offset 16384 : memref<2x32x64xf32>
+    rt.kernel "xf.layernorm" ins(%x, %g, %b : memref<2x32x64xf32>, memref<64xf32>, memref<64xf32>) outs(%y : memref<2x32x64xf32>) {attrs = {epsilon = 1.0e-05 : f64}}
+    ```
+  }];
+}
+
+class Rt_Op<string mnemonic, list<Trait> traits = []> : Op<Rt_Dialect, mnemonic, traits>;
+
+def Rt_ViewOp : Rt_Op<"view", [Pure]> {
+  let summary = "a buffer at a fixed byte offset of an arena";
+  let description = [{
+    `arena` indexes the program's arenas; the view's bytes
+    `[offset, offset + size)` must lie inside it (checked when the program
+    descriptor is built).
+
+    ```mlir
+    %w = rt.view arena 0 offset 4096 : memref<64x32xf32>
+    ```
+  }];
+  let arguments = (ins I32Attr:$arena, I64Attr:$offset);
+  let results = (outs AnyStaticShapeMemRef:$buffer);
+  let assemblyFormat = "`arena` $arena `offset` $offset attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Rt_KernelOp : Rt_Op<"kernel", [AttrSizedOperandSegments]> {
+  let summary = "a call of one kernel of the runtime's library";
+  let description = [{
+    Runs `callee` (the xf op it was lowered from) reading `ins` and writing
+    `outs`. `attrs` are the op's attributes; `operand_axes`/`result_axes`
+    (per buffer, per dim: the mesh axes splitting it) tell kernels whose
+    values depend on global indices where the rank's block lies.
+
+    ```mlir
+    rt.kernel "xf.gelu" ins(%x : memref<2x32x128xf32>) outs(%y : memref<2x32x128xf32>) {attrs = {}}
+    ```
+  }];
+  let arguments = (ins StrAttr:$callee, Variadic<AnyStaticShapeMemRef>:$ins,
+                   Variadic<AnyStaticShapeMemRef>:$outs, DictionaryAttr:$attrs,
+                   OptionalAttr<ArrayAttr>:$operand_axes, OptionalAttr<ArrayAttr>:$result_axes);
+  let assemblyFormat = [{
+    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? (`outs` `(` $outs^ `:` type($outs) `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Rt_CollectiveOp : Rt_Op<"collective"> {
+  let summary = "a collective on the communicator of a set of mesh axes";
+  let description = [{
+    `kind` is the shard collective it was lowered from (all_gather,
+    all_reduce, reduce_scatter, all_slice, all_to_all); the group is the
+    ranks that differ only in `axes`, ordered by their block index.
+
+    ```mlir
+    rt.collective "shard.all_reduce" axes [1] ins(%p : memref<2x32x64xf32>) outs(%s : memref<2x32x64xf32>) {attrs = {reduction = "sum"}}
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, DenseI16ArrayAttr:$axes, AnyStaticShapeMemRef:$input,
+                   AnyStaticShapeMemRef:$output, DictionaryAttr:$attrs);
+  let assemblyFormat = [{
+    $kind `axes` $axes `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Rt_CopyOp : Rt_Op<"copy", [AllTypesMatch<["source", "target"]>]> {
+  let summary = "copies one buffer into another of the same type";
+  let description = [{
+    Writes a state result back to its argument's buffer when the memory plan
+    could not place it there directly.
+
+    ```mlir
+    rt.copy %new to %old : memref<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$source, AnyStaticShapeMemRef:$target);
+  let assemblyFormat = "$source `to` $target attr-dict `:` type($source)";
+}
+
+#endif // SHARDC_RT_OPS_TD

@@ -1,0 +1,395 @@
+//===- LowerToRt.cpp - planned xf + shard step to rt ----------------------===//
+//
+// Arguments become views at their planned places before the conversion (the
+// step takes no arguments: its state lives in the arenas from one step to
+// the next); the conversion then rewrites every xf op into an rt.kernel and
+// every shard collective into an rt.collective whose results are views at
+// the places the plan gave them, and the return into the copies of state
+// results that the plan could not write in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/memory/MemoryPlan.h"
+
+#include "compiler/executor/MeshSimulation.h"
+#include "compiler/sharding/Sharding.h"
+#include "dialects/rt/RtDialect.h"
+#include "dialects/xf/XfInterfaces.h"
+#include "dialects/xf/XfOps.h"
+
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/JSON.h"
+
+#define DEBUG_TYPE "xf-lower-to-rt"
+
+namespace shardc {
+#define GEN_PASS_DEF_XFLOWERTORT
+#include "passes/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::memory;
+namespace json = llvm::json;
+
+namespace {
+
+MemRefType bufferType(Type tensor) {
+  auto t = cast<RankedTensorType>(tensor);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+/// The safetensors-style dtype names of the runtime (runtime/HostTensor.h).
+std::optional<std::string> dtypeName(Type t) {
+  if (t.isF32())
+    return "F32";
+  if (t.isF64())
+    return "F64";
+  if (t.isBF16())
+    return "BF16";
+  if (t.isF16())
+    return "F16";
+  if (t.isSignlessInteger(32))
+    return "I32";
+  return std::nullopt;
+}
+
+json::Array axesJson(llvm::ArrayRef<sharding::Axis> axes) {
+  json::Array a;
+  for (sharding::Axis x : axes)
+    a.push_back(static_cast<int64_t>(x));
+  return a;
+}
+
+/// The places -xf-plan-memory gave a value.
+std::optional<std::pair<int32_t, int64_t>> placeOf(Value v) {
+  DenseI64ArrayAttr attr;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    attr = func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(), kBufferAttr);
+  } else if (auto list = v.getDefiningOp()->getAttrOfType<ArrayAttr>(kBuffersAttr)) {
+    unsigned i = cast<OpResult>(v).getResultNumber();
+    if (i < list.size())
+      attr = dyn_cast<DenseI64ArrayAttr>(list[i]);
+  }
+  if (!attr || attr.size() != 2)
+    return std::nullopt;
+  return std::make_pair(static_cast<int32_t>(attr[0]), attr[1]);
+}
+
+/// Lowers one xf op to an rt.kernel, or one shard collective to an
+/// rt.collective, whose outputs are views at the op's planned places.
+struct OpToRt : ConversionPattern {
+  OpToRt(const TypeConverter &converter, MLIRContext *ctx, const sharding::Mesh *mesh)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1, ctx), mesh(mesh) {}
+
+  LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter &rewriter) const override {
+    Dialect *dialect = op->getDialect();
+    bool isXf = dialect && isa<xf::XfDialect>(dialect);
+    bool isCollective = isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp,
+                            shard::AllSliceOp, shard::AllToAllOp>(op);
+    if (!isXf && !isCollective)
+      return failure();
+    Location loc = op->getLoc();
+    SmallVector<Value> outs;
+    for (Value r : op->getResults()) {
+      auto place = placeOf(r);
+      if (!place)
+        return rewriter.notifyMatchFailure(op, "no planned buffer");
+      outs.push_back(rt_dialect::ViewOp::create(rewriter, loc, bufferType(r.getType()),
+                                                place->first, place->second));
+    }
+    // The op's own attributes, without what the plan and partitioner added.
+    NamedAttrList attrs;
+    for (NamedAttribute a : op->getAttrs()) {
+      StringRef name = a.getName().getValue();
+      if (name == kBuffersAttr || name == sharding::kFactorAxesAttr || name == "grid" ||
+          name == "grid_axes")
+        continue;
+      if (auto red = dyn_cast<shard::ReductionKindAttr>(a.getValue()))
+        attrs.append(name, rewriter.getStringAttr(shard::stringifyReductionKind(red.getValue())));
+      else
+        attrs.append(a);
+    }
+    std::string name = op->getName().getStringRef().str();
+    if (isCollective) {
+      auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+      rt_dialect::CollectiveOp::create(rewriter, loc, name, axes, operands[0], outs[0],
+                                       attrs.getDictionary(op->getContext()));
+      rewriter.replaceOp(op, outs);
+      return success();
+    }
+
+    ArrayAttr operandAxes, resultAxes;
+    if (op->hasAttr(sharding::kFactorAxesAttr)) {
+      // Where the rank's block lies in the global op, per buffer and dim.
+      exec::OpPlacement place(op, mesh, 0);
+      auto dimsOf = [&](Value v, bool result, unsigned i) {
+        SmallVector<Attribute> dims;
+        for (unsigned d = 0; d < cast<ShapedType>(v.getType()).getRank(); ++d) {
+          exec::OpPlacement::Dim dim = result ? place.resultDim(i, d) : place.operandDim(i, d);
+          dims.push_back(rewriter.getDenseI16ArrayAttr(dim.axes));
+        }
+        return rewriter.getArrayAttr(dims);
+      };
+      SmallVector<Attribute> ins, res;
+      for (auto [i, v] : llvm::enumerate(op->getOperands()))
+        ins.push_back(dimsOf(v, false, i));
+      for (auto [i, v] : llvm::enumerate(op->getResults()))
+        res.push_back(dimsOf(v, true, i));
+      operandAxes = rewriter.getArrayAttr(ins);
+      resultAxes = rewriter.getArrayAttr(res);
+      // The cross-entropy ops share their token mean over the axes of their
+      // normalized (token) factors.
+      if (auto rule = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
+        xf::OpShardingRule r = rule.getShardingRule();
+        auto factorAxes = op->getAttrOfType<ArrayAttr>(sharding::kFactorAxesAttr);
+        SmallVector<int16_t> tokenAxes;
+        for (size_t f = 0; f < r.factors.size() && f < factorAxes.size(); ++f)
+          if (auto axes = dyn_cast<DenseI16ArrayAttr>(factorAxes[f]); axes && r.factors[f].normalized)
+            tokenAxes.append(axes.asArrayRef().begin(), axes.asArrayRef().end());
+        if (!tokenAxes.empty())
+          attrs.append("token_axes", rewriter.getDenseI16ArrayAttr(tokenAxes));
+      }
+    }
+    rt_dialect::KernelOp::create(rewriter, loc, name, operands, outs,
+                                 attrs.getDictionary(op->getContext()), operandAxes, resultAxes);
+    rewriter.replaceOp(op, outs);
+    return success();
+  }
+
+  const sharding::Mesh *mesh;
+};
+
+/// The return becomes the copies of state results into their arguments'
+/// buffers where the plan could not write them in place.
+struct ReturnToRt : OpConversionPattern<func::ReturnOp> {
+  ReturnToRt(const TypeConverter &converter, MLIRContext *ctx,
+             const llvm::DenseMap<unsigned, Value> &copies)
+      : OpConversionPattern(converter, ctx), copies(copies) {}
+
+  LogicalResult matchAndRewrite(func::ReturnOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    for (auto [i, v] : llvm::enumerate(adaptor.getOperands()))
+      if (Value target = copies.lookup(i))
+        rt_dialect::CopyOp::create(rewriter, op.getLoc(), v, target);
+    rewriter.replaceOpWithNewOp<func::ReturnOp>(op);
+    return success();
+  }
+
+  const llvm::DenseMap<unsigned, Value> &copies;
+};
+
+struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
+  using XfLowerToRtBase::XfLowerToRtBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func) {
+      module.emitError() << "xf-lower-to-rt: no function @" << function;
+      return signalPassFailure();
+    }
+    if (failed(lower(module, func)))
+      signalPassFailure();
+  }
+
+  LogicalResult lower(ModuleOp module, func::FuncOp func) {
+    auto arenaBytes = func->getAttrOfType<DenseI64ArrayAttr>(kArenaBytesAttr);
+    if (!arenaBytes || arenaBytes.size() != NumArenas)
+      return func.emitError("xf-lower-to-rt: the function has no memory plan (run "
+                            "-xf-plan-memory first)");
+    sharding::Mesh mesh;
+    mesh.names.clear();
+    mesh.sizes.clear();
+    if (auto grid = func->getAttrOfType<FlatSymbolRefAttr>(sharding::kGridAttr)) {
+      FailureOr<sharding::Mesh> m = sharding::Mesh::fromModule(module, grid.getValue());
+      if (failed(m))
+        return func.emitError() << "xf-lower-to-rt: cannot resolve the grid @" << grid.getValue();
+      mesh = *m;
+    }
+
+    json::Object program;
+    program["version"] = 1;
+    program["source"] = source;
+    program["strategy"] = strategy;
+    json::Array names, sizes;
+    for (auto [n, s] : llvm::zip(mesh.names, mesh.sizes)) {
+      names.push_back(n);
+      sizes.push_back(s);
+    }
+    program["mesh"] = json::Object{{"names", std::move(names)}, {"sizes", std::move(sizes)}};
+    json::Array arenas;
+    int64_t total = 0;
+    for (int a = 0; a < NumArenas; ++a) {
+      arenas.push_back(json::Object{{"name", kArenaNames[a]}, {"bytes", arenaBytes[a]}});
+      total += arenaBytes[a];
+    }
+    program["arenas"] = std::move(arenas);
+    program["planned_peak_bytes"] = total;
+
+    // The boundary: state and inputs (arguments), reports (results).
+    Block &body = func.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    bool lowPrecision = false;
+    func.walk([&](xf::CastOp c) {
+      Type e = cast<ShapedType>(c.getType()).getElementType();
+      lowPrecision |= e.isBF16() || e.isF16();
+      if (e.isF16())
+        program["precision"] = "fp16";
+      else if (e.isBF16())
+        program["precision"] = "bf16";
+    });
+    if (!lowPrecision)
+      program["precision"] = "fp32";
+    int64_t microBatches = 1;
+    json::Array tensors;
+    auto boundary = [&](Value v, DictionaryAttr attrs, std::string kind, std::string name,
+                        Location loc) -> LogicalResult {
+      auto type = cast<RankedTensorType>(v.getType());
+      auto place = placeOf(v);
+      auto dtype = dtypeName(type.getElementType());
+      if (!place || !dtype)
+        return emitError(loc) << "xf-lower-to-rt: " << kind << " '" << name
+                              << "' has no planned buffer or an unsupported type " << type;
+      sharding::TensorSharding s = sharding::TensorSharding::replicated(type.getRank());
+      if (auto attr = attrs ? attrs.getAs<shard::GridAxesArrayAttr>(sharding::kShardingAttr)
+                            : shard::GridAxesArrayAttr())
+        s = sharding::TensorSharding::fromSplitAttr(attr, type.getRank());
+      json::Array shape, global, dims;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        for (sharding::Axis a : s.dims[d])
+          if (a < 0 || a >= mesh.rank())
+            return emitError(loc) << "xf-lower-to-rt: " << kind << " '" << name
+                                  << "' is split over an axis outside the mesh";
+        shape.push_back(type.getDimSize(d));
+        global.push_back(type.getDimSize(d) * mesh.size(s.dims[d]));
+        dims.push_back(axesJson(s.dims[d]));
+      }
+      json::Object t{{"kind", kind},        {"name", name},           {"dtype", *dtype},
+                     {"shape", std::move(shape)}, {"global_shape", std::move(global)},
+                     {"sharding", std::move(dims)}, {"arena", place->first},
+                     {"offset", place->second}};
+      if (attrs)
+        if (auto mb = attrs.getAs<IntegerAttr>(xf::XfDialect::kMicroBatchAttrName)) {
+          t["micro_batch"] = mb.getInt();
+          microBatches = std::max<int64_t>(microBatches, mb.getInt() + 1);
+        }
+      if (attrs)
+        if (auto p = attrs.getAs<xf::ParamAttr>(xf::XfDialect::kParamAttrName)) {
+          json::Object param{{"name", p.getName().str()},
+                             {"role", xf::stringifyParamRole(p.getRole()).str()},
+                             {"init", xf::stringifyInitKind(p.getInit()).str()}};
+          param["std"] = p.getStdValue();
+          t["param"] = std::move(param);
+        }
+      tensors.push_back(std::move(t));
+      return success();
+    };
+    for (BlockArgument arg : body.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      DictionaryAttr attrs = func.getArgAttrDict(i);
+      Location loc = func.getLoc();
+      if (auto s = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName)) {
+        if (failed(boundary(arg, attrs, "state", s.str(), loc)))
+          return failure();
+      } else if (auto in = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kInputAttrName)) {
+        if (failed(boundary(arg, attrs, "input", in.str(), loc)))
+          return failure();
+      } else {
+        return func.emitError() << "xf-lower-to-rt: " << exec::argumentName(func, i)
+                                << " is neither state (xf.state) nor a data input (xf.input); "
+                                   "compiled steps are training steps (-xf-adamw)";
+      }
+    }
+    // State results go back to their argument's buffer.
+    llvm::StringMap<BlockArgument> stateArgs;
+    for (BlockArgument arg : body.getArguments())
+      if (auto s = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                     xf::XfDialect::kStateAttrName))
+        stateArgs[s.getValue()] = arg;
+    llvm::DenseMap<unsigned, unsigned> copyFrom; // result -> argument
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      DictionaryAttr attrs = func.getResultAttrDict(i);
+      if (auto s = func.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName)) {
+        BlockArgument arg = stateArgs.lookup(s.getValue());
+        if (!arg)
+          return ret.emitError() << "xf-lower-to-rt: " << exec::resultName(func, i)
+                                 << " has no argument with the same xf.state";
+        if (placeOf(v) != placeOf(arg))
+          copyFrom[i] = arg.getArgNumber();
+        continue;
+      }
+      if (auto r = func.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kReportAttrName)) {
+        if (failed(boundary(v, attrs, "report", r.str(), ret.getLoc())))
+          return failure();
+        continue;
+      }
+      return ret.emitError() << "xf-lower-to-rt: " << exec::resultName(func, i)
+                             << " is neither state nor a report; compiled steps are training "
+                                "steps (-xf-adamw)";
+    }
+    program["micro_batches"] = microBatches;
+    program["tensors"] = std::move(tensors);
+
+    // Arguments become views; the conversion sees tensors behind casts.
+    OpBuilder b(func.getContext());
+    b.setInsertionPointToStart(&body);
+    SmallVector<Value> argViews;
+    for (BlockArgument arg : body.getArguments()) {
+      auto place = *placeOf(arg);
+      Value view = rt_dialect::ViewOp::create(b, func.getLoc(), bufferType(arg.getType()),
+                                              place.first, place.second);
+      argViews.push_back(view);
+      auto cast = UnrealizedConversionCastOp::create(b, func.getLoc(), arg.getType(), view);
+      arg.replaceAllUsesWith(cast.getResult(0));
+    }
+    llvm::DenseMap<unsigned, Value> copies;
+    for (auto [res, arg] : copyFrom)
+      copies[res] = argViews[arg];
+    body.eraseArguments(0, body.getNumArguments());
+    func.setType(FunctionType::get(func.getContext(), {}, {}));
+    func.removeArgAttrsAttr();
+    func.removeResAttrsAttr();
+
+    TypeConverter converter;
+    converter.addConversion([](Type t) { return t; });
+    converter.addConversion([](RankedTensorType t) -> Type { return bufferType(t); });
+    ConversionTarget target(*func.getContext());
+    target.addLegalDialect<rt_dialect::RtDialect>();
+    target.addIllegalDialect<xf::XfDialect>();
+    target.addIllegalOp<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp,
+                        shard::AllSliceOp, shard::AllToAllOp>();
+    target.addDynamicallyLegalOp<func::ReturnOp>(
+        [](func::ReturnOp op) { return op.getNumOperands() == 0; });
+    target.addLegalOp<UnrealizedConversionCastOp, func::FuncOp>();
+    RewritePatternSet patterns(func.getContext());
+    patterns.add<OpToRt>(converter, func.getContext(), &mesh);
+    patterns.add<ReturnToRt>(converter, func.getContext(), copies);
+    if (failed(applyPartialConversion(func, target, std::move(patterns))))
+      return failure();
+    SmallVector<UnrealizedConversionCastOp> casts;
+    func.walk([&](UnrealizedConversionCastOp c) { casts.push_back(c); });
+    reconcileUnrealizedCasts(casts);
+    for (Operation &op : body)
+      if (isa<UnrealizedConversionCastOp>(op))
+        return op.emitError("xf-lower-to-rt: a tensor value is left unconverted");
+
+    for (StringRef attr : {sharding::kGridAttr.data(), kArenaBytesAttr.data(),
+                           kPlannedBytesAttr.data()})
+      func->removeAttr(attr);
+    func.setSymName("shardc_step");
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << json::Value(std::move(program));
+    module->setAttr("rt.program", b.getStringAttr(text));
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,240 @@
+//===- RtToLLVM.cpp - rt to calls of the runtime's C ABI ------------------===//
+//
+// The step is straight-line code, so the lowering is one walk: views become
+// byte offsets from their arena's base (fetched once at entry), kernels and
+// collectives calls with their index in the call table, and the table itself
+// (with the boundary, mesh and arenas -xf-lower-to-rt recorded) the constant
+// descriptor string the runtime parses at start-up.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/memory/MemoryPlan.h"
+
+#include "dialects/rt/RtDialect.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/JSON.h"
+
+#include <map>
+
+#define DEBUG_TYPE "rt-to-llvm"
+
+namespace shardc {
+#define GEN_PASS_DEF_RTTOLLVM
+#include "passes/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+namespace json = llvm::json;
+
+namespace {
+
+/// An attribute as JSON: numbers, booleans (unit attributes are true),
+/// strings, arrays; anything else as its printed form.
+json::Value attrJson(Attribute a) {
+  if (auto b = dyn_cast<BoolAttr>(a))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(a)) {
+    if (i.getType().isInteger(1))
+      return i.getValue().getBoolValue();
+    return i.getValue().getSExtValue();
+  }
+  if (auto f = dyn_cast<FloatAttr>(a))
+    return f.getValueAsDouble();
+  if (isa<UnitAttr>(a))
+    return true;
+  if (auto s = dyn_cast<StringAttr>(a))
+    return s.str();
+  if (auto arr = dyn_cast<DenseI16ArrayAttr>(a))
+    return json::Array(llvm::map_range(arr.asArrayRef(), [](int16_t x) { return json::Value(x); }));
+  if (auto arr = dyn_cast<DenseI32ArrayAttr>(a))
+    return json::Array(llvm::map_range(arr.asArrayRef(), [](int32_t x) { return json::Value(x); }));
+  if (auto arr = dyn_cast<DenseI64ArrayAttr>(a))
+    return json::Array(llvm::map_range(arr.asArrayRef(), [](int64_t x) { return json::Value(x); }));
+  if (auto arr = dyn_cast<ArrayAttr>(a))
+    return json::Array(llvm::map_range(arr, [](Attribute x) { return attrJson(x); }));
+  if (auto dict = dyn_cast<DictionaryAttr>(a)) {
+    json::Object o;
+    for (NamedAttribute n : dict)
+      o[n.getName().getValue()] = attrJson(n.getValue());
+    return o;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  a.print(os);
+  return text;
+}
+
+std::string dtypeName(Type t) {
+  if (t.isF32())
+    return "F32";
+  if (t.isF64())
+    return "F64";
+  if (t.isBF16())
+    return "BF16";
+  if (t.isF16())
+    return "F16";
+  return "I32";
+}
+
+json::Object bufferJson(Value v) {
+  auto t = cast<MemRefType>(v.getType());
+  return json::Object{{"dtype", dtypeName(t.getElementType())},
+                      {"shape", json::Array(t.getShape())}};
+}
+
+json::Array buffersJson(ValueRange values) {
+  json::Array a;
+  for (Value v : values)
+    a.push_back(bufferJson(v));
+  return a;
+}
+
+struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto step = module.lookupSymbol<func::FuncOp>("shardc_step");
+    auto programAttr = module->getAttrOfType<StringAttr>("rt.program");
+    if (!step || !programAttr) {
+      module.emitError("rt-to-llvm: no rt step (@shardc_step and the module's rt.program; run "
+                       "-xf-lower-to-rt first)");
+      return signalPassFailure();
+    }
+    llvm::Expected<json::Value> parsed = json::parse(programAttr.getValue());
+    if (!parsed || !parsed->getAsObject()) {
+      llvm::consumeError(parsed.takeError());
+      module.emitError("rt-to-llvm: the module's rt.program is not a JSON object");
+      return signalPassFailure();
+    }
+    json::Object program = std::move(*parsed->getAsObject());
+    std::vector<int64_t> arenaBytes;
+    if (json::Array *arenas = program.getArray("arenas"))
+      for (json::Value &a : *arenas)
+        arenaBytes.push_back(a.getAsObject()->getInteger("bytes").value_or(0));
+
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b(ctx);
+    Location loc = step.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i32 = b.getI32Type(), i64 = b.getI64Type(), i8 = b.getI8Type();
+    auto voidTy = LLVM::LLVMVoidType::get(ctx);
+
+    b.setInsertionPointToEnd(module.getBody());
+    auto declare = [&](StringRef name, Type result, ArrayRef<Type> args) {
+      return LLVM::LLVMFuncOp::create(b, loc, name, LLVM::LLVMFunctionType::get(result, args));
+    };
+    auto arenaFn = declare("shardc_rt_arena", ptr, {ptr, i32});
+    auto kernelFn = declare("shardc_rt_kernel", voidTy, {ptr, i32, ptr});
+    auto collectiveFn = declare("shardc_rt_collective", voidTy, {ptr, i32, i32, ptr, ptr});
+    auto copyFn = declare("shardc_rt_copy", voidTy, {ptr, ptr, ptr, i64});
+    auto fn = declare("shardc_step", voidTy, {ptr});
+    Block *entry = fn.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    Value ctxArg = entry->getArgument(0);
+    auto constI32 = [&](int64_t v) {
+      return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v)).getResult();
+    };
+    auto constI64 = [&](int64_t v) {
+      return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v)).getResult();
+    };
+
+    // One buffer-pointer array, big enough for the widest kernel.
+    int64_t widest = 1;
+    step.walk([&](rt_dialect::KernelOp k) {
+      widest = std::max<int64_t>(widest, k.getIns().size() + k.getOuts().size());
+    });
+    Value bufferArray = LLVM::AllocaOp::create(b, loc, ptr, ptr, constI64(widest), 8);
+    std::vector<Value> bases(arenaBytes.size());
+    for (size_t a = 0; a < arenaBytes.size(); ++a)
+      bases[a] = LLVM::CallOp::create(b, loc, arenaFn, ValueRange{ctxArg, constI32(a)}).getResult();
+
+    IRMapping map;
+    json::Array calls, comms;
+    std::map<std::vector<int16_t>, int64_t> commIndex;
+    bool failedWalk = false;
+    for (Operation &op : step.getBody().front()) {
+      if (auto view = dyn_cast<rt_dialect::ViewOp>(op)) {
+        int32_t a = view.getArena();
+        int64_t end = view.getOffset() + memory::byteSize(view.getType());
+        if (a >= static_cast<int32_t>(bases.size()) || end > arenaBytes[a]) {
+          view.emitError() << "rt-to-llvm: the view ends at byte " << end
+                           << ", outside arena " << a;
+          failedWalk = true;
+          break;
+        }
+        Value p = LLVM::GEPOp::create(b, loc, ptr, i8, bases[a],
+                                      ArrayRef<LLVM::GEPArg>{view.getOffset()});
+        map.map(view.getResult(), p);
+      } else if (auto kernel = dyn_cast<rt_dialect::KernelOp>(op)) {
+        json::Object call{{"op", kernel.getCallee().str()},
+                          {"operands", buffersJson(kernel.getIns())},
+                          {"results", buffersJson(kernel.getOuts())},
+                          {"attrs", attrJson(kernel.getAttrs())}};
+        if (auto axes = kernel.getOperandAxes())
+          call["operand_axes"] = attrJson(*axes);
+        if (auto axes = kernel.getResultAxes())
+          call["result_axes"] = attrJson(*axes);
+        int64_t slot = 0;
+        for (Value v : llvm::concat<Value>(kernel.getIns(), kernel.getOuts())) {
+          Value addr = LLVM::GEPOp::create(b, loc, ptr, ptr, bufferArray,
+                                           ArrayRef<LLVM::GEPArg>{slot++});
+          LLVM::StoreOp::create(b, loc, map.lookup(v), addr);
+        }
+        LLVM::CallOp::create(b, loc, kernelFn,
+                             ValueRange{ctxArg, constI32(calls.size()), bufferArray});
+        calls.push_back(std::move(call));
+      } else if (auto coll = dyn_cast<rt_dialect::CollectiveOp>(op)) {
+        std::vector<int16_t> axes(coll.getAxes().begin(), coll.getAxes().end());
+        auto [it, inserted] = commIndex.emplace(axes, comms.size());
+        if (inserted)
+          comms.push_back(json::Object{{"axes", attrJson(coll.getAxesAttr())}});
+        json::Object call{{"op", coll.getKind().str()},
+                          {"operands", buffersJson(coll.getInput())},
+                          {"results", buffersJson(coll.getOutput())},
+                          {"attrs", attrJson(coll.getAttrs())},
+                          {"comm", it->second}};
+        LLVM::CallOp::create(b, loc, collectiveFn,
+                             ValueRange{ctxArg, constI32(calls.size()), constI32(it->second),
+                                        map.lookup(coll.getInput()), map.lookup(coll.getOutput())});
+        calls.push_back(std::move(call));
+      } else if (auto copy = dyn_cast<rt_dialect::CopyOp>(op)) {
+        LLVM::CallOp::create(b, loc, copyFn,
+                             ValueRange{ctxArg, map.lookup(copy.getTarget()),
+                                        map.lookup(copy.getSource()),
+                                        constI64(memory::byteSize(copy.getSource().getType()))});
+      } else if (isa<func::ReturnOp>(op)) {
+        LLVM::ReturnOp::create(b, loc, ValueRange{});
+      } else {
+        op.emitError() << "rt-to-llvm: '" << op.getName() << "' is not an rt op";
+        failedWalk = true;
+        break;
+      }
+    }
+    if (failedWalk) {
+      fn.erase();
+      return signalPassFailure();
+    }
+    program["calls"] = std::move(calls);
+    program["comms"] = std::move(comms);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << json::Value(std::move(program));
+    text.push_back('\0');
+
+    b.setInsertionPointToStart(module.getBody());
+    auto arrayTy = LLVM::LLVMArrayType::get(i8, text.size());
+    LLVM::GlobalOp::create(b, loc, arrayTy, /*isConstant=*/true, LLVM::Linkage::External,
+                           "shardc_program_json", b.getStringAttr(text));
+    step.erase();
+    for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))
+      if (isa<shard::GridOp>(op) || (isa<func::FuncOp>(op)))
+        op.erase();
+    module->removeAttr("rt.program");
+  }
+};
+
+} // namespace

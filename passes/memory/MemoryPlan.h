@@ -1,0 +1,42 @@
+//===- MemoryPlan.h - the arenas of a planned step --------------*- C++ -*-===//
+//
+// What -xf-plan-memory writes and -xf-lower-to-rt reads: the per-rank arenas
+// and the attributes giving each value its place in one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_PASSES_MEMORY_MEMORYPLAN_H
+#define SHARDC_PASSES_MEMORY_MEMORYPLAN_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace shardc::memory {
+
+/// The arenas, in index order. Parameters, gradients and optimizer state are
+/// each one contiguous buffer (what MiCS and ZeRO want to gather, reduce and
+/// update in bulk); the workspace is shared by liveness.
+enum Arena : int { Params = 0, Grads = 1, Optimizer = 2, Inputs = 3, Workspace = 4, NumArenas = 5 };
+inline constexpr llvm::StringLiteral kArenaNames[NumArenas] = {"params", "grads", "optimizer",
+                                                               "inputs", "workspace"};
+
+/// On func arguments: array<i64: arena, offset>.
+inline constexpr llvm::StringLiteral kBufferAttr = "rt.buffer";
+/// On ops: one array<i64: arena, offset> per result.
+inline constexpr llvm::StringLiteral kBuffersAttr = "rt.buffers";
+/// On the function: array<i64: bytes per arena>, and their sum.
+inline constexpr llvm::StringLiteral kArenaBytesAttr = "rt.arena_bytes";
+inline constexpr llvm::StringLiteral kPlannedBytesAttr = "rt.planned_bytes";
+
+/// Every buffer starts on a cache line.
+inline constexpr int64_t kAlignment = 64;
+
+/// Bytes of a statically shaped tensor or memref (sub-byte types round up).
+inline int64_t byteSize(mlir::ShapedType type) {
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+inline int64_t alignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+} // namespace shardc::memory
+
+#endif // SHARDC_PASSES_MEMORY_MEMORYPLAN_H

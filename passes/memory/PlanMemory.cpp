@@ -1,0 +1,231 @@
+//===- PlanMemory.cpp - static per-rank arenas ----------------------------===//
+//
+// Liveness over the straight-line step: every value is live from its defining
+// op to its last user (returned values to the end). Workspace values are
+// placed first-fit in a free list that is given back at each value's last
+// use, so the workspace high-water mark is the planned activation peak.
+// State, gradients and inputs get their own contiguous arenas.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/memory/MemoryPlan.h"
+
+#include "dialects/xf/XfOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/Debug.h"
+
+#include <map>
+
+#define DEBUG_TYPE "xf-plan-memory"
+
+namespace shardc {
+#define GEN_PASS_DEF_XFPLANMEMORY
+#include "passes/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::memory;
+
+namespace {
+
+/// First-fit allocation in a free list that grows at the top.
+class FreeList {
+public:
+  int64_t allocate(int64_t bytes) {
+    bytes = alignUp(std::max<int64_t>(bytes, 1));
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < bytes)
+        continue;
+      int64_t offset = it->first, size = it->second;
+      free_.erase(it);
+      if (size > bytes)
+        free_[offset + bytes] = size - bytes;
+      return offset;
+    }
+    // Grow: reuse a free block that ends at the top.
+    int64_t offset = top_;
+    if (!free_.empty()) {
+      auto last = std::prev(free_.end());
+      if (last->first + last->second == top_) {
+        offset = last->first;
+        free_.erase(last);
+      }
+    }
+    top_ = offset + bytes;
+    return offset;
+  }
+
+  void release(int64_t offset, int64_t bytes) {
+    bytes = alignUp(std::max<int64_t>(bytes, 1));
+    auto [it, inserted] = free_.emplace(offset, bytes);
+    (void)inserted;
+    if (auto next = std::next(it); next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+
+  int64_t top() const { return top_; }
+
+private:
+  std::map<int64_t, int64_t> free_; ///< offset -> size
+  int64_t top_ = 0;
+};
+
+/// Which arena a step argument lives in.
+Arena argumentArena(func::FuncOp func, unsigned i) {
+  if (auto state = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
+    return state.getValue().starts_with("param:") ? Params : Optimizer;
+  if (func.getArgAttr(i, xf::XfDialect::kParamAttrName))
+    return Params;
+  return Inputs;
+}
+
+struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
+  using XfPlanMemoryBase::XfPlanMemoryBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func) {
+      module.emitError() << "xf-plan-memory: no function @" << function;
+      return signalPassFailure();
+    }
+    if (failed(plan(func)))
+      signalPassFailure();
+  }
+
+  LogicalResult plan(func::FuncOp func) {
+    if (func.isExternal() || !func.getBody().hasOneBlock())
+      return func.emitError("xf-plan-memory: the step must be one block of straight-line code");
+    Block &body = func.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+    auto staticType = [](Value v) -> ShapedType {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      return t && t.hasStaticShape() ? t : ShapedType();
+    };
+
+    // Liveness: the index of each value's last user; returned values live to
+    // the end.
+    llvm::DenseMap<Operation *, int64_t> index;
+    int64_t n = 0;
+    for (Operation &op : body)
+      index[&op] = n++;
+    llvm::DenseMap<Value, int64_t> lastUse;
+    for (Operation &op : body)
+      for (Value v : op.getOperands())
+        lastUse[v] = std::max(lastUse.lookup(v), index[&op]);
+    for (Value v : ret.getOperands())
+      lastUse[v] = n;
+
+    // The gradients the optimizer reads, and the state results by name.
+    llvm::DenseSet<Value> gradients;
+    func.walk([&](xf::AdamWOp op) { gradients.insert(op->getOperand(1)); });
+    llvm::StringMap<BlockArgument> stateArgs;
+    for (BlockArgument arg : body.getArguments())
+      if (auto s = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                     xf::XfDialect::kStateAttrName))
+        stateArgs[s.getValue()] = arg;
+    llvm::DenseMap<Value, BlockArgument> stateResultOf;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      if (auto s = func.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
+        if (BlockArgument arg = stateArgs.lookup(s.getValue()); arg && !stateResultOf.count(v))
+          stateResultOf[v] = arg;
+
+    Builder b(func.getContext());
+    int64_t top[NumArenas] = {0, 0, 0, 0, 0};
+    auto bump = [&](Arena a, int64_t bytes) {
+      int64_t offset = top[a];
+      top[a] += alignUp(std::max<int64_t>(bytes, 1));
+      return offset;
+    };
+    llvm::DenseMap<Value, std::pair<Arena, int64_t>> place;
+
+    for (BlockArgument arg : body.getArguments()) {
+      ShapedType t = staticType(arg);
+      if (!t)
+        return func.emitError() << "xf-plan-memory: argument #" << arg.getArgNumber()
+                                << " has type " << arg.getType()
+                                << "; memory planning needs statically shaped tensors";
+      Arena a = argumentArena(func, arg.getArgNumber());
+      place[arg] = {a, bump(a, byteSize(t))};
+      func.setArgAttr(arg.getArgNumber(), kBufferAttr,
+                      b.getDenseI64ArrayAttr({a, place[arg].second}));
+    }
+
+    FreeList workspace;
+    for (Operation &op : body) {
+      if (&op == ret.getOperation())
+        break;
+      int64_t t = index[&op];
+      SmallVector<Attribute> buffers;
+      for (Value r : op.getResults()) {
+        ShapedType type = staticType(r);
+        if (!type)
+          return op.emitError() << "xf-plan-memory: result type " << r.getType()
+                                << " is not a statically shaped tensor";
+        int64_t bytes = byteSize(type);
+        std::pair<Arena, int64_t> p;
+        BlockArgument arg = stateResultOf.lookup(r);
+        bool inPlace = false;
+        if (arg && byteSize(cast<ShapedType>(arg.getType())) == bytes) {
+          // The argument's buffer is free once nothing reads the old value
+          // after this op; AdamW may read it here (it updates in place).
+          int64_t argLast = lastUse.lookup(arg);
+          inPlace = argLast < t || (argLast == t && isa<xf::AdamWOp>(op));
+        }
+        if (inPlace)
+          p = place[arg];
+        else if (gradients.contains(r))
+          p = {Grads, bump(Grads, bytes)};
+        else
+          p = {Workspace, workspace.allocate(bytes)};
+        place[r] = p;
+        buffers.push_back(b.getDenseI64ArrayAttr({p.first, p.second}));
+      }
+      op.setAttr(kBuffersAttr, b.getArrayAttr(buffers));
+      // Give back the workspace of values that die here (after the results
+      // were placed: a result never overlaps an operand).
+      llvm::SmallDenseSet<Value, 8> dying;
+      for (Value v : op.getOperands())
+        if (lastUse.lookup(v) == t)
+          dying.insert(v);
+      for (Value r : op.getResults())
+        if (r.use_empty())
+          dying.insert(r);
+      for (Value v : dying) {
+        auto it = place.find(v);
+        if (it != place.end() && it->second.first == Workspace)
+          workspace.release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
+      }
+    }
+    top[Workspace] = workspace.top();
+
+    SmallVector<int64_t> arenaBytes(std::begin(top), std::end(top));
+    int64_t total = 0;
+    for (int64_t bytes : arenaBytes)
+      total += bytes;
+    func->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
+    func->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
+    LLVM_DEBUG({
+      llvm::dbgs() << "planned bytes per rank:";
+      for (int a = 0; a < NumArenas; ++a)
+        llvm::dbgs() << " " << kArenaNames[a] << "=" << arenaBytes[a];
+      llvm::dbgs() << " total=" << total << "\n";
+    });
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,56 @@
+/*===- shardc_rt.h - the C ABI between compiled steps and the runtime -----===*
+ *
+ * A compiled step (`shardc compile`) is an object file that defines
+ *   - `shardc_program_json`: the program descriptor (runtime/program/Program.h
+ *     documents its schema): mesh, arenas, the step's boundary tensors, the
+ *     kernel and collective call table, the communicators;
+ *   - `shardc_step(ctx)`: one training step, a straight-line sequence of
+ *     calls into the runtime on views of the planned arenas.
+ * It is linked with libshardc_runtime, whose `main` (runtime/main) parses the
+ * descriptor, creates the communicators (MPI), allocates one buffer per
+ * arena, initializes or loads the state and calls `shardc_step` once per
+ * training step.
+ *
+ * Buffers are plain pointers: arena base + planned byte offset. A call's
+ * static description (op, dtypes, shapes, attributes) lives in the
+ * descriptor's call table under its index, so the generated code passes only
+ * the index and the buffer pointers.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef SHARDC_RUNTIME_ABI_SHARDC_RT_H
+#define SHARDC_RUNTIME_ABI_SHARDC_RT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The runtime's per-rank state (arenas, communicators, step counters). */
+typedef struct shardc_rt_ctx shardc_rt_ctx;
+
+/* Defined by the compiled step. */
+extern const char shardc_program_json[];
+void shardc_step(shardc_rt_ctx *ctx);
+
+/* Provided by the runtime. */
+
+/** Base address of arena `arena` (index into the descriptor's "arenas"). */
+void *shardc_rt_arena(shardc_rt_ctx *ctx, int32_t arena);
+
+/** Runs kernel call `call` of the descriptor's call table; `buffers` holds
+ *  the operands' then the results' addresses, in op order. */
+void shardc_rt_kernel(shardc_rt_ctx *ctx, int32_t call, void **buffers);
+
+/** Runs collective call `call` (a call-table entry whose op is shard.*) on
+ *  communicator `comm` (index into the descriptor's "comms"). */
+void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in, void *out);
+
+/** Copies `bytes` bytes (state results written back to their arguments). */
+void shardc_rt_copy(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHARDC_RUNTIME_ABI_SHARDC_RT_H */

@@ -1,0 +1,282 @@
+//===- Program.cpp - the compiled step's descriptor -----------------------===//
+
+#include "runtime/program/Program.h"
+
+#include <algorithm>
+
+using nlohmann::json;
+
+namespace shardc::rt {
+
+//===----------------------------------------------------------------------===//
+// MeshDesc
+//===----------------------------------------------------------------------===//
+
+int64_t MeshDesc::numRanks() const {
+  int64_t n = 1;
+  for (int64_t s : sizes)
+    n *= s;
+  return n;
+}
+
+int64_t MeshDesc::size(const Axes &axes) const {
+  int64_t n = 1;
+  for (int a : axes)
+    n *= sizes.at(a);
+  return n;
+}
+
+std::vector<int64_t> MeshDesc::coords(int64_t rank) const {
+  std::vector<int64_t> c(sizes.size());
+  for (int i = static_cast<int>(sizes.size()) - 1; i >= 0; --i) {
+    c[i] = rank % sizes[i];
+    rank /= sizes[i];
+  }
+  return c;
+}
+
+int64_t MeshDesc::linearRank(const std::vector<int64_t> &c) const {
+  int64_t r = 0;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    r = r * sizes[i] + c[i];
+  return r;
+}
+
+int64_t MeshDesc::shardIndex(const Axes &axes, const std::vector<int64_t> &c) const {
+  int64_t idx = 0;
+  for (int a : axes)
+    idx = idx * sizes.at(a) + c.at(a);
+  return idx;
+}
+
+std::vector<int64_t> MeshDesc::group(const Axes &axes, int64_t rank) const {
+  std::vector<int64_t> base = coords(rank);
+  int64_t n = size(axes);
+  std::vector<int64_t> members(n);
+  for (int64_t k = 0; k < n; ++k) {
+    std::vector<int64_t> c = base;
+    int64_t rest = k;
+    for (int i = static_cast<int>(axes.size()) - 1; i >= 0; --i) {
+      c[axes[i]] = rest % sizes[axes[i]];
+      rest /= sizes[axes[i]];
+    }
+    members[k] = linearRank(c);
+  }
+  return members;
+}
+
+std::string MeshDesc::str() const {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i ? "," : "") + names[i] + "=" + std::to_string(sizes[i]);
+  return s.empty() ? "(one rank)" : s;
+}
+
+std::vector<int64_t> BoundaryTensor::blockOffsets(const MeshDesc &mesh, int64_t rank) const {
+  std::vector<int64_t> c = mesh.coords(rank), off(local.shape.size(), 0);
+  for (size_t d = 0; d < off.size() && d < sharding.size(); ++d)
+    off[d] = mesh.shardIndex(sharding[d], c) * local.shape[d];
+  return off;
+}
+
+const BoundaryTensor *Program::find(const std::string &kind, const std::string &name,
+                                    int microBatch) const {
+  for (const BoundaryTensor &t : tensors)
+    if (t.kind == kind && t.name == name && t.microBatch == microBatch)
+      return &t;
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Parsing
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+[[noreturn]] void bad(const std::string &what) {
+  throw Error("the program descriptor is malformed: " + what);
+}
+
+template <class T> T get(const json &j, const char *key, const std::string &where) {
+  auto it = j.find(key);
+  if (it == j.end())
+    bad(where + " has no \"" + key + "\"");
+  try {
+    return it->get<T>();
+  } catch (const json::exception &) {
+    bad(where + ": \"" + key + "\" has the wrong type");
+  }
+}
+
+TensorType tensorType(const json &j, const std::string &where) {
+  TensorType t;
+  t.dtype = dtype_from_name(get<std::string>(j, "dtype", where));
+  t.shape = get<std::vector<int64_t>>(j, "shape", where);
+  for (int64_t d : t.shape)
+    if (d < 0)
+      bad(where + " has a negative dim");
+  return t;
+}
+
+std::vector<std::vector<Axes>> axesList(const json &j, const char *key, const std::string &where) {
+  if (!j.contains(key))
+    return {};
+  return get<std::vector<std::vector<Axes>>>(j, key, where);
+}
+
+json tensorTypeJson(const TensorType &t) {
+  return {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}};
+}
+
+} // namespace
+
+Program parseProgram(const std::string &text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception &e) {
+    bad(std::string("not JSON (") + e.what() + ")");
+  }
+  Program p;
+  p.version = get<int>(j, "version", "the descriptor");
+  if (p.version != 1)
+    bad("version " + std::to_string(p.version) + " (this runtime reads version 1)");
+  p.source = j.value("source", "");
+  p.strategy = j.value("strategy", "");
+  p.precision = j.value("precision", "fp32");
+  p.microBatches = j.value("micro_batches", int64_t{1});
+  const json &mesh = j.at("mesh");
+  p.mesh.names = get<std::vector<std::string>>(mesh, "names", "mesh");
+  p.mesh.sizes = get<std::vector<int64_t>>(mesh, "sizes", "mesh");
+  if (p.mesh.names.size() != p.mesh.sizes.size())
+    bad("mesh names and sizes differ in length");
+  for (int64_t s : p.mesh.sizes)
+    if (s < 1)
+      bad("a mesh axis has size < 1");
+  auto checkAxes = [&](const Axes &axes, const std::string &where) {
+    for (int a : axes)
+      if (a < 0 || a >= static_cast<int>(p.mesh.sizes.size()))
+        bad(where + " names mesh axis " + std::to_string(a) + ", outside " + p.mesh.str());
+  };
+  for (const json &a : j.at("arenas")) {
+    ArenaDesc d{get<std::string>(a, "name", "an arena"), get<int64_t>(a, "bytes", "an arena")};
+    if (d.bytes < 0)
+      bad("arena '" + d.name + "' has negative size");
+    p.arenas.push_back(d);
+  }
+  p.plannedPeakBytes = j.value("planned_peak_bytes", int64_t{0});
+  if (j.contains("train"))
+    p.train = j.at("train");
+  for (const json &c : j.at("comms")) {
+    CommDesc d{get<Axes>(c, "axes", "a communicator")};
+    checkAxes(d.axes, "a communicator");
+    p.comms.push_back(d);
+  }
+  for (const json &t : j.at("tensors")) {
+    BoundaryTensor b;
+    b.kind = get<std::string>(t, "kind", "a tensor");
+    b.name = get<std::string>(t, "name", "a tensor");
+    std::string where = b.kind + " '" + b.name + "'";
+    b.microBatch = t.value("micro_batch", 0);
+    b.local = tensorType(t, where);
+    b.globalShape = get<std::vector<int64_t>>(t, "global_shape", where);
+    b.sharding = get<std::vector<Axes>>(t, "sharding", where);
+    b.arena = get<int>(t, "arena", where);
+    b.offset = get<int64_t>(t, "offset", where);
+    if (b.globalShape.size() != b.local.shape.size() || b.sharding.size() != b.local.shape.size())
+      bad(where + ": shape, global_shape and sharding differ in rank");
+    for (size_t d = 0; d < b.sharding.size(); ++d) {
+      checkAxes(b.sharding[d], where);
+      if (b.local.shape[d] * p.mesh.size(b.sharding[d]) != b.globalShape[d])
+        bad(where + ": dim " + std::to_string(d) + " is not its global size split by its axes");
+    }
+    if (b.arena < 0 || b.arena >= static_cast<int>(p.arenas.size()) || b.offset < 0 ||
+        b.offset + b.local.bytes() > p.arenas[b.arena].bytes)
+      bad(where + " lies outside its arena");
+    if (t.contains("param")) {
+      const json &q = t.at("param");
+      b.param = ParamInit{get<std::string>(q, "name", where), q.value("role", "weight"),
+                          q.value("init", "normal"), q.value("std", 0.0)};
+    }
+    p.tensors.push_back(std::move(b));
+  }
+  for (const json &c : j.at("calls")) {
+    Call call;
+    call.op = get<std::string>(c, "op", "a call");
+    std::string where = "call " + std::to_string(p.calls.size()) + " (" + call.op + ")";
+    for (const json &t : c.at("operands"))
+      call.operands.push_back(tensorType(t, where));
+    for (const json &t : c.at("results"))
+      call.results.push_back(tensorType(t, where));
+    if (c.contains("attrs"))
+      call.attrs = c.at("attrs");
+    call.operandAxes = axesList(c, "operand_axes", where);
+    call.resultAxes = axesList(c, "result_axes", where);
+    for (const auto &list : {call.operandAxes, call.resultAxes})
+      for (const auto &dims : list)
+        for (const Axes &axes : dims)
+          checkAxes(axes, where);
+    call.comm = c.value("comm", -1);
+    if (call.comm >= static_cast<int>(p.comms.size()))
+      bad(where + " names communicator " + std::to_string(call.comm));
+    p.calls.push_back(std::move(call));
+  }
+  return p;
+}
+
+json programToJson(const Program &p, bool withCalls) {
+  json j = {{"version", p.version},
+            {"source", p.source},
+            {"strategy", p.strategy},
+            {"precision", p.precision},
+            {"micro_batches", p.microBatches},
+            {"mesh", {{"names", p.mesh.names}, {"sizes", p.mesh.sizes}}},
+            {"planned_peak_bytes", p.plannedPeakBytes},
+            {"train", p.train}};
+  j["arenas"] = json::array();
+  for (const ArenaDesc &a : p.arenas)
+    j["arenas"].push_back({{"name", a.name}, {"bytes", a.bytes}});
+  j["comms"] = json::array();
+  for (const CommDesc &c : p.comms)
+    j["comms"].push_back({{"axes", c.axes}});
+  j["tensors"] = json::array();
+  for (const BoundaryTensor &b : p.tensors) {
+    json t = tensorTypeJson(b.local);
+    t["kind"] = b.kind;
+    t["name"] = b.name;
+    if (b.kind == "input")
+      t["micro_batch"] = b.microBatch;
+    t["global_shape"] = b.globalShape;
+    t["sharding"] = b.sharding;
+    t["arena"] = b.arena;
+    t["offset"] = b.offset;
+    if (b.param)
+      t["param"] = {{"name", b.param->name},
+                    {"role", b.param->role},
+                    {"init", b.param->init},
+                    {"std", b.param->std}};
+    j["tensors"].push_back(t);
+  }
+  if (withCalls) {
+    j["calls"] = json::array();
+    for (const Call &c : p.calls) {
+      json e = {{"op", c.op}, {"attrs", c.attrs}};
+      e["operands"] = json::array();
+      for (const TensorType &t : c.operands)
+        e["operands"].push_back(tensorTypeJson(t));
+      e["results"] = json::array();
+      for (const TensorType &t : c.results)
+        e["results"].push_back(tensorTypeJson(t));
+      if (!c.operandAxes.empty() || !c.resultAxes.empty()) {
+        e["operand_axes"] = c.operandAxes;
+        e["result_axes"] = c.resultAxes;
+      }
+      if (c.comm >= 0)
+        e["comm"] = c.comm;
+      j["calls"].push_back(e);
+    }
+  }
+  return j;
+}
+
+} // namespace shardc::rt

@@ -1,0 +1,20 @@
+// RUN: shardc-opt %s | shardc-opt | FileCheck %s
+// RUN: shardc-opt %s -mlir-print-op-generic | shardc-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @shardc_step
+func.func @shardc_step() {
+  // CHECK: %[[X:.*]] = rt.view arena 4 offset 0 : memref<2x8xf32>
+  %x = rt.view arena 4 offset 0 : memref<2x8xf32>
+  // CHECK: %[[G:.*]] = rt.view arena 0 offset 64 : memref<8xf32>
+  %g = rt.view arena 0 offset 64 : memref<8xf32>
+  %y = rt.view arena 4 offset 64 : memref<2x8xf32>
+  // CHECK: rt.kernel "xf.layernorm" ins(%[[X]], %[[G]], %[[G]] : memref<2x8xf32>, memref<8xf32>, memref<8xf32>) outs(%{{.*}} : memref<2x8xf32>) {attrs = {epsilon = 1.000000e-05 : f64}}
+  rt.kernel "xf.layernorm" ins(%x, %g, %g : memref<2x8xf32>, memref<8xf32>, memref<8xf32>) outs(%y : memref<2x8xf32>) {attrs = {epsilon = 1.0e-05 : f64}}
+  // CHECK: rt.kernel "xf.iota" outs(%{{.*}} : memref<2x8xf32>) {attrs = {dim = 1 : i64}, result_axes = {{\[\[}}array<i16: 0>, array<i16>]]}
+  rt.kernel "xf.iota" outs(%y : memref<2x8xf32>) {attrs = {dim = 1 : i64}, result_axes = [[array<i16: 0>, array<i16>]]}
+  // CHECK: rt.collective "shard.all_reduce" axes [0, 1] ins(%{{.*}} : memref<2x8xf32>) outs(%{{.*}} : memref<2x8xf32>) {attrs = {reduction = "sum"}}
+  rt.collective "shard.all_reduce" axes [0, 1] ins(%x : memref<2x8xf32>) outs(%y : memref<2x8xf32>) {attrs = {reduction = "sum"}}
+  // CHECK: rt.copy %{{.*}} to %{{.*}} : memref<2x8xf32>
+  rt.copy %x to %y : memref<2x8xf32>
+  return
+}

@@ -1,0 +1,44 @@
+// RUN: shardc-opt %s -split-input-file -verify-diagnostics
+
+func.func @f() {
+  // expected-error @below {{offset must be non-negative, got -64}}
+  %x = rt.view arena 0 offset -64 : memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{a kernel writes at least one buffer}}
+  rt.kernel "xf.gelu" ins(%x : memref<8xf32>) {attrs = {}}
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{operand_axes: every entry lists the axes of each dim of its buffer}}
+  rt.kernel "xf.gelu" ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {}, operand_axes = [[]], result_axes = [[array<i16>]]}
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{unknown collective 'shard.broadcast'}}
+  rt.collective "shard.broadcast" axes [0] ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {}}
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{a collective needs at least one mesh axis}}
+  rt.collective "shard.all_reduce" axes [] ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {}}
+  return
+}
+
