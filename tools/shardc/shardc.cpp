@@ -600,6 +600,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
       throw rt::Error("cannot write '" + args.str("log-json") + "': " + ec.message());
   }
   bool tty = isatty(STDOUT_FILENO);
+  const auto &o = setup.adamw;
   std::cout << llvm::formatv("training {0} steps: {1} micro-batch(es) x {2} tokens, {3}, "
                              "lr {4:e} -> {5:e} (warm-up {6}, decay to step {7})\n",
                              steps, k, batchTokens, setup.precision, o.lr, o.minLr, o.warmup,

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""End-to-end checks of compiled training steps (`shardc compile` + mpirun).
+
+  equivalence  the executable's per-step losses for N steps equal `shardc train`
+               with every rank simulated (same mesh and strategy) and the
+               unsharded run, to a relative tolerance (fp32: 1e-5)
+  resume       stop at step 10, resume: steps 11-20 bit-identical to the
+               uninterrupted run; resume the checkpoint with a binary compiled
+               for another mesh: same losses to 1e-5
+  faults       a killed rank ends the job (non-zero, names the rank, < 60 s);
+               a truncated checkpoint, a token file shorter than one batch and
+               the wrong number of ranks each give an error and a non-zero exit
+               and leave the checkpoint directory untouched
+Every failure prints what differs and exits 1.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_btl": "self,vader",
+    "OMP_NUM_THREADS": "1",
+}
+# The optimizer settings shared by every run (the main job's recipe).
+TRAIN = ["--lr", "2e-3", "--min-lr", "2e-4", "--warmup", "5", "--decay-steps", "20",
+         "--weight-decay", "0.1"]
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(cmd, expect_ok=True, timeout=600, env_extra=None):
+    env = dict(os.environ)
+    env.update(MPI_ENV)
+    if env_extra:
+        env.update(env_extra)
+    start = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    secs = time.time() - start
+    if expect_ok and p.returncode != 0:
+        fail("command failed (%d): %s\n%s%s" % (p.returncode, " ".join(cmd), p.stdout[-3000:],
+                                                p.stderr[-3000:]))
+    return p, secs
+
+
+def losses(path):
+    with open(path) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return {int(r["step"]): float(r["loss"]) for r in rows}
+
+
+def compile_step(a, mesh, strategy, out):
+    cmd = [a.shardc, "compile", a.model, "-o", out] + TRAIN
+    if mesh:
+        cmd += ["--mesh", mesh, "--hardware", "cpu-mpi"]
+    if strategy:
+        cmd += ["--strategy", strategy]
+    run(cmd)
+    return out
+
+
+def mpirun(a, np, exe, args, **kw):
+    return run([a.mpirun, "-np", str(np), exe] + args, **kw)
+
+
+def compare(name, got, want, rtol, steps):
+    worst = 0.0
+    for s in steps:
+        if s not in got or s not in want:
+            fail("%s: step %d missing (have %s / %s)" % (name, s, sorted(got), sorted(want)))
+        rel = abs(got[s] - want[s]) / max(abs(want[s]), 1e-30)
+        worst = max(worst, rel)
+        if rel > rtol:
+            fail("%s: step %d loss %.9g vs %.9g (relative %.3g > %.1g)" %
+                 (name, s, got[s], want[s], rel, rtol))
+    print("%s: %d steps, worst relative difference %.3g (<= %.1g)" % (name, len(steps), worst, rtol))
+
+
+def simulated(a, mesh, strategy, log):
+    cmd = [a.shardc, "train", a.model, "--data", a.data, "--steps", str(a.steps),
+           "--seed", "1234", "--log-json", log] + TRAIN
+    if mesh:
+        cmd += ["--mesh", mesh, "--hardware", "cpu-mpi"]
+        if strategy:
+            cmd += ["--strategy", strategy]
+    run(cmd)
+    return losses(log)
+
+
+def equivalence(a):
+    w = a.workdir
+    ref = simulated(a, "", "", os.path.join(w, "unsharded.jsonl"))
+    exe = compile_step(a, a.mesh, a.strategy, os.path.join(w, "step"))
+    log = os.path.join(w, "compiled.jsonl")
+    _, secs = mpirun(a, a.ranks, exe, ["--data", a.data, "--steps", str(a.steps), "--seed", "1234",
+                                       "--log-file", log])
+    got = losses(log)
+    steps = list(range(1, a.steps + 1))
+    if a.mesh:
+        sim = simulated(a, a.mesh, a.strategy, os.path.join(w, "simulated.jsonl"))
+        compare("compiled vs simulated (%s %s)" % (a.mesh, a.strategy), got, sim, a.rtol, steps)
+    compare("compiled vs unsharded", got, ref, a.rtol, steps)
+    if not got[a.steps] < got[1]:
+        fail("the loss did not fall: %g -> %g" % (got[1], got[a.steps]))
+    # A negative control: a different seed must not pass.
+    if a.negative:
+        log2 = os.path.join(w, "other-seed.jsonl")
+        mpirun(a, a.ranks, exe, ["--data", a.data, "--steps", "2", "--seed", "99", "--log-file", log2])
+        other = losses(log2)
+        if abs(other[1] - ref[1]) / abs(ref[1]) <= a.rtol:
+            fail("negative control: another seed gave the same first loss")
+        print("negative control: another seed differs (%.6g vs %.6g)" % (other[1], ref[1]))
+    print("compiled run: %d ranks, %.1f s for %d steps" % (a.ranks, secs, a.steps))
+
+
+def tree_digest(path):
+    h = hashlib.sha256()
+    for root, dirs, files in sorted(os.walk(path)):
+        dirs.sort()
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            h.update(p.encode())
+            with open(p, "rb") as fh:
+                h.update(fh.read())
+    return h.hexdigest()
+
+
+def resume(a):
+    w = a.workdir
+    exe = compile_step(a, "dp=2", "dp", os.path.join(w, "step-dp2"))
+    full = os.path.join(w, "full.jsonl")
+    mpirun(a, 2, exe, ["--data", a.data, "--steps", "20", "--log-file", full])
+    want = losses(full)
+    ckpt = os.path.join(w, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    mpirun(a, 2, exe, ["--data", a.data, "--steps", "10", "--checkpoint-dir", ckpt,
+                       "--checkpoint-every", "10", "--log-file", os.path.join(w, "first.jsonl")])
+    second = os.path.join(w, "second.jsonl")
+    mpirun(a, 2, exe, ["--data", a.data, "--steps", "20", "--checkpoint-dir", ckpt, "--resume",
+                       "--log-file", second])
+    got = losses(second)
+    for s in range(11, 21):
+        if got.get(s) != want[s]:
+            fail("resume (same mesh): step %d loss %r, uninterrupted %r (must be bit-identical)" %
+                 (s, got.get(s), want[s]))
+    print("resume on the same mesh: steps 11-20 bit-identical")
+    # The same checkpoint into a binary compiled for tp=2.
+    shutil.rmtree(ckpt, ignore_errors=True)
+    mpirun(a, 2, exe, ["--data", a.data, "--steps", "10", "--checkpoint-dir", ckpt,
+                       "--checkpoint-every", "10"])
+    exe_tp = compile_step(a, "tp=2", "tp", os.path.join(w, "step-tp2"))
+    other = os.path.join(w, "resharded.jsonl")
+    mpirun(a, 2, exe_tp, ["--data", a.data, "--steps", "20", "--checkpoint-dir", ckpt, "--resume",
+                          "--log-file", other])
+    compare("resume dp=2 checkpoint on tp=2", losses(other), want, 1e-5, list(range(11, 21)))
+    # And into one rank, unsharded.
+    exe_one = compile_step(a, "", "", os.path.join(w, "step-one"))
+    one = os.path.join(w, "one.jsonl")
+    mpirun(a, 1, exe_one, ["--data", a.data, "--steps", "20", "--checkpoint-dir", ckpt, "--resume",
+                           "--log-file", one])
+    compare("resume dp=2 checkpoint on one rank", losses(one), want, 1e-5, list(range(11, 21)))
+
+
+def expect_error(name, p, secs, words):
+    out = p.stdout + p.stderr
+    if p.returncode == 0:
+        fail("%s: exited 0\n%s" % (name, out[-2000:]))
+    for word in words:
+        if word not in out:
+            fail("%s: the message does not mention '%s':\n%s" % (name, word, out[-2000:]))
+    print("%s: exit %d in %.1f s: %s" % (name, p.returncode, secs,
+                                         next((l for l in out.splitlines() if "error" in l),
+                                              out.strip().splitlines()[-1] if out.strip() else "")))
+
+
+def faults(a):
+    w = a.workdir
+    exe = compile_step(a, "dp=2", "dp", os.path.join(w, "step-dp2"))
+    # A rank killed before step 3.
+    p, secs = mpirun(a, 2, exe, ["--data", a.data, "--steps", "20"], expect_ok=False, timeout=60,
+                     env_extra={"SHARDC_FAULT_KILL": "1:3"})
+    expect_error("rank 1 killed", p, secs, ["rank 1"])
+    # A checkpoint, then damage it.
+    ckpt = os.path.join(w, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    mpirun(a, 2, exe, ["--data", a.data, "--steps", "2", "--checkpoint-dir", ckpt,
+                       "--checkpoint-every", "2"])
+    files = [os.path.join(r, f) for r, _, fs in os.walk(ckpt) for f in fs
+             if f.endswith(".safetensors")]
+    if not files:
+        fail("no checkpoint files written under " + ckpt)
+    victim = sorted(files)[-1]
+    with open(victim, "r+b") as f:
+        f.truncate(os.path.getsize(victim) // 2)
+    before = tree_digest(ckpt)
+    p, secs = mpirun(a, 2, exe, ["--data", a.data, "--steps", "4", "--checkpoint-dir", ckpt,
+                                 "--checkpoint-every", "1", "--resume"], expect_ok=False, timeout=60)
+    expect_error("truncated checkpoint", p, secs, [os.path.basename(victim)])
+    if tree_digest(ckpt) != before:
+        fail("truncated checkpoint: the checkpoint directory was modified")
+    # A checkpoint of another model.
+    # A token file shorter than one batch (4 x 32 tokens).
+    short = os.path.join(w, "short.txt")
+    with open(short, "w") as f:
+        f.write("Too short for a batch.\n")
+    short_bin = os.path.join(w, "short.bin")
+    run([a.shardc, "tokenize", short, "-o", short_bin])
+    p, secs = mpirun(a, 2, exe, ["--data", short_bin, "--steps", "1"], expect_ok=False, timeout=60)
+    expect_error("token file shorter than a batch", p, secs, ["short.bin"])
+    # The wrong number of ranks.
+    p, secs = mpirun(a, 3, exe, ["--data", a.data, "--steps", "1"], expect_ok=False, timeout=60)
+    expect_error("3 ranks for a 2-rank mesh", p, secs, ["2", "3"])
+    # Bad command-line values.
+    p, secs = mpirun(a, 2, exe, ["--data", a.data, "--steps", "ten"], expect_ok=False, timeout=60)
+    expect_error("--steps ten", p, secs, ["--steps"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("check", choices=["equivalence", "resume", "faults"])
+    ap.add_argument("--shardc", required=True)
+    ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--mesh", default="")
+    ap.add_argument("--strategy", default="")
+    ap.add_argument("--ranks", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--rtol", type=float, default=1e-5)
+    ap.add_argument("--negative", action="store_true")
+    a = ap.parse_args()
+    os.makedirs(a.workdir, exist_ok=True)
+    {"equivalence": equivalence, "resume": resume, "faults": faults}[a.check](a)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
