@@ -158,16 +158,35 @@ def resume(a):
     shutil.rmtree(ckpt, ignore_errors=True)
     mpirun(a, 2, exe, ["--data", a.data, "--steps", "10", "--checkpoint-dir", ckpt,
                        "--checkpoint-every", "10"])
+    # Each resumed run saves again at its end: each gets its own copy.
+    ckpt_tp, ckpt_one = ckpt + "-tp", ckpt + "-one"
+    for d in (ckpt_tp, ckpt_one):
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(ckpt, d)
     exe_tp = compile_step(a, "tp=2", "tp", os.path.join(w, "step-tp2"))
     other = os.path.join(w, "resharded.jsonl")
-    mpirun(a, 2, exe_tp, ["--data", a.data, "--steps", "20", "--checkpoint-dir", ckpt, "--resume",
-                          "--log-file", other])
+    mpirun(a, 2, exe_tp, ["--data", a.data, "--steps", "20", "--checkpoint-dir", ckpt_tp,
+                          "--resume", "--log-file", other])
     compare("resume dp=2 checkpoint on tp=2", losses(other), want, 1e-5, list(range(11, 21)))
     # And into one rank, unsharded.
     exe_one = compile_step(a, "", "", os.path.join(w, "step-one"))
     one = os.path.join(w, "one.jsonl")
-    mpirun(a, 1, exe_one, ["--data", a.data, "--steps", "20", "--checkpoint-dir", ckpt, "--resume",
-                           "--log-file", one])
+    mpirun(a, 1, exe_one, ["--data", a.data, "--steps", "20", "--checkpoint-dir", ckpt_one,
+                           "--resume", "--log-file", one])
+    # Export: one safetensors file with GPT-2's names.
+    exported = os.path.join(w, "exported.safetensors")
+    run([a.shardc, "export", ckpt_one, "-o", exported])
+    with open(exported, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+    for name in ("transformer.h.0.attn.c_attn.weight", "transformer.wte.weight"):
+        if name not in header:
+            fail("export: no tensor %s in %s" % (name, sorted(header)[:8]))
+    if header["transformer.h.0.attn.c_attn.weight"]["shape"] != [64, 192]:
+        fail("export: c_attn.weight has shape %s" % header["transformer.h.0.attn.c_attn.weight"]["shape"])
+    if any("q_proj" in k for k in header):
+        fail("export: q_proj left unfused")
+    print("export: %d tensors with GPT-2 names (c_attn fused)" % (len(header) - ("__metadata__" in header)))
     compare("resume dp=2 checkpoint on one rank", losses(one), want, 1e-5, list(range(11, 21)))
 
 
@@ -208,7 +227,6 @@ def faults(a):
     expect_error("truncated checkpoint", p, secs, [os.path.basename(victim)])
     if tree_digest(ckpt) != before:
         fail("truncated checkpoint: the checkpoint directory was modified")
-    # A checkpoint of another model.
     # A token file shorter than one batch (4 x 32 tokens).
     short = os.path.join(w, "short.txt")
     with open(short, "w") as f:

@@ -24,6 +24,7 @@
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfDialect.h"
 #include "models/ModelGen.h"
+#include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/data/Gpt2Tokenizer.h"
 #include "runtime/data/TokenFile.h"
 
@@ -770,6 +771,24 @@ int cmdCompile(const std::vector<std::string> &argv) {
   return 0;
 }
 
+int cmdExport(const std::vector<std::string> &argv) {
+  Args args("export", "<checkpoint-dir> -o <model.safetensors>",
+            "Consolidates a checkpoint of a compiled step (one safetensors file per rank plus a\n"
+            "manifest, any mesh) into one safetensors file of the full parameters with GPT-2's\n"
+            "tensor names (q/k/v projections fused into attn.c_attn). Takes the checkpoint\n"
+            "directory (its latest step) or one step directory.");
+  args.option("o", "file", "the safetensors file to write");
+  if (!args.parse(argv))
+    return 0;
+  if (args.positional().size() != 1)
+    throw UsageError{"expected one checkpoint directory"};
+  if (!args.has("o"))
+    throw UsageError{"missing required option '-o'"};
+  ckpt::consolidateCheckpoint(args.positional()[0], args.str("o"));
+  std::cout << "exported " << args.positional()[0] << " -> " << args.str("o") << "\n";
+  return 0;
+}
+
 std::string defaultVocabDir() {
   if (const char *env = std::getenv("SHARDC_GPT2_VOCAB_DIR"))
     return env;
@@ -881,6 +900,7 @@ const char *kUsage =
     "  train     synthesize the training step and train on the CPU (--mesh: sharded)\n"
     "  explain   shard the training step and report shardings, collectives, memory\n"
     "  compile   shard, plan memory and lower the training step to an MPI executable\n"
+    "  export    consolidate a compiled step's checkpoint into one safetensors file\n"
     "  tokenize  GPT-2 BPE: text files -> llm.c token file\n\n"
     "`shardc <command> --help` describes each. Pass pipelines: shardc-opt.\n";
 
@@ -906,6 +926,8 @@ int main(int argc, char **argv) {
       return cmdExplain(rest);
     if (cmd == "compile")
       return cmdCompile(rest);
+    if (cmd == "export")
+      return cmdExport(rest);
     std::cerr << "shardc: error: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const UsageError &e) {

@@ -1,0 +1,55 @@
+//===- Comm.cpp - communicators of one rank -------------------------------===//
+
+#include "runtime/comm/Comm.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace shardc::rt {
+
+Communicators::~Communicators() = default;
+
+std::string axesString(const Axes &axes) {
+  std::string s = "[";
+  for (size_t i = 0; i < axes.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(axes[i]);
+  return s + "]";
+}
+
+namespace {
+
+/// Every group is this rank alone: the operations are copies.
+class SingleRankCommunicators final : public Communicators {
+public:
+  explicit SingleRankCommunicators(const MeshDesc &mesh) : Communicators(mesh, 0) {}
+
+  void allgather(const Axes &, const void *in, void *out, int64_t bytes) override {
+    std::memmove(out, in, static_cast<size_t>(bytes));
+  }
+  void alltoall(const Axes &, const void *in, void *out, int64_t bytes) override {
+    std::memmove(out, in, static_cast<size_t>(bytes));
+  }
+  void broadcast(const Axes &, void *, int64_t, int64_t root) override {
+    if (root != 0)
+      throw Error("broadcast from member " + std::to_string(root) + " of a group of one rank");
+  }
+  void barrier() override {}
+  [[noreturn]] void abort(const std::string &message) override {
+    std::fprintf(stderr, "error: %s\n", message.c_str());
+    std::fflush(stderr);
+    std::exit(1);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Communicators> makeSingleRankCommunicators(const MeshDesc &mesh) {
+  if (mesh.numRanks() != 1)
+    throw Error("the binary was compiled for a mesh of " + std::to_string(mesh.numRanks()) +
+                " ranks (" + mesh.str() + ") but runs as a single process; launch it with " +
+                "mpiexec -n " + std::to_string(mesh.numRanks()));
+  return std::make_unique<SingleRankCommunicators>(mesh);
+}
+
+} // namespace shardc::rt

@@ -1,0 +1,85 @@
+//===- Comm.h - the runtime's communicators ---------------------*- C++ -*-===//
+//
+// The group operations a compiled step needs, on the groups of a device mesh
+// (runtime/program/Program.h): the group on mesh axes `axes` is the ranks
+// sharing this rank's coordinates off `axes`, ordered by their shard index
+// along them (MeshDesc::group). Every operation is collective over its group:
+// each member calls it with the same axes and byte count, in the same order.
+//
+// The interface moves bytes only; reductions are done by the caller in group
+// order (KernelRunner), so that every member, and the reference executor's
+// MeshSimulation, get bit-identical sums whatever the transport.
+//
+// Implementations: one rank without MPI (makeSingleRankCommunicators, in
+// shardc_runtime) and MPI (makeMpiCommunicators, in shardc_comm_mpi, the only
+// target that links MPI).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_RUNTIME_COMM_COMM_H
+#define SHARDC_RUNTIME_COMM_COMM_H
+
+#include "runtime/program/Program.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardc::rt {
+
+/// One communicator per mesh-axes group this rank belongs to.
+class Communicators {
+public:
+  explicit Communicators(MeshDesc mesh, int64_t rank) : mesh_(std::move(mesh)), rank_(rank) {}
+  virtual ~Communicators();
+
+  /// This rank's number (row-major over the mesh coordinates).
+  int64_t rank() const { return rank_; }
+  int64_t numRanks() const { return mesh_.numRanks(); }
+  const MeshDesc &mesh() const { return mesh_; }
+  /// Members of the group on `axes` (1 for none).
+  int64_t groupSize(const Axes &axes) const { return mesh_.size(axes); }
+  /// This rank's position in its group on `axes`.
+  int64_t groupIndex(const Axes &axes) const {
+    return mesh_.shardIndex(axes, mesh_.coords(rank_));
+  }
+
+  /// out = every member's `bytes` bytes of `in`, concatenated in group order
+  /// (groupSize(axes) * bytes). `in` may not overlap `out`.
+  virtual void allgather(const Axes &axes, const void *in, void *out, int64_t bytes) = 0;
+  /// `in` holds one block of `bytes` bytes per member, in group order; block j
+  /// goes to member j, and out's block j is what member j sent to this rank.
+  virtual void alltoall(const Axes &axes, const void *in, void *out, int64_t bytes) = 0;
+  /// Member `root`'s `bytes` bytes at `data` replace every member's.
+  virtual void broadcast(const Axes &axes, void *data, int64_t bytes, int64_t root) = 0;
+  /// Waits for every rank of the mesh.
+  virtual void barrier() = 0;
+  /// Prints `message` (prefixed with the rank) and ends every rank of the
+  /// job with a non-zero status: what a rank does after an Error that its
+  /// peers, waiting in a collective, cannot see.
+  [[noreturn]] virtual void abort(const std::string &message) = 0;
+
+protected:
+  MeshDesc mesh_;
+  int64_t rank_;
+};
+
+/// A mesh of one rank: every group is this rank alone. Throws Error if
+/// `mesh` has more than one rank.
+std::unique_ptr<Communicators> makeSingleRankCommunicators(const MeshDesc &mesh);
+
+/// MPI communicators (shardc_comm_mpi): one per distinct set in `axesSets`,
+/// created up front with MPI_Comm_split in the order given, which must be the
+/// same on every rank (KernelRunner::axesSetsNeeded). Initializes MPI if it
+/// is not yet (and then finalizes it when destroyed). Throws Error if the
+/// world size is not the mesh size or an MPI call fails. Groups of one rank
+/// and the whole mesh need no entry in `axesSets`.
+std::unique_ptr<Communicators> makeMpiCommunicators(const MeshDesc &mesh,
+                                                    const std::vector<Axes> &axesSets);
+
+/// "[0, 1]" (for messages).
+std::string axesString(const Axes &axes);
+
+} // namespace shardc::rt
+
+#endif // SHARDC_RUNTIME_COMM_COMM_H

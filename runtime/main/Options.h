@@ -1,0 +1,48 @@
+//===- Options.h - command line of a compiled step --------------*- C++ -*-===//
+//
+// The flags of the executable that `shardc compile` links (runtime/main):
+// `--name value` or `--name=value`; a bad value, an unknown flag or a missing
+// value is a UsageError naming the flag (exit status 2).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_RUNTIME_MAIN_OPTIONS_H
+#define SHARDC_RUNTIME_MAIN_OPTIONS_H
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace shardc::rt {
+
+/// A bad command line; what() names the flag.
+struct UsageError : std::runtime_error {
+  explicit UsageError(const std::string &msg) : std::runtime_error(msg) {}
+};
+
+struct StepOptions {
+  std::string data;               ///< --data: llm.c token file
+  int64_t steps = 0;              ///< --steps: the run ends after step `steps`
+  std::optional<int64_t> position; ///< --position: first token (default 0)
+  std::optional<uint64_t> seed;   ///< --seed (default 1234, or the checkpoint's)
+  std::string checkpointDir;      ///< --checkpoint-dir
+  int64_t checkpointEvery = 0;    ///< --checkpoint-every (0: only at the end)
+  bool resume = false;            ///< --resume
+  std::string logFile;            ///< --log-file (JSONL)
+  bool describe = false;          ///< --describe
+  bool help = false;              ///< --help
+};
+
+/// The default --seed, as `shardc train`'s.
+constexpr uint64_t kDefaultSeed = 1234;
+
+/// Parses the arguments after argv[0]. Throws UsageError.
+StepOptions parseStepOptions(const std::vector<std::string> &args);
+
+/// The --help text.
+std::string stepUsage(const std::string &argv0);
+
+} // namespace shardc::rt
+
+#endif // SHARDC_RUNTIME_MAIN_OPTIONS_H

@@ -1,0 +1,1704 @@
+//===- KernelRunner.cpp - the calls of a compiled step --------------------===//
+//
+// Mirrors compiler/executor/Executor.cpp (execLocal, runFloatOp, runGradOp,
+// runScalarOp, runLayoutOp, runCrossEntropy) and MeshSimulation's
+// collectives on raw buffers; keep the two in step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/program/KernelRunner.h"
+
+#include "runtime/comm/Comm.h"
+#include "runtime/cpu/Kernels.h"
+#include "runtime/cpu/RowMath.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <type_traits>
+
+namespace shardc::rt {
+
+//===----------------------------------------------------------------------===//
+// Decoding
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum class OpKind {
+  Embedding, Iota, Matmul, Add, BiasAdd, LayerNorm, RmsNorm, Gelu, Swiglu, Softmax, Attention,
+  Rope, Dropout, Reshape, Transpose, Cast, Fill, Scale, CrossEntropy, LinearCrossEntropy,
+  CrossEntropyGrad, LinearCrossEntropyGrad, GeluGrad, SwigluGrad, SoftmaxGrad, LayerNormGrad,
+  RmsNormGrad, AttentionGrad, EmbeddingGrad, ReduceSum, SumSquares, ClipGradNorm, LrSchedule,
+  AdamW, CountStep, LossScaleUpdate, AllGather, AllReduce, ReduceScatter, AllSlice, AllToAll
+};
+
+/// Op name, kind, and the operand/result counts it accepts.
+struct OpInfo {
+  const char *name;
+  OpKind kind;
+  int minOperands, maxOperands, results;
+};
+
+constexpr OpInfo kOps[] = {
+    {"xf.embedding", OpKind::Embedding, 2, 2, 1},
+    {"xf.iota", OpKind::Iota, 0, 0, 1},
+    {"xf.matmul", OpKind::Matmul, 2, 2, 1},
+    {"xf.add", OpKind::Add, 2, 2, 1},
+    {"xf.bias_add", OpKind::BiasAdd, 2, 2, 1},
+    {"xf.layernorm", OpKind::LayerNorm, 3, 3, 1},
+    {"xf.rmsnorm", OpKind::RmsNorm, 2, 2, 1},
+    {"xf.gelu", OpKind::Gelu, 1, 1, 1},
+    {"xf.swiglu", OpKind::Swiglu, 2, 2, 1},
+    {"xf.softmax", OpKind::Softmax, 1, 1, 1},
+    {"xf.attention", OpKind::Attention, 3, 3, 1},
+    {"xf.rope", OpKind::Rope, 1, 1, 1},
+    {"xf.dropout", OpKind::Dropout, 1, 1, 1},
+    {"xf.reshape", OpKind::Reshape, 1, 1, 1},
+    {"xf.transpose", OpKind::Transpose, 1, 1, 1},
+    {"xf.cast", OpKind::Cast, 1, 1, 1},
+    {"xf.fill", OpKind::Fill, 0, 0, 1},
+    {"xf.scale", OpKind::Scale, 1, 1, 1},
+    {"xf.cross_entropy", OpKind::CrossEntropy, 2, 3, 1},
+    {"xf.linear_cross_entropy", OpKind::LinearCrossEntropy, 3, 4, 1},
+    {"xf.cross_entropy_grad", OpKind::CrossEntropyGrad, 3, 4, 1},
+    {"xf.linear_cross_entropy_grad", OpKind::LinearCrossEntropyGrad, 4, 5, 2},
+    {"xf.gelu_grad", OpKind::GeluGrad, 2, 2, 1},
+    {"xf.swiglu_grad", OpKind::SwigluGrad, 3, 3, 2},
+    {"xf.softmax_grad", OpKind::SoftmaxGrad, 2, 2, 1},
+    {"xf.layernorm_grad", OpKind::LayerNormGrad, 3, 3, 3},
+    {"xf.rmsnorm_grad", OpKind::RmsNormGrad, 3, 3, 2},
+    {"xf.attention_grad", OpKind::AttentionGrad, 5, 5, 3},
+    {"xf.embedding_grad", OpKind::EmbeddingGrad, 2, 2, 1},
+    {"xf.reduce_sum", OpKind::ReduceSum, 1, 1, 1},
+    {"xf.sum_squares", OpKind::SumSquares, 1, 1, 1},
+    {"xf.clip_grad_norm", OpKind::ClipGradNorm, 1, 2, 3},
+    {"xf.lr_schedule", OpKind::LrSchedule, 1, 1, 1},
+    {"xf.adamw", OpKind::AdamW, 7, 8, 3},
+    {"xf.count_step", OpKind::CountStep, 1, 2, 1},
+    {"xf.loss_scale_update", OpKind::LossScaleUpdate, 3, 3, 2},
+    {"shard.all_gather", OpKind::AllGather, 1, 1, 1},
+    {"shard.all_reduce", OpKind::AllReduce, 1, 1, 1},
+    {"shard.reduce_scatter", OpKind::ReduceScatter, 1, 1, 1},
+    {"shard.all_slice", OpKind::AllSlice, 1, 1, 1},
+    {"shard.all_to_all", OpKind::AllToAll, 1, 1, 1},
+};
+
+/// The most operands plus results of any op (xf.adamw: 8 + 3).
+constexpr size_t kMaxBuffers = 16;
+
+bool isCollectiveKind(OpKind k) {
+  return k == OpKind::AllGather || k == OpKind::AllReduce || k == OpKind::ReduceScatter ||
+         k == OpKind::AllSlice || k == OpKind::AllToAll;
+}
+
+bool isCrossEntropyKind(OpKind k) {
+  return k == OpKind::CrossEntropy || k == OpKind::LinearCrossEntropy ||
+         k == OpKind::CrossEntropyGrad || k == OpKind::LinearCrossEntropyGrad;
+}
+
+bool isFloat(DType t) { return t != DType::I32; }
+
+enum class Reduction { Sum, Max, Min };
+
+/// A parsed `lhs,rhs->out` equation, classified as dialects/xf/Einsum.cpp
+/// does (batch, free and contracted letters in the same orders).
+struct Equation {
+  std::string lhs, rhs, out, batch, lhsFree, rhsFree, contracted;
+};
+
+bool has(const std::string &s, char c) { return s.find(c) != std::string::npos; }
+
+Equation parseEquation(const std::string &eq) {
+  size_t arrow = eq.find("->"), comma = eq.find(',');
+  if (arrow == std::string::npos || comma == std::string::npos || comma > arrow ||
+      eq.find(',', comma + 1) < arrow)
+    throw Error("equation '" + eq + "' must have the form 'lhs,rhs->out'");
+  Equation e{eq.substr(0, comma), eq.substr(comma + 1, arrow - comma - 1), eq.substr(arrow + 2),
+             "", "", "", ""};
+  for (const std::string *part : {&e.lhs, &e.rhs, &e.out})
+    for (size_t i = 0; i < part->size(); ++i) {
+      char c = (*part)[i];
+      if (c < 'a' || c > 'z' || part->find(c, i + 1) != std::string::npos)
+        throw Error("equation '" + eq + "' must use distinct lower-case letters per operand");
+    }
+  for (char c : e.out) {
+    bool l = has(e.lhs, c), r = has(e.rhs, c);
+    if (!l && !r)
+      throw Error("result letter '" + std::string(1, c) + "' of '" + eq + "' is in no operand");
+    (l && r ? e.batch : l ? e.lhsFree : e.rhsFree) += c;
+  }
+  for (char c : e.lhs)
+    if (!has(e.out, c)) {
+      if (!has(e.rhs, c))
+        throw Error("letter '" + std::string(1, c) + "' of '" + eq + "' is summed in lhs only");
+      e.contracted += c;
+    }
+  for (char c : e.rhs)
+    if (!has(e.out, c) && !has(e.lhs, c))
+      throw Error("letter '" + std::string(1, c) + "' of '" + eq + "' is summed in rhs only");
+  return e;
+}
+
+/// Where this rank's block of one tensor dim lies in the global op.
+struct Block {
+  int64_t offset = 0, global = 0, local = 0;
+  Axes axes;
+};
+
+} // namespace
+
+struct KernelRunner::Decoded {
+  int index = 0;
+  std::string op;
+  OpKind kind = OpKind::Add;
+  std::vector<TensorType> operands, results;
+  bool f64 = false; ///< compute in double (else float)
+
+  // Attributes (those the op has).
+  double epsilon = 0, scale = 0, theta = 0, rate = 0, value = 0, factor = 0, beta1 = 0,
+         beta2 = 0, weightDecay = 0, maxNorm = 0, lr = 0, minLr = 0, minScale = 0;
+  int64_t key = 0, dim = 0, ignoreIndex = 0, warmup = 0, decaySteps = 0, window = 0;
+  bool causal = false, inverse = false, vocabMajor = false;
+  std::vector<int64_t> permutation, dims;
+
+  // xf.matmul: the equation, letter sizes and the GEMM layout.
+  Equation eq;
+  int64_t letter[26] = {};
+  bool transA = false, transB = false;
+  int64_t batch = 0, m = 0, n = 0, k = 0;
+
+  // Placement: the block of the dim whose values depend on global indices
+  // (embedding rows, iota dim, rope positions, the vocabulary of a loss).
+  Block block;
+  std::vector<int64_t> dropOffset, dropGlobal;
+  Axes tokenAxes;
+
+  // Collectives.
+  std::optional<Axes> gridAxes;
+  int64_t axis = 0, axis2 = 0;
+  Reduction reduction = Reduction::Sum;
+
+  std::string where() const { return "call " + std::to_string(index) + " (" + op + ")"; }
+};
+
+namespace {
+
+using Decoded = KernelRunner::Decoded;
+
+[[noreturn]] void fail(const Decoded &d, const std::string &what) {
+  throw Error(d.where() + ": " + what);
+}
+
+void need(const Decoded &d, bool cond, const std::string &what) {
+  if (!cond)
+    fail(d, what);
+}
+
+const nlohmann::json *attr(const Call &c, const char *name) {
+  auto it = c.attrs.find(name);
+  return it == c.attrs.end() || it->is_null() ? nullptr : &*it;
+}
+
+double attrF64(const Call &c, const Decoded &d, const char *name) {
+  const nlohmann::json *a = attr(c, name);
+  if (!a || !a->is_number())
+    fail(d, std::string("attribute '") + name + "' is missing or not a number");
+  return a->get<double>();
+}
+
+int64_t attrI64(const Call &c, const Decoded &d, const char *name,
+                std::optional<int64_t> fallback = std::nullopt) {
+  const nlohmann::json *a = attr(c, name);
+  if (!a && fallback)
+    return *fallback;
+  if (!a || !a->is_number_integer())
+    fail(d, std::string("attribute '") + name + "' is missing or not an integer");
+  return a->get<int64_t>();
+}
+
+/// A unit attribute: present (as true) or absent.
+bool attrUnit(const Call &c, const Decoded &d, const char *name) {
+  const nlohmann::json *a = attr(c, name);
+  if (!a)
+    return false;
+  if (!a->is_boolean())
+    fail(d, std::string("attribute '") + name + "' must be true or absent");
+  return a->get<bool>();
+}
+
+std::vector<int64_t> attrInts(const Call &c, const Decoded &d, const char *name) {
+  const nlohmann::json *a = attr(c, name);
+  if (!a || !a->is_array())
+    fail(d, std::string("attribute '") + name + "' is missing or not an array");
+  std::vector<int64_t> v;
+  for (const nlohmann::json &e : *a) {
+    if (!e.is_number_integer())
+      fail(d, std::string("attribute '") + name + "' must hold integers");
+    v.push_back(e.get<int64_t>());
+  }
+  return v;
+}
+
+int64_t lastDim(const TensorType &t) { return t.shape.empty() ? 1 : t.shape.back(); }
+int64_t rowsOf(const TensorType &t) {
+  int64_t cols = lastDim(t);
+  return cols ? t.numel() / cols : 0;
+}
+
+/// The block of dim `dim` of tensor `index` given per-tensor, per-dim axes
+/// (the whole dim without placement).
+Block place(const MeshDesc &mesh, const std::vector<int64_t> &coords,
+            const std::vector<std::vector<Axes>> &axes, size_t index, const TensorType &t,
+            size_t dim) {
+  Block b;
+  b.local = dim < t.shape.size() ? t.shape[dim] : 1;
+  b.global = b.local;
+  if (index >= axes.size() || dim >= axes[index].size() || axes[index][dim].empty())
+    return b;
+  b.axes = axes[index][dim];
+  b.offset = mesh.shardIndex(b.axes, coords) * b.local;
+  b.global = b.local * mesh.size(b.axes);
+  return b;
+}
+
+/// (operand, dim) of a cross-entropy op that holds the vocabulary.
+std::pair<size_t, size_t> vocabDimOf(const Decoded &d) {
+  auto last = [&](size_t i) {
+    return std::pair<size_t, size_t>(i, d.operands[i].shape.empty()
+                                            ? 0
+                                            : d.operands[i].shape.size() - 1);
+  };
+  switch (d.kind) {
+  case OpKind::CrossEntropy:
+    return last(0);
+  case OpKind::CrossEntropyGrad:
+    return last(1);
+  case OpKind::LinearCrossEntropy:
+    return {1, d.vocabMajor ? 0 : 1};
+  default: // LinearCrossEntropyGrad
+    return {2, d.vocabMajor ? 0 : 1};
+  }
+}
+
+/// Checks shapes and reads the attributes of a local (non-collective) op.
+void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
+                 const std::vector<int64_t> &coords) {
+  const auto &in = d.operands;
+  const auto &out = d.results;
+  auto floatOperand = [&](size_t i) {
+    need(d, isFloat(in[i].dtype), "operand #" + std::to_string(i) + " must be a float tensor");
+  };
+  auto idOperand = [&](size_t i) {
+    need(d, in[i].dtype == DType::I32, "operand #" + std::to_string(i) + " must be i32 ids");
+  };
+  auto floatResults = [&] {
+    for (size_t i = 0; i < out.size(); ++i)
+      need(d, isFloat(out[i].dtype), "result #" + std::to_string(i) + " must be a float tensor");
+  };
+  auto sameNumel = [&](size_t operand, size_t result) {
+    need(d, in[operand].numel() == out[result].numel(),
+         "operand #" + std::to_string(operand) + " " + shape_str(in[operand].shape) +
+             " and result #" + std::to_string(result) + " " + shape_str(out[result].shape) +
+             " differ in size");
+  };
+  auto scalar = [&](const TensorType &t, const char *what) {
+    need(d, t.numel() == 1, std::string(what) + " must hold one value, not " + shape_str(t.shape));
+  };
+  auto rank4 = [&](const TensorType &t, const char *what) {
+    need(d, t.shape.size() == 4, std::string(what) + " must be [B, S, H, D], not " +
+                                     shape_str(t.shape));
+  };
+
+  switch (d.kind) {
+  case OpKind::Embedding: {
+    floatOperand(0);
+    idOperand(1);
+    floatResults();
+    need(d, in[0].shape.size() == 2, "the table must be [vocab, hidden]");
+    need(d, out[0].numel() == in[1].numel() * in[0].shape[1],
+         "the result must hold one table row per id");
+    d.block = place(mesh, coords, c.operandAxes, 0, in[0], 0);
+    break;
+  }
+  case OpKind::Iota:
+    need(d, out[0].dtype == DType::I32, "the result must be i32");
+    d.dim = attrI64(c, d, "dim");
+    need(d, d.dim >= 0 && d.dim < static_cast<int64_t>(out[0].shape.size()),
+         "dim " + std::to_string(d.dim) + " is outside the result " + shape_str(out[0].shape));
+    d.block = place(mesh, coords, c.resultAxes, 0, out[0], d.dim);
+    break;
+  case OpKind::Matmul: {
+    floatOperand(0);
+    floatOperand(1);
+    floatResults();
+    const nlohmann::json *eqAttr = attr(c, "equation");
+    need(d, eqAttr && eqAttr->is_string(), "attribute 'equation' is missing or not a string");
+    try {
+      d.eq = parseEquation(eqAttr->get<std::string>());
+    } catch (const Error &e) {
+      fail(d, e.what());
+    }
+    const Equation &e = d.eq;
+    need(d, in[0].shape.size() == e.lhs.size() && in[1].shape.size() == e.rhs.size() &&
+                out[0].shape.size() == e.out.size(),
+         "operand ranks do not match equation '" + eqAttr->get<std::string>() + "'");
+    std::fill(std::begin(d.letter), std::end(d.letter), -1);
+    for (size_t i = 0; i < e.lhs.size(); ++i)
+      d.letter[e.lhs[i] - 'a'] = in[0].shape[i];
+    for (size_t i = 0; i < e.rhs.size(); ++i) {
+      int64_t &s = d.letter[e.rhs[i] - 'a'];
+      need(d, s < 0 || s == in[1].shape[i],
+           std::string("dimension '") + e.rhs[i] + "' differs between lhs and rhs");
+      s = in[1].shape[i];
+    }
+    for (size_t i = 0; i < e.out.size(); ++i)
+      need(d, d.letter[e.out[i] - 'a'] == out[0].shape[i],
+           "the result shape " + shape_str(out[0].shape) + " does not match the equation");
+    auto product = [&](const std::string &letters) {
+      int64_t p = 1;
+      for (char ch : letters)
+        p *= d.letter[ch - 'a'];
+      return p;
+    };
+    const std::string &B = e.batch, &M = e.lhsFree, &N = e.rhsFree, &K = e.contracted;
+    d.transA = e.lhs == B + K + M && e.lhs != B + M + K;
+    d.transB = e.rhs == B + N + K && e.rhs != B + K + N;
+    d.batch = product(B);
+    d.m = product(M);
+    d.n = product(N);
+    d.k = product(K);
+    break;
+  }
+  case OpKind::Add:
+  case OpKind::Swiglu:
+    floatOperand(0);
+    floatOperand(1);
+    floatResults();
+    sameNumel(0, 0);
+    sameNumel(1, 0);
+    break;
+  case OpKind::BiasAdd:
+    floatOperand(0);
+    floatOperand(1);
+    floatResults();
+    sameNumel(0, 0);
+    need(d, in[1].numel() == lastDim(in[0]), "the bias must have the last dim of x");
+    break;
+  case OpKind::Gelu:
+  case OpKind::Softmax:
+  case OpKind::Cast:
+    floatOperand(0);
+    floatResults();
+    sameNumel(0, 0);
+    break;
+  case OpKind::Scale:
+    floatOperand(0);
+    floatResults();
+    sameNumel(0, 0);
+    d.factor = attrF64(c, d, "factor");
+    break;
+  case OpKind::Fill:
+    floatResults();
+    d.value = attrF64(c, d, "value");
+    break;
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    for (size_t i = 0; i < in.size(); ++i) {
+      floatOperand(i);
+      if (i > 0)
+        need(d, in[i].numel() == lastDim(in[0]), "gamma and beta must have the last dim of x");
+    }
+    floatResults();
+    sameNumel(0, 0);
+    d.epsilon = attrF64(c, d, "epsilon");
+    break;
+  case OpKind::Attention:
+    for (size_t i = 0; i < 3; ++i)
+      floatOperand(i);
+    floatResults();
+    rank4(in[0], "q");
+    rank4(in[1], "k");
+    need(d, in[1].shape == in[2].shape, "k and v must have the same shape");
+    need(d, in[1].shape[0] == in[0].shape[0] && in[1].shape[1] == in[0].shape[1] &&
+                in[1].shape[3] == in[0].shape[3],
+         "q, k and v must agree in batch, sequence and head size");
+    sameNumel(0, 0);
+    d.causal = attrUnit(c, d, "causal");
+    d.scale = attrF64(c, d, "scale");
+    break;
+  case OpKind::Rope:
+    floatOperand(0);
+    floatResults();
+    rank4(in[0], "x");
+    sameNumel(0, 0);
+    d.theta = attrF64(c, d, "theta");
+    d.inverse = attrUnit(c, d, "inverse");
+    d.block = place(mesh, coords, c.resultAxes, 0, out[0], 1);
+    break;
+  case OpKind::Dropout:
+    floatOperand(0);
+    floatResults();
+    sameNumel(0, 0);
+    d.rate = attrF64(c, d, "rate");
+    d.key = attrI64(c, d, "key");
+    for (size_t dim = 0; dim < out[0].shape.size(); ++dim) {
+      Block b = place(mesh, coords, c.resultAxes, 0, out[0], dim);
+      d.dropOffset.push_back(b.offset);
+      d.dropGlobal.push_back(b.global);
+    }
+    break;
+  case OpKind::Reshape:
+    need(d, in[0].dtype == out[0].dtype && in[0].numel() == out[0].numel(),
+         "the result must have the operand's dtype and size");
+    break;
+  case OpKind::Transpose: {
+    need(d, in[0].dtype == out[0].dtype, "the result must have the operand's dtype");
+    d.permutation = attrInts(c, d, "permutation");
+    size_t rank = in[0].shape.size();
+    std::vector<bool> seen(rank, false);
+    need(d, d.permutation.size() == rank && out[0].shape.size() == rank,
+         "the permutation must name every dim once");
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t p = d.permutation[i];
+      need(d, p >= 0 && p < static_cast<int64_t>(rank) && !seen[p],
+           "the permutation must name every dim once");
+      seen[p] = true;
+      need(d, out[0].shape[i] == in[0].shape[p], "the result shape does not match the permutation");
+    }
+    break;
+  }
+  case OpKind::CrossEntropy:
+  case OpKind::LinearCrossEntropy:
+  case OpKind::CrossEntropyGrad:
+  case OpKind::LinearCrossEntropyGrad: {
+    bool grad = d.kind == OpKind::CrossEntropyGrad || d.kind == OpKind::LinearCrossEntropyGrad;
+    bool linear =
+        d.kind == OpKind::LinearCrossEntropy || d.kind == OpKind::LinearCrossEntropyGrad;
+    d.ignoreIndex = attrI64(c, d, "ignore_index");
+    if (linear)
+      d.vocabMajor = attrUnit(c, d, "vocab_major");
+    size_t i = 0;
+    if (grad) {
+      floatOperand(0);
+      scalar(in[0], "dloss");
+      ++i;
+    }
+    const TensorType &first = in[i];
+    int64_t rows = rowsOf(first);
+    floatOperand(i++);
+    if (linear) {
+      floatOperand(i);
+      need(d, in[i].shape.size() == 2, "the weight must be 2-d");
+      int64_t hidden = lastDim(first);
+      need(d, in[i].shape[d.vocabMajor ? 1 : 0] == hidden,
+           "the weight's hidden dim must be the last dim of x");
+      ++i;
+    }
+    idOperand(i);
+    need(d, in[i].numel() == rows, "there must be one target per row");
+    ++i;
+    if (in.size() > i) {
+      floatOperand(i);
+      need(d, in[i].numel() == rows, "there must be one mask value per row");
+    }
+    floatResults();
+    if (!grad)
+      scalar(out[0], "the loss");
+    else if (linear)
+      need(d, out[0].numel() == first.numel() && out[1].numel() == in[grad + 1].numel(),
+           "the gradients must have the shapes of x and the weight");
+    else
+      need(d, out[0].numel() == first.numel(), "dlogits must have the shape of the logits");
+    auto [operand, dim] = vocabDimOf(d);
+    d.block = place(mesh, coords, c.operandAxes, operand, in[operand], dim);
+    if (const nlohmann::json *t = attr(c, "token_axes")) {
+      try {
+        d.tokenAxes = t->get<Axes>();
+      } catch (const nlohmann::json::exception &) {
+        fail(d, "attribute 'token_axes' must be an array of mesh axes");
+      }
+      for (int a : d.tokenAxes)
+        need(d, a >= 0 && a < static_cast<int>(mesh.sizes.size()),
+             "token_axes names mesh axis " + std::to_string(a) + ", outside " + mesh.str());
+    }
+    break;
+  }
+  case OpKind::GeluGrad:
+  case OpKind::SoftmaxGrad:
+    floatOperand(0);
+    floatOperand(1);
+    floatResults();
+    sameNumel(0, 0);
+    sameNumel(1, 0);
+    break;
+  case OpKind::SwigluGrad:
+    for (size_t i = 0; i < 3; ++i) {
+      floatOperand(i);
+      sameNumel(i, 0);
+    }
+    floatResults();
+    sameNumel(0, 1);
+    break;
+  case OpKind::LayerNormGrad:
+  case OpKind::RmsNormGrad:
+    for (size_t i = 0; i < 3; ++i)
+      floatOperand(i);
+    floatResults();
+    sameNumel(0, 0);
+    sameNumel(1, 0);
+    need(d, in[2].numel() == lastDim(in[1]), "gamma must have the last dim of x");
+    for (size_t r = 1; r < out.size(); ++r)
+      need(d, out[r].numel() == lastDim(in[1]), "dgamma and dbeta must have the last dim of x");
+    d.epsilon = attrF64(c, d, "epsilon");
+    break;
+  case OpKind::AttentionGrad:
+    for (size_t i = 0; i < 5; ++i)
+      floatOperand(i);
+    floatResults();
+    rank4(in[1], "q");
+    rank4(in[2], "k");
+    need(d, in[0].numel() == in[1].numel() && in[4].numel() == in[1].numel() &&
+                in[3].shape == in[2].shape,
+         "dout and out must have the shape of q, v that of k");
+    need(d, in[2].shape[0] == in[1].shape[0] && in[2].shape[1] == in[1].shape[1] &&
+                in[2].shape[3] == in[1].shape[3],
+         "q, k and v must agree in batch, sequence and head size");
+    sameNumel(1, 0);
+    sameNumel(2, 1);
+    sameNumel(3, 2);
+    d.causal = attrUnit(c, d, "causal");
+    d.scale = attrF64(c, d, "scale");
+    break;
+  case OpKind::EmbeddingGrad:
+    floatOperand(0);
+    idOperand(1);
+    floatResults();
+    need(d, out[0].shape.size() == 2, "the result must be [vocab, hidden]");
+    need(d, in[0].numel() == in[1].numel() * out[0].shape[1],
+         "dy must hold one row of the table's width per id");
+    d.block = place(mesh, coords, c.resultAxes, 0, out[0], 0);
+    break;
+  case OpKind::ReduceSum: {
+    floatOperand(0);
+    floatResults();
+    d.dims = attrInts(c, d, "dims");
+    int64_t kept = 1;
+    for (size_t i = 0; i < in[0].shape.size(); ++i)
+      if (std::find(d.dims.begin(), d.dims.end(), static_cast<int64_t>(i)) == d.dims.end())
+        kept *= in[0].shape[i];
+    need(d, kept == out[0].numel(), "the result does not have the kept dims' size");
+    break;
+  }
+  case OpKind::SumSquares:
+    floatOperand(0);
+    need(d, out[0].dtype == DType::F32 && out[0].numel() == 1, "the result must be an f32 scalar");
+    break;
+  case OpKind::ClipGradNorm:
+    for (const TensorType &t : in)
+      scalar(t, "every operand");
+    for (const TensorType &t : out)
+      need(d, t.dtype == DType::F32 && t.numel() == 1, "every result must be an f32 scalar");
+    d.maxNorm = attrF64(c, d, "max_norm");
+    break;
+  case OpKind::LrSchedule:
+    scalar(in[0], "the step");
+    need(d, out[0].dtype == DType::F32 && out[0].numel() == 1, "the result must be an f32 scalar");
+    d.lr = attrF64(c, d, "lr");
+    d.minLr = attrF64(c, d, "min_lr");
+    d.warmup = attrI64(c, d, "warmup");
+    d.decaySteps = attrI64(c, d, "decay_steps");
+    break;
+  case OpKind::AdamW:
+    for (size_t i = 0; i < 4; ++i) {
+      floatOperand(i);
+      sameNumel(i, 0);
+    }
+    for (size_t i = 4; i < in.size(); ++i)
+      scalar(in[i], "lr, grad_scale, step and skip");
+    floatResults();
+    sameNumel(0, 1);
+    sameNumel(0, 2);
+    d.beta1 = attrF64(c, d, "beta1");
+    d.beta2 = attrF64(c, d, "beta2");
+    d.epsilon = attrF64(c, d, "epsilon");
+    d.weightDecay = attrF64(c, d, "weight_decay");
+    break;
+  case OpKind::CountStep:
+    for (const TensorType &t : in)
+      scalar(t, "every operand");
+    need(d, out[0].dtype == DType::I32 && out[0].numel() == 1, "the result must be an i32 scalar");
+    break;
+  case OpKind::LossScaleUpdate:
+    for (const TensorType &t : in)
+      scalar(t, "every operand");
+    need(d, out[0].dtype == DType::F32 && out[0].numel() == 1 && out[1].dtype == DType::I32 &&
+                out[1].numel() == 1,
+         "the results must be an f32 and an i32 scalar");
+    d.window = attrI64(c, d, "window");
+    d.factor = attrF64(c, d, "factor");
+    d.minScale = attrF64(c, d, "min_scale");
+    break;
+  default:
+    fail(d, "not a local op");
+  }
+}
+
+void decodeCollective(const Call &c, Decoded &d) {
+  const TensorType &in = d.operands[0], &out = d.results[0];
+  need(d, in.dtype == out.dtype, "the result must have the operand's dtype");
+  if (const nlohmann::json *a = attr(c, "grid_axes")) {
+    try {
+      d.gridAxes = a->get<Axes>();
+    } catch (const nlohmann::json::exception &) {
+      fail(d, "attribute 'grid_axes' must be an array of mesh axes");
+    }
+  }
+  auto axisAttr = [&](const char *name) {
+    int64_t v = attrI64(c, d, name);
+    need(d, v >= 0 && v < static_cast<int64_t>(in.shape.size()),
+         std::string(name) + " " + std::to_string(v) + " is outside the operand " +
+             shape_str(in.shape));
+    return v;
+  };
+  auto reduction = [&] {
+    const nlohmann::json *r = attr(c, "reduction");
+    std::string kind = r && r->is_string() ? r->get<std::string>() : "sum";
+    if (kind == "sum")
+      return Reduction::Sum;
+    if (kind == "max")
+      return Reduction::Max;
+    if (kind == "min")
+      return Reduction::Min;
+    fail(d, "reduction '" + kind + "' is not supported (sum, max and min are)");
+  };
+  switch (d.kind) {
+  case OpKind::AllGather:
+    d.axis = axisAttr("gather_axis");
+    break;
+  case OpKind::AllReduce:
+    d.reduction = reduction();
+    need(d, in.shape == out.shape, "the result must have the operand's shape");
+    break;
+  case OpKind::ReduceScatter:
+    d.axis = axisAttr("scatter_axis");
+    d.reduction = reduction();
+    break;
+  case OpKind::AllSlice:
+    d.axis = axisAttr("slice_axis");
+    break;
+  default: // AllToAll
+    d.axis = axisAttr("split_axis");
+    d.axis2 = axisAttr("concat_axis");
+    break;
+  }
+}
+
+/// Whether operand `operand` of `kind` may share its buffer with result
+/// `result`: the kernel reads each element before writing the same element
+/// of that result and nothing else after (Kernels.h lists the aliasing each
+/// kernel allows; the bf16/f16 paths convert operands before any write).
+bool inPlaceOk(OpKind kind, size_t operand, size_t result) {
+  switch (kind) {
+  case OpKind::Add:
+  case OpKind::Swiglu:
+  case OpKind::GeluGrad:
+    return operand <= 1 && result == 0;
+  case OpKind::SwigluGrad:
+    return true; // pointwise: all three inputs are read before either output
+  case OpKind::BiasAdd:
+  case OpKind::Gelu:
+  case OpKind::Softmax:
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+  case OpKind::Rope:
+  case OpKind::Dropout:
+  case OpKind::Scale:
+  case OpKind::Cast:
+  case OpKind::Reshape:
+  case OpKind::SoftmaxGrad:
+    return operand == 0 && result == 0;
+  case OpKind::AdamW:
+    return (operand == 0 && result == 0) || (operand == 2 && result == 1) ||
+           (operand == 3 && result == 2);
+  default:
+    return false;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Storage and compute types
+//===----------------------------------------------------------------------===//
+
+template <class C> constexpr DType computeDType() {
+  return std::is_same_v<C, double> ? DType::F64 : DType::F32;
+}
+
+/// Converts n float elements of storage type `dtype` into C.
+template <class C> void toCompute(const void *p, DType dtype, int64_t n, C *out) {
+  switch (dtype) {
+  case DType::F32:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<C>(static_cast<const float *>(p)[i]);
+    break;
+  case DType::F64:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<C>(static_cast<const double *>(p)[i]);
+    break;
+  case DType::BF16:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<C>(cpu::bf16_to_f32(static_cast<const uint16_t *>(p)[i]));
+    break;
+  case DType::F16:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<C>(cpu::f16_to_f32(static_cast<const uint16_t *>(p)[i]));
+    break;
+  case DType::I32:
+    throw Error("integer tensor used where a float tensor is expected");
+  }
+}
+
+/// Stores n compute-type values into storage of `dtype`, rounding.
+template <class C> void fromCompute(const C *in, int64_t n, DType dtype, void *p) {
+  switch (dtype) {
+  case DType::F32:
+    for (int64_t i = 0; i < n; ++i)
+      static_cast<float *>(p)[i] = static_cast<float>(in[i]);
+    break;
+  case DType::F64:
+    for (int64_t i = 0; i < n; ++i)
+      static_cast<double *>(p)[i] = static_cast<double>(in[i]);
+    break;
+  case DType::BF16:
+    for (int64_t i = 0; i < n; ++i)
+      static_cast<uint16_t *>(p)[i] = cpu::f32_to_bf16(static_cast<float>(in[i]));
+    break;
+  case DType::F16:
+    for (int64_t i = 0; i < n; ++i)
+      static_cast<uint16_t *>(p)[i] = cpu::f32_to_f16(static_cast<float>(in[i]));
+    break;
+  case DType::I32:
+    throw Error("cannot store floats into an integer tensor");
+  }
+}
+
+/// A read-only view of a float buffer in compute type C; copies only when the
+/// storage type differs (as the executor's In).
+template <class C> class In {
+public:
+  In(const void *p, const TensorType &t) {
+    if (t.dtype == computeDType<C>()) {
+      ptr_ = static_cast<const C *>(p);
+    } else {
+      tmp_.resize(t.numel());
+      toCompute(p, t.dtype, t.numel(), tmp_.data());
+      ptr_ = tmp_.data();
+    }
+  }
+  const C *get() const { return ptr_; }
+
+private:
+  const C *ptr_;
+  std::vector<C> tmp_;
+};
+
+/// A result buffer written in compute type C, rounded into its storage by
+/// done() (as the executor's Out).
+template <class C> class Out {
+public:
+  Out(void *p, const TensorType &t) : p_(p), t_(t) {
+    if (t.dtype != computeDType<C>())
+      tmp_.resize(t.numel());
+  }
+  C *get() { return tmp_.empty() ? static_cast<C *>(p_) : tmp_.data(); }
+  void done() {
+    if (!tmp_.empty())
+      fromCompute(tmp_.data(), t_.numel(), t_.dtype, p_);
+  }
+
+private:
+  void *p_;
+  const TensorType &t_;
+  std::vector<C> tmp_;
+};
+
+/// The value of a one-element buffer of any dtype (Executor's scalarValue).
+double scalarValue(const void *p, DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+    return *static_cast<const double *>(p);
+  case DType::I32:
+    return *static_cast<const int32_t *>(p);
+  default: {
+    float v;
+    toCompute(p, dtype, 1, &v);
+    return v;
+  }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Blocks of raw tensors (MeshSimulation's slicePart and concat)
+//===----------------------------------------------------------------------===//
+
+/// `shape` seen as [outer, shape[dim], inner bytes].
+struct Split3 {
+  int64_t outer = 1, dimSize = 1, inner = 1;
+  Split3(const std::vector<int64_t> &shape, int64_t dim, int64_t elemBytes) {
+    for (int64_t d = 0; d < dim; ++d)
+      outer *= shape[d];
+    dimSize = shape[dim];
+    inner = elemBytes;
+    for (size_t d = dim + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+  }
+};
+
+/// dst (contiguous) = the `index`-th of `parts` equal blocks of src along dim.
+void slicePart(const uint8_t *src, uint8_t *dst, const std::vector<int64_t> &shape, int64_t dim,
+               int64_t index, int64_t parts, int64_t elemBytes) {
+  Split3 s(shape, dim, elemBytes);
+  int64_t part = s.dimSize / parts, run = part * s.inner;
+  for (int64_t o = 0; o < s.outer; ++o)
+    std::memcpy(dst + o * run, src + (o * s.dimSize + index * part) * s.inner, run);
+}
+
+/// The inverse: writes src (contiguous) as the `index`-th of `parts` blocks of
+/// dst (of `shape`) along dim.
+void placePart(const uint8_t *src, uint8_t *dst, const std::vector<int64_t> &shape, int64_t dim,
+               int64_t index, int64_t parts, int64_t elemBytes) {
+  Split3 s(shape, dim, elemBytes);
+  int64_t part = s.dimSize / parts, run = part * s.inner;
+  for (int64_t o = 0; o < s.outer; ++o)
+    std::memcpy(dst + (o * s.dimSize + index * part) * s.inner, src + o * run, run);
+}
+
+template <class A> A loadAs(const uint8_t *p, DType dtype, int64_t i) {
+  switch (dtype) {
+  case DType::F32:
+    return static_cast<A>(reinterpret_cast<const float *>(p)[i]);
+  case DType::F64:
+    return static_cast<A>(reinterpret_cast<const double *>(p)[i]);
+  case DType::BF16:
+    return static_cast<A>(cpu::bf16_to_f32(reinterpret_cast<const uint16_t *>(p)[i]));
+  case DType::F16:
+    return static_cast<A>(cpu::f16_to_f32(reinterpret_cast<const uint16_t *>(p)[i]));
+  case DType::I32:
+    return static_cast<A>(reinterpret_cast<const int32_t *>(p)[i]);
+  }
+  return A(0);
+}
+
+/// Element-wise reduction of `members` blocks of n elements (contiguous, in
+/// group order) accumulated in A and rounded once into `out`, as
+/// MeshSimulation's reduceAs.
+template <class A>
+void reduceBlocksAs(const uint8_t *blocks, int64_t members, int64_t n, DType dtype,
+                    Reduction kind, void *out) {
+  int64_t blockBytes = n * dtype_size(dtype);
+  std::vector<A> acc(n);
+  for (int64_t i = 0; i < n; ++i)
+    acc[i] = loadAs<A>(blocks, dtype, i);
+  for (int64_t j = 1; j < members; ++j) {
+    const uint8_t *b = blocks + j * blockBytes;
+    for (int64_t i = 0; i < n; ++i) {
+      A next = loadAs<A>(b, dtype, i);
+      switch (kind) {
+      case Reduction::Sum:
+        acc[i] += next;
+        break;
+      case Reduction::Max:
+        acc[i] = next > acc[i] || next != next ? next : acc[i];
+        break;
+      case Reduction::Min:
+        acc[i] = next < acc[i] || next != next ? next : acc[i];
+        break;
+      }
+    }
+  }
+  switch (dtype) {
+  case DType::I32:
+    for (int64_t i = 0; i < n; ++i)
+      static_cast<int32_t *>(out)[i] = static_cast<int32_t>(acc[i]);
+    break;
+  default:
+    fromCompute(acc.data(), n, dtype, out);
+  }
+}
+
+void reduceBlocks(const uint8_t *blocks, int64_t members, int64_t n, DType dtype, Reduction kind,
+                  void *out) {
+  if (dtype == DType::I32)
+    reduceBlocksAs<int64_t>(blocks, members, n, dtype, kind, out);
+  else if (dtype == DType::F64)
+    reduceBlocksAs<double>(blocks, members, n, dtype, kind, out);
+  else
+    reduceBlocksAs<float>(blocks, members, n, dtype, kind, out);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// KernelRunner
+//===----------------------------------------------------------------------===//
+
+KernelRunner::KernelRunner(const Program &program, int64_t rank, Communicators *comm)
+    : program_(program), rank_(rank), comm_(comm) {
+  if (rank < 0 || rank >= program.mesh.numRanks())
+    throw Error("rank " + std::to_string(rank) + " is outside the mesh " + program.mesh.str());
+  if (comm && (comm->rank() != rank || comm->numRanks() != program.mesh.numRanks()))
+    throw Error("the communicators are for rank " + std::to_string(comm->rank()) + " of " +
+                std::to_string(comm->numRanks()) + ", not rank " + std::to_string(rank) +
+                " of the mesh " + program.mesh.str());
+  std::vector<int64_t> coords = program.mesh.coords(rank);
+  for (size_t i = 0; i < program.calls.size(); ++i) {
+    const Call &c = program.calls[i];
+    auto d = std::make_unique<Decoded>();
+    d->index = static_cast<int>(i);
+    d->op = c.op;
+    d->operands = c.operands;
+    d->results = c.results;
+    const OpInfo *info = nullptr;
+    for (const OpInfo &o : kOps)
+      if (c.op == o.name)
+        info = &o;
+    if (!info)
+      fail(*d, "the runtime does not support this op");
+    d->kind = info->kind;
+    need(*d,
+         static_cast<int>(c.operands.size()) >= info->minOperands &&
+             static_cast<int>(c.operands.size()) <= info->maxOperands &&
+             static_cast<int>(c.results.size()) == info->results,
+         "has " + std::to_string(c.operands.size()) + " operands and " +
+             std::to_string(c.results.size()) + " results");
+    // The compute type: the first float operand's, else the first result's.
+    DType decider = c.results[0].dtype;
+    for (const TensorType &t : c.operands)
+      if (isFloat(t.dtype)) {
+        decider = t.dtype;
+        break;
+      }
+    d->f64 = decider == DType::F64;
+    if (isCollectiveKind(d->kind)) {
+      decodeCollective(c, *d);
+    } else {
+      decodeLocal(c, *d, program.mesh, coords);
+      if (isCrossEntropyKind(d->kind) &&
+          (program.mesh.size(d->block.axes) > 1 || program.mesh.size(d->tokenAxes) > 1) &&
+          !comm)
+        fail(*d, "a split loss needs communicators");
+    }
+    calls_.push_back(std::move(d));
+  }
+}
+
+KernelRunner::~KernelRunner() = default;
+
+void KernelRunner::resetTiming() {
+  kernelSeconds_.clear();
+  collectiveSeconds_.clear();
+}
+
+std::vector<Axes> KernelRunner::axesSetsNeeded(const Program &program) {
+  std::vector<Axes> sets;
+  auto add = [&](const Axes &axes) {
+    for (int a : axes)
+      if (a < 0 || a >= static_cast<int>(program.mesh.sizes.size()))
+        return; // the runner's constructor reports it
+    if (program.mesh.size(axes) > 1 && std::find(sets.begin(), sets.end(), axes) == sets.end())
+      sets.push_back(axes);
+  };
+  for (const CommDesc &c : program.comms)
+    add(c.axes);
+  // The loss groups: the vocabulary dim's axes and the token axes.
+  for (const Call &c : program.calls) {
+    bool linear = c.op == "xf.linear_cross_entropy" || c.op == "xf.linear_cross_entropy_grad";
+    bool plain = c.op == "xf.cross_entropy" || c.op == "xf.cross_entropy_grad";
+    if (!linear && !plain)
+      continue;
+    size_t operand = (c.op.size() > 5 && c.op.compare(c.op.size() - 5, 5, "_grad") == 0) +
+                     (linear ? 1 : 0);
+    if (operand >= c.operands.size())
+      continue; // the runner's constructor reports it
+    size_t dim = c.operands[operand].shape.empty() ? 0 : c.operands[operand].shape.size() - 1;
+    if (linear)
+      dim = c.attrs.value("vocab_major", false) ? 0 : 1;
+    if (operand < c.operandAxes.size() && dim < c.operandAxes[operand].size())
+      add(c.operandAxes[operand][dim]);
+    auto tokens = c.attrs.find("token_axes");
+    if (tokens != c.attrs.end() && tokens->is_array()) {
+      Axes axes;
+      for (const nlohmann::json &a : *tokens)
+        if (a.is_number_integer())
+          axes.push_back(a.get<int>());
+      add(axes);
+    }
+  }
+  return sets;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+void KernelRunner::kernel(int call, void **buffers, const StepContext &ctx) {
+  if (call < 0 || call >= numCalls())
+    throw Error("kernel call " + std::to_string(call) + " is outside the call table (" +
+                std::to_string(numCalls()) + " calls)");
+  const Decoded &d = *calls_[call];
+  if (isCollectiveKind(d.kind))
+    fail(d, "is a collective; the step must run it with shardc_rt_collective");
+  auto start = std::chrono::steady_clock::now();
+
+  // Operands sharing a result's buffer in a kernel that is not correct in
+  // place are read from a copy.
+  size_t numOperands = d.operands.size(), numResults = d.results.size();
+  void *ptrs[kMaxBuffers]; // operand counts are checked at decoding
+  std::copy(buffers, buffers + numOperands + numResults, ptrs);
+  if (scratch_.size() < numOperands)
+    scratch_.resize(numOperands);
+  for (size_t i = 0; i < numOperands; ++i) {
+    auto *a = static_cast<uint8_t *>(ptrs[i]);
+    int64_t aBytes = d.operands[i].bytes();
+    for (size_t r = 0; r < numResults; ++r) {
+      auto *b = static_cast<uint8_t *>(ptrs[numOperands + r]);
+      int64_t bBytes = d.results[r].bytes();
+      if (aBytes == 0 || bBytes == 0 || a + aBytes <= b || b + bBytes <= a)
+        continue;
+      if (a == b && aBytes == bBytes && d.operands[i].dtype == d.results[r].dtype &&
+          inPlaceOk(d.kind, i, r))
+        continue;
+      scratch_[i].resize(aBytes);
+      std::memcpy(scratch_[i].data(), a, aBytes);
+      ptrs[i] = scratch_[i].data();
+      break;
+    }
+  }
+
+  try {
+    runKernel(d, ptrs, ctx);
+  } catch (const Error &e) {
+    fail(d, e.what());
+  }
+  if (timing_)
+    kernelSeconds_[d.op] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void KernelRunner::runKernel(const Decoded &d, void **buf, const StepContext &ctx) {
+  void **res = buf + d.operands.size();
+  switch (d.kind) {
+  case OpKind::Iota:
+    cpu::iota(static_cast<int32_t *>(res[0]), d.results[0].shape, d.dim, d.block.offset);
+    return;
+  case OpKind::Reshape:
+    if (res[0] != buf[0])
+      std::memmove(res[0], buf[0], d.operands[0].bytes());
+    return;
+  case OpKind::Transpose: {
+    const std::vector<int64_t> &shape = d.operands[0].shape;
+    switch (d.operands[0].dtype) {
+    case DType::F64:
+      cpu::transpose(static_cast<const double *>(buf[0]), static_cast<double *>(res[0]), shape,
+                     d.permutation);
+      break;
+    case DType::F32:
+      cpu::transpose(static_cast<const float *>(buf[0]), static_cast<float *>(res[0]), shape,
+                     d.permutation);
+      break;
+    case DType::I32:
+      cpu::transpose(static_cast<const int32_t *>(buf[0]), static_cast<int32_t *>(res[0]), shape,
+                     d.permutation);
+      break;
+    default:
+      cpu::transpose(static_cast<const uint16_t *>(buf[0]), static_cast<uint16_t *>(res[0]),
+                     shape, d.permutation);
+    }
+    return;
+  }
+  case OpKind::LrSchedule:
+    *static_cast<float *>(res[0]) = static_cast<float>(
+        cpu::lr_schedule(static_cast<int64_t>(scalarValue(buf[0], d.operands[0].dtype)), d.lr,
+                         d.minLr, d.warmup, d.decaySteps));
+    return;
+  case OpKind::ClipGradNorm: {
+    double sumsq = scalarValue(buf[0], d.operands[0].dtype);
+    double scale = d.operands.size() > 1 ? scalarValue(buf[1], d.operands[1].dtype) : 1.0;
+    double norm = std::sqrt(sumsq) / scale;
+    double coef = d.maxNorm > 0.0 ? std::min(1.0, d.maxNorm / (norm + 1e-6)) : 1.0;
+    bool inf = !std::isfinite(sumsq);
+    *static_cast<float *>(res[0]) = static_cast<float>(norm);
+    *static_cast<float *>(res[1]) = static_cast<float>(inf ? 0.0 : coef / scale);
+    *static_cast<float *>(res[2]) = static_cast<float>(inf ? 1.0 : 0.0);
+    return;
+  }
+  case OpKind::CountStep: {
+    bool skip = d.operands.size() > 1 && scalarValue(buf[1], d.operands[1].dtype) != 0.0;
+    *static_cast<int32_t *>(res[0]) = static_cast<int32_t>(
+        static_cast<int64_t>(scalarValue(buf[0], d.operands[0].dtype)) + (skip ? 0 : 1));
+    return;
+  }
+  case OpKind::LossScaleUpdate: {
+    double scale = scalarValue(buf[0], d.operands[0].dtype);
+    int64_t good = static_cast<int64_t>(scalarValue(buf[1], d.operands[1].dtype));
+    if (scalarValue(buf[2], d.operands[2].dtype) != 0.0) {
+      scale = std::max(scale / d.factor, d.minScale);
+      good = 0;
+    } else if (++good >= d.window) {
+      scale *= d.factor;
+      good = 0;
+    }
+    *static_cast<float *>(res[0]) = static_cast<float>(scale);
+    *static_cast<int32_t *>(res[1]) = static_cast<int32_t>(good);
+    return;
+  }
+  case OpKind::CrossEntropy:
+  case OpKind::LinearCrossEntropy:
+  case OpKind::CrossEntropyGrad:
+  case OpKind::LinearCrossEntropyGrad:
+    if (d.f64)
+      runCrossEntropyAs<double>(d, buf);
+    else
+      runCrossEntropyAs<float>(d, buf);
+    return;
+  default:
+    if (d.f64)
+      runFloat<double>(d, buf, ctx);
+    else
+      runFloat<float>(d, buf, ctx);
+  }
+}
+
+template <class C>
+void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx) {
+  const std::vector<TensorType> &ins = d.operands, &outs = d.results;
+  void **res = buf + ins.size();
+  auto in = [&](size_t i) { return In<C>(buf[i], ins[i]); };
+  auto out = [&](size_t i) { return Out<C>(res[i], outs[i]); };
+  int64_t n0 = ins.empty() ? 0 : ins[0].numel();
+
+  switch (d.kind) {
+  case OpKind::Matmul: {
+    In<C> lhs = in(0), rhs = in(1);
+    const Equation &e = d.eq;
+    const std::string &B = e.batch, &M = e.lhsFree, &N = e.rhsFree, &K = e.contracted;
+    // An operand in [B, M, K] / [B, K, M] ([B, K, N] / [B, N, K]) is used in
+    // place; any other order is transposed once.
+    auto permuted = [&](const C *data, const std::string &have, const std::string &want,
+                        std::vector<C> &scratch) -> const C * {
+      if (have == want)
+        return data;
+      std::vector<int64_t> shape, perm;
+      int64_t size = 1;
+      for (char ch : have) {
+        shape.push_back(d.letter[ch - 'a']);
+        size *= d.letter[ch - 'a'];
+      }
+      for (char ch : want)
+        perm.push_back(static_cast<int64_t>(have.find(ch)));
+      scratch.resize(size);
+      cpu::transpose(data, scratch.data(), shape, perm);
+      return scratch.data();
+    };
+    std::vector<C> lhsScratch, rhsScratch, outScratch;
+    const C *a = permuted(lhs.get(), e.lhs, d.transA ? B + K + M : B + M + K, lhsScratch);
+    const C *b = permuted(rhs.get(), e.rhs, d.transB ? B + N + K : B + K + N, rhsScratch);
+    Out<C> o = out(0);
+    std::string natural = B + M + N;
+    C *c = o.get();
+    if (natural != e.out) {
+      outScratch.resize(d.batch * d.m * d.n);
+      c = outScratch.data();
+    }
+    cpu::gemm_batched<C>(d.batch, d.transA, d.transB, d.m, d.n, d.k, C(1), a,
+                         d.transA ? d.m : d.k, d.m * d.k, b, d.transB ? d.k : d.n, d.k * d.n,
+                         C(0), c, d.n, d.m * d.n);
+    if (natural != e.out) {
+      std::vector<int64_t> naturalShape, perm;
+      for (char ch : natural)
+        naturalShape.push_back(d.letter[ch - 'a']);
+      for (char ch : e.out)
+        perm.push_back(static_cast<int64_t>(natural.find(ch)));
+      cpu::transpose(c, o.get(), naturalShape, perm);
+    }
+    o.done();
+    return;
+  }
+  case OpKind::Embedding: {
+    In<C> table = in(0);
+    Out<C> o = out(0);
+    cpu::embedding_block(table.get(), static_cast<const int32_t *>(buf[1]), o.get(),
+                         ins[1].numel(), d.block.global, d.block.offset, d.block.local,
+                         ins[0].shape[1]);
+    o.done();
+    return;
+  }
+  case OpKind::Add: {
+    In<C> a = in(0), b = in(1);
+    Out<C> o = out(0);
+    cpu::add(a.get(), b.get(), o.get(), n0);
+    o.done();
+    return;
+  }
+  case OpKind::BiasAdd: {
+    In<C> x = in(0), bias = in(1);
+    Out<C> o = out(0);
+    int64_t cols = lastDim(ins[0]);
+    cpu::bias_add(x.get(), bias.get(), o.get(), cols ? n0 / cols : 0, cols);
+    o.done();
+    return;
+  }
+  case OpKind::Gelu: {
+    In<C> x = in(0);
+    Out<C> o = out(0);
+    cpu::gelu_tanh(x.get(), o.get(), n0);
+    o.done();
+    return;
+  }
+  case OpKind::Swiglu: {
+    In<C> g = in(0), u = in(1);
+    Out<C> o = out(0);
+    cpu::swiglu(g.get(), u.get(), o.get(), n0);
+    o.done();
+    return;
+  }
+  case OpKind::Softmax: {
+    In<C> x = in(0);
+    Out<C> o = out(0);
+    int64_t cols = lastDim(ins[0]);
+    cpu::softmax_lastdim(x.get(), o.get(), cols ? n0 / cols : 0, cols);
+    o.done();
+    return;
+  }
+  case OpKind::LayerNorm: {
+    In<C> x = in(0), g = in(1), b = in(2);
+    Out<C> o = out(0);
+    int64_t cols = lastDim(ins[0]);
+    cpu::layernorm_forward<C>(x.get(), g.get(), b.get(), o.get(), nullptr, nullptr,
+                              cols ? n0 / cols : 0, cols, d.epsilon);
+    o.done();
+    return;
+  }
+  case OpKind::RmsNorm: {
+    In<C> x = in(0), g = in(1);
+    Out<C> o = out(0);
+    int64_t cols = lastDim(ins[0]);
+    cpu::rmsnorm_forward<C>(x.get(), g.get(), o.get(), nullptr, cols ? n0 / cols : 0, cols,
+                            d.epsilon);
+    o.done();
+    return;
+  }
+  case OpKind::Attention: {
+    In<C> q = in(0), k = in(1), v = in(2);
+    Out<C> o = out(0);
+    const auto &qs = ins[0].shape;
+    cpu::attention_forward<C>(q.get(), k.get(), v.get(), o.get(), nullptr, qs[0], qs[1], qs[2],
+                              ins[1].shape[2], qs[3], d.causal, d.scale);
+    o.done();
+    return;
+  }
+  case OpKind::Rope: {
+    In<C> x = in(0);
+    Out<C> o = out(0);
+    const auto &s = ins[0].shape;
+    // Positions of a sequence shard start at its offset.
+    if (d.inverse)
+      cpu::rope_backward<C>(x.get(), o.get(), s[0], s[1], s[2], s[3], d.theta, d.block.offset);
+    else
+      cpu::rope<C>(x.get(), o.get(), s[0], s[1], s[2], s[3], d.theta, d.block.offset);
+    o.done();
+    return;
+  }
+  case OpKind::Dropout: {
+    In<C> x = in(0);
+    Out<C> o = out(0);
+    double rate = ctx.training ? d.rate : 0.0;
+    cpu::dropout_block<C>(x.get(), o.get(), outs[0].shape, d.dropOffset, d.dropGlobal, rate,
+                          ctx.seed, ctx.step, static_cast<uint64_t>(d.key));
+    o.done();
+    return;
+  }
+  case OpKind::Cast: {
+    In<C> x = in(0);
+    Out<C> o = out(0);
+    const C *src = x.get();
+    C *dst = o.get();
+    if (src != dst)
+      for (int64_t i = 0; i < n0; ++i)
+        dst[i] = src[i];
+    o.done();
+    return;
+  }
+  case OpKind::Fill: {
+    Out<C> o = out(0);
+    std::fill(o.get(), o.get() + outs[0].numel(), static_cast<C>(d.value));
+    o.done();
+    return;
+  }
+  case OpKind::Scale: {
+    In<C> x = in(0);
+    Out<C> o = out(0);
+    cpu::scale(x.get(), o.get(), n0, d.factor);
+    o.done();
+    return;
+  }
+  case OpKind::ReduceSum: {
+    In<C> x = in(0);
+    Out<C> o = out(0);
+    cpu::reduce_sum(x.get(), o.get(), ins[0].shape, d.dims);
+    o.done();
+    return;
+  }
+  case OpKind::GeluGrad: {
+    In<C> dy = in(0), x = in(1);
+    Out<C> dx = out(0);
+    cpu::gelu_tanh_backward(dy.get(), x.get(), dx.get(), n0);
+    dx.done();
+    return;
+  }
+  case OpKind::SwigluGrad: {
+    In<C> dy = in(0), g = in(1), u = in(2);
+    Out<C> dg = out(0), du = out(1);
+    cpu::swiglu_backward(dy.get(), g.get(), u.get(), dg.get(), du.get(), n0);
+    dg.done();
+    du.done();
+    return;
+  }
+  case OpKind::SoftmaxGrad: {
+    In<C> dy = in(0), y = in(1);
+    Out<C> dx = out(0);
+    int64_t cols = lastDim(ins[0]);
+    cpu::softmax_lastdim_backward(dy.get(), y.get(), dx.get(), cols ? n0 / cols : 0, cols);
+    dx.done();
+    return;
+  }
+  case OpKind::LayerNormGrad: {
+    In<C> dy = in(0), x = in(1), g = in(2);
+    Out<C> dx = out(0), dg = out(1), db = out(2);
+    cpu::layernorm_backward(dy.get(), x.get(), g.get(), dx.get(), dg.get(), db.get(),
+                            rowsOf(ins[1]), lastDim(ins[1]), d.epsilon);
+    dx.done();
+    dg.done();
+    db.done();
+    return;
+  }
+  case OpKind::RmsNormGrad: {
+    In<C> dy = in(0), x = in(1), g = in(2);
+    Out<C> dx = out(0), dg = out(1);
+    cpu::rmsnorm_backward(dy.get(), x.get(), g.get(), dx.get(), dg.get(), rowsOf(ins[1]),
+                          lastDim(ins[1]), d.epsilon);
+    dx.done();
+    dg.done();
+    return;
+  }
+  case OpKind::AttentionGrad: {
+    In<C> dout = in(0), q = in(1), k = in(2), v = in(3), o = in(4);
+    Out<C> dq = out(0), dk = out(1), dv = out(2);
+    const auto &qs = ins[1].shape;
+    cpu::attention_backward(dout.get(), q.get(), k.get(), v.get(), o.get(), dq.get(), dk.get(),
+                            dv.get(), qs[0], qs[1], qs[2], ins[2].shape[2], qs[3], d.causal,
+                            d.scale);
+    dq.done();
+    dk.done();
+    dv.done();
+    return;
+  }
+  case OpKind::EmbeddingGrad: {
+    In<C> dy = in(0);
+    Out<C> dt = out(0);
+    cpu::embedding_backward_block(dy.get(), static_cast<const int32_t *>(buf[1]), dt.get(),
+                                  ins[1].numel(), d.block.global, d.block.offset, d.block.local,
+                                  outs[0].shape[1]);
+    dt.done();
+    return;
+  }
+  case OpKind::SumSquares: {
+    In<C> x = in(0);
+    *static_cast<float *>(res[0]) = static_cast<float>(cpu::sum_squares(x.get(), n0));
+    return;
+  }
+  case OpKind::AdamW: {
+    // The parameter and the moments are copied into the results (a no-op in
+    // place) and updated there.
+    Out<C> p = out(0), m = out(1), v = out(2);
+    for (auto [src, dst] : {std::pair<size_t, Out<C> *>{0, &p}, {2, &m}, {3, &v}}) {
+      In<C> s = in(src);
+      C *t = dst->get();
+      if (s.get() != t)
+        std::copy(s.get(), s.get() + n0, t);
+    }
+    bool skip = ins.size() > 7 && scalarValue(buf[7], ins[7].dtype) != 0.0;
+    if (!skip) {
+      In<C> g = in(1);
+      cpu::adamw(p.get(), g.get(), m.get(), v.get(), n0, scalarValue(buf[4], ins[4].dtype),
+                 d.beta1, d.beta2, d.epsilon, d.weightDecay,
+                 static_cast<int64_t>(scalarValue(buf[6], ins[6].dtype)) + 1,
+                 scalarValue(buf[5], ins[5].dtype));
+    }
+    p.done();
+    m.done();
+    v.done();
+    return;
+  }
+  default:
+    throw Error("the runtime does not support this op");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Cross-entropy, whole or vocabulary-parallel
+//===----------------------------------------------------------------------===//
+
+template <class C> void KernelRunner::runCrossEntropyAs(const Decoded &d, void **buf) {
+  bool grad = d.kind == OpKind::CrossEntropyGrad || d.kind == OpKind::LinearCrossEntropyGrad;
+  bool linear = d.kind == OpKind::LinearCrossEntropy || d.kind == OpKind::LinearCrossEntropyGrad;
+  const std::vector<TensorType> &ins = d.operands;
+  void **res = buf + ins.size();
+  const MeshDesc &mesh = program_.mesh;
+
+  size_t i = 0;
+  double dloss = 0.0;
+  if (grad) {
+    dloss = scalarValue(buf[0], ins[0].dtype);
+    ++i;
+  }
+  int64_t rows = rowsOf(ins[i]), hidden = 0;
+  std::optional<In<C>> logits, x, w, mask;
+  if (linear) {
+    hidden = lastDim(ins[i]);
+    x.emplace(buf[i], ins[i]);
+    ++i;
+    w.emplace(buf[i], ins[i]);
+    ++i;
+  } else {
+    logits.emplace(buf[i], ins[i]);
+    ++i;
+  }
+  const auto *targets = static_cast<const int32_t *>(buf[i++]);
+  if (ins.size() > i)
+    mask.emplace(buf[i], ins[i]);
+  const C *maskPtr = mask ? mask->get() : nullptr;
+  const Block &b = d.block;
+  int64_t members = mesh.size(b.axes);
+
+  // 1. Statistics of this rank's block; 2. combined over the vocabulary group
+  // in group order (a whole vocabulary is a group of one, combined as well).
+  bool needStats = !grad || members > 1;
+  std::vector<double> stats, gathered, combined;
+  if (needStats) {
+    stats.assign(3 * rows, 0.0);
+    double *mx = stats.data(), *se = mx + rows, *tg = se + rows;
+    if (linear)
+      cpu::linear_cross_entropy_block_stats<C>(x->get(), w->get(), d.vocabMajor, targets,
+                                               maskPtr, rows, hidden, b.global, b.offset,
+                                               b.local, d.ignoreIndex, mx, se, tg);
+    else
+      cpu::cross_entropy_block_stats<C>(logits->get(), targets, maskPtr, rows, b.global,
+                                        b.offset, b.local, d.ignoreIndex, mx, se, tg);
+    const double *all = stats.data();
+    if (members > 1) {
+      gathered.resize(members * 3 * rows);
+      comm_->allgather(b.axes, stats.data(), gathered.data(), 3 * rows * sizeof(double));
+      all = gathered.data();
+    }
+    std::vector<const double *> mxs, ses, tgs;
+    for (int64_t m = 0; m < members; ++m) {
+      const double *s = all + m * 3 * rows;
+      mxs.push_back(s);
+      ses.push_back(s + rows);
+      tgs.push_back(s + 2 * rows);
+    }
+    combined.assign(3 * rows, 0.0);
+    cpu::cross_entropy_combine_stats(members, mxs.data(), ses.data(), tgs.data(), rows,
+                                     combined.data(), combined.data() + rows,
+                                     combined.data() + 2 * rows);
+  }
+
+  // 3. This rank's share of its token group's mean: count / group count (the
+  //    local kernels divide by the local count).
+  double share = 1.0;
+  int64_t tokenMembers = mesh.size(d.tokenAxes);
+  if (tokenMembers > 1) {
+    int64_t counted = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      counted += cpu::isCounted(targets, maskPtr, r, d.ignoreIndex) ? 1 : 0;
+    std::vector<int64_t> counts(tokenMembers);
+    comm_->allgather(d.tokenAxes, &counted, counts.data(), sizeof(int64_t));
+    int64_t total = 0;
+    for (int64_t c : counts)
+      total += c;
+    share = total > 0 ? static_cast<double>(counted) / static_cast<double>(total) : 0.0;
+    dloss *= share; // the backward is linear in dloss
+  }
+
+  // 4. The loss, or this rank's block of the gradients.
+  const double *cmx = needStats ? combined.data() : nullptr;
+  const double *cse = needStats ? combined.data() + rows : nullptr;
+  if (!grad) {
+    double loss = cpu::cross_entropy_from_stats<C>(cmx, cse, combined.data() + 2 * rows, targets,
+                                                   maskPtr, rows, d.ignoreIndex, nullptr);
+    Out<C> o(res[0], d.results[0]);
+    o.get()[0] = static_cast<C>(loss * share);
+    o.done();
+    return;
+  }
+  if (linear) {
+    Out<C> dx(res[0], d.results[0]), dw(res[1], d.results[1]);
+    cpu::linear_cross_entropy_block_backward<C>(dloss, x->get(), w->get(), d.vocabMajor, targets,
+                                                maskPtr, cmx, cse, dx.get(), dw.get(), rows,
+                                                hidden, b.global, b.offset, b.local,
+                                                d.ignoreIndex);
+    dx.done();
+    dw.done();
+  } else {
+    Out<C> dl(res[0], d.results[0]);
+    cpu::cross_entropy_block_backward<C>(dloss, logits->get(), targets, maskPtr, cmx, cse,
+                                         dl.get(), rows, b.global, b.offset, b.local,
+                                         d.ignoreIndex);
+    dl.done();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+void KernelRunner::collective(int call, int comm, const void *in, void *out) {
+  if (call < 0 || call >= numCalls())
+    throw Error("collective call " + std::to_string(call) + " is outside the call table (" +
+                std::to_string(numCalls()) + " calls)");
+  const Decoded &d = *calls_[call];
+  if (!isCollectiveKind(d.kind))
+    fail(d, "is not a collective; the step must run it with shardc_rt_kernel");
+  if (comm < 0 || comm >= static_cast<int>(program_.comms.size()))
+    fail(d, "communicator " + std::to_string(comm) + " is outside the descriptor's " +
+                std::to_string(program_.comms.size()) + " communicators");
+  const Axes &axes = program_.comms[comm].axes;
+  if (d.gridAxes && *d.gridAxes != axes)
+    fail(d, "runs on mesh axes " + axesString(*d.gridAxes) + " but communicator " +
+                std::to_string(comm) + " is on " + axesString(axes));
+  if (!comm_ && program_.mesh.size(axes) > 1)
+    fail(d, "needs communicators");
+  auto start = std::chrono::steady_clock::now();
+  try {
+    runCollective(d, axes, in, out);
+  } catch (const Error &e) {
+    fail(d, e.what());
+  }
+  if (timing_)
+    collectiveSeconds_[d.op] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void KernelRunner::runCollective(const Decoded &d, const Axes &axes, const void *inPtr,
+                                 void *outPtr) {
+  const TensorType &inT = d.operands[0], &outT = d.results[0];
+  int64_t n = program_.mesh.size(axes);
+  int64_t es = dtype_size(inT.dtype);
+  auto expectShape = [&](const std::vector<int64_t> &shape) {
+    if (shape != outT.shape)
+      throw Error("on a group of " + std::to_string(n) + " ranks the result is " +
+                  shape_str(shape) + ", but the call's result type is " + shape_str(outT.shape));
+  };
+  auto divisible = [&](int64_t dim) {
+    if (inT.shape[dim] % n != 0)
+      throw Error("cannot cut dim " + std::to_string(dim) + " of " + shape_str(inT.shape) +
+                  " into " + std::to_string(n) + " equal parts");
+  };
+  const auto *in = static_cast<const uint8_t *>(inPtr);
+  auto *out = static_cast<uint8_t *>(outPtr);
+  int64_t bytes = inT.bytes();
+  if (scratch_.size() < 3)
+    scratch_.resize(3);
+  std::vector<uint8_t> &a = scratch_[0], &b = scratch_[1];
+  // MPI needs distinct send and receive buffers; the slices must not read
+  // what they wrote.
+  if (in < out + outT.bytes() && out < in + bytes) {
+    scratch_[2].assign(in, in + bytes);
+    in = scratch_[2].data();
+  }
+
+  switch (d.kind) {
+  case OpKind::AllGather: {
+    std::vector<int64_t> shape = inT.shape;
+    shape[d.axis] *= n;
+    expectShape(shape);
+    if (n == 1) {
+      std::memmove(out, in, bytes);
+      return;
+    }
+    Split3 s(shape, d.axis, es);
+    if (s.outer == 1) { // the members' blocks are already in place
+      comm_->allgather(axes, in, out, bytes);
+      return;
+    }
+    a.resize(n * bytes);
+    comm_->allgather(axes, in, a.data(), bytes);
+    for (int64_t j = 0; j < n; ++j)
+      placePart(a.data() + j * bytes, out, shape, d.axis, j, n, es);
+    return;
+  }
+  case OpKind::AllReduce: {
+    if (n == 1) {
+      // Load and store once, as MeshSimulation's reduce of one member.
+      reduceBlocks(in, 1, inT.numel(), inT.dtype, d.reduction, out);
+      return;
+    }
+    a.resize(n * bytes);
+    comm_->allgather(axes, in, a.data(), bytes);
+    reduceBlocks(a.data(), n, inT.numel(), inT.dtype, d.reduction, out);
+    return;
+  }
+  case OpKind::ReduceScatter: {
+    divisible(d.axis);
+    std::vector<int64_t> shape = inT.shape;
+    shape[d.axis] /= n;
+    expectShape(shape);
+    int64_t part = bytes / n;
+    // Member j receives every member's part j and sums them in group order.
+    a.resize(bytes);
+    b.resize(bytes);
+    for (int64_t j = 0; j < n; ++j)
+      slicePart(in, a.data() + j * part, inT.shape, d.axis, j, n, es);
+    if (n > 1)
+      comm_->alltoall(axes, a.data(), b.data(), part);
+    else
+      b.swap(a);
+    reduceBlocks(b.data(), n, outT.numel(), inT.dtype, d.reduction, out);
+    return;
+  }
+  case OpKind::AllSlice: {
+    divisible(d.axis);
+    std::vector<int64_t> shape = inT.shape;
+    shape[d.axis] /= n;
+    expectShape(shape);
+    int64_t index = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
+    slicePart(in, out, inT.shape, d.axis, index, n, es);
+    return;
+  }
+  default: { // AllToAll
+    divisible(d.axis);
+    std::vector<int64_t> piece = inT.shape;
+    piece[d.axis] /= n;
+    std::vector<int64_t> shape = piece;
+    shape[d.axis2] *= n;
+    expectShape(shape);
+    int64_t part = bytes / n;
+    a.resize(bytes);
+    b.resize(bytes);
+    for (int64_t j = 0; j < n; ++j)
+      slicePart(in, a.data() + j * part, inT.shape, d.axis, j, n, es);
+    if (n > 1)
+      comm_->alltoall(axes, a.data(), b.data(), part);
+    else
+      b.swap(a);
+    for (int64_t j = 0; j < n; ++j)
+      placePart(b.data() + j * part, out, shape, d.axis2, j, n, es);
+    return;
+  }
+  }
+}
+
+} // namespace shardc::rt

@@ -1,0 +1,71 @@
+//===- OptionsTest.cpp - command line of a compiled step ------------------===//
+
+#include "runtime/main/Options.h"
+
+#include <gtest/gtest.h>
+
+using namespace shardc::rt;
+
+namespace {
+
+/// The UsageError message of a command line ("" if it parses).
+std::string usageError(const std::vector<std::string> &args) {
+  try {
+    parseStepOptions(args);
+  } catch (const UsageError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(StepOptionsTest, ParsesEveryFlag) {
+  StepOptions o = parseStepOptions(
+      {"--data", "t.bin", "--steps=20", "--position", "64", "--seed", "18446744073709551615",
+       "--checkpoint-dir", "ck", "--checkpoint-every", "5", "--log-file", "log.jsonl"});
+  EXPECT_EQ(o.data, "t.bin");
+  EXPECT_EQ(o.steps, 20);
+  EXPECT_EQ(o.position, 64);
+  EXPECT_EQ(o.seed, UINT64_MAX);
+  EXPECT_EQ(o.checkpointDir, "ck");
+  EXPECT_EQ(o.checkpointEvery, 5);
+  EXPECT_EQ(o.logFile, "log.jsonl");
+  EXPECT_FALSE(o.resume);
+  EXPECT_TRUE(parseStepOptions({"--describe"}).describe);
+  EXPECT_TRUE(parseStepOptions({"--help"}).help);
+  EXPECT_TRUE(parseStepOptions({"--data", "t", "--steps", "3", "--checkpoint-dir", "d",
+                                "--resume"})
+                  .resume);
+}
+
+TEST(StepOptionsTest, BadCommandLinesNameTheFlag) {
+  EXPECT_NE(usageError({"--steps", "3"}).find("--data"), std::string::npos);
+  EXPECT_NE(usageError({"--data", "t"}).find("--steps"), std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "abc"}).find("--steps"), std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "-3"}).find("negative"), std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "0"}).find("--steps"), std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--seed"}).find("--seed"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--bogus", "1"}).find("--bogus"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "extra"}).find("extra"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--position", "1e3"}).find("--position"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "99999999999999999999"}).find("--steps"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--resume=yes"}).find("--resume"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--resume"}).find("--checkpoint-dir"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--checkpoint-every", "2"})
+                .find("--checkpoint-dir"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--checkpoint-dir", "d", "--resume",
+                        "--position", "5"})
+                .find("--position"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--data", "u", "--steps", "1"}).find("--data"),
+            std::string::npos);
+}
