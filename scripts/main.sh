@@ -6,6 +6,9 @@
 # the CPU with the reference executor. The loss starts at ln(50304) = 10.83.
 # Then: the sharding report of the GPT-2 124M step under ZeRO-1 x tensor
 # parallelism, and 20 sharded steps of GPT-2 tiny with every rank simulated.
+# Finally the compiled path: GPT-2 tiny compiled for a 2x2 mesh (ZeRO-1 x TP)
+# into an executable and trained by 4 MPI ranks on the CPU, with a
+# checkpoint, then the checkpoint exported to one GPT-2 safetensors file.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -35,3 +38,17 @@ echo "== shardc train --mesh dp=2,tp=2 --strategy zero1+tp: GPT-2 tiny, 20 steps
 "$shardc" train "$out/gpt2-tiny.mlir" --data "$out/fortunes.bin" --seed 1234 --steps 20 \
   --lr 2e-3 --min-lr 2e-4 --warmup 20 --weight-decay 0.1 --mesh dp=2,tp=2 --strategy zero1+tp |
   tail -3
+echo "== shardc compile: GPT-2 tiny for dp=2 x tp=2 (ZeRO-1 x TP) -> an MPI executable"
+"$shardc" compile "$out/gpt2-tiny.mlir" --mesh dp=2,tp=2 --strategy zero1+tp --hardware cpu-mpi \
+  --lr 2e-3 --min-lr 2e-4 --warmup 20 --decay-steps 300 --weight-decay 0.1 -o "$out/gpt2-tiny-step"
+"$out/gpt2-tiny-step" --describe | head -12
+echo "== mpirun -np 4: 300 steps on the CPU, checkpoint every 100 (on a cluster: srun or mpirun"
+echo "   with one rank per device and the same flags)"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader OMP_NUM_THREADS=1
+rm -rf "$out/gpt2-tiny-ckpt"
+mpirun -np 4 "$out/gpt2-tiny-step" --data "$out/fortunes.bin" --steps 300 --seed 1234 \
+  --checkpoint-dir "$out/gpt2-tiny-ckpt" --checkpoint-every 100 --log-file "$out/compiled-log.jsonl" |
+  awk 'NR <= 2 || /^step +(1|50|100|150|200|250|300)\// || /^done|^memory/'
+echo "== shardc export: the last checkpoint as one GPT-2 safetensors file"
+"$shardc" export "$out/gpt2-tiny-ckpt" -o "$out/gpt2-tiny-compiled.safetensors"

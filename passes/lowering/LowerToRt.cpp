@@ -43,21 +43,6 @@ MemRefType bufferType(Type tensor) {
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
-/// The safetensors-style dtype names of the runtime (runtime/HostTensor.h).
-std::optional<std::string> dtypeName(Type t) {
-  if (t.isF32())
-    return "F32";
-  if (t.isF64())
-    return "F64";
-  if (t.isBF16())
-    return "BF16";
-  if (t.isF16())
-    return "F16";
-  if (t.isSignlessInteger(32))
-    return "I32";
-  return std::nullopt;
-}
-
 json::Array axesJson(llvm::ArrayRef<sharding::Axis> axes) {
   json::Array a;
   for (sharding::Axis x : axes)
@@ -253,8 +238,8 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
                         Location loc) -> LogicalResult {
       auto type = cast<RankedTensorType>(v.getType());
       auto place = placeOf(v);
-      auto dtype = dtypeName(type.getElementType());
-      if (!place || !dtype)
+      std::string dtype = runtimeDTypeName(type.getElementType()).str();
+      if (!place || dtype.empty())
         return emitError(loc) << "xf-lower-to-rt: " << kind << " '" << name
                               << "' has no planned buffer or an unsupported type " << type;
       sharding::TensorSharding s = sharding::TensorSharding::replicated(type.getRank());
@@ -271,7 +256,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
         global.push_back(type.getDimSize(d) * mesh.size(s.dims[d]));
         dims.push_back(axesJson(s.dims[d]));
       }
-      json::Object t{{"kind", kind},        {"name", name},           {"dtype", *dtype},
+      json::Object t{{"kind", kind},        {"name", name},           {"dtype", dtype},
                      {"shape", std::move(shape)}, {"global_shape", std::move(global)},
                      {"sharding", std::move(dims)}, {"arena", place->first},
                      {"offset", place->second}};

@@ -69,21 +69,9 @@ json::Value attrJson(Attribute a) {
   return text;
 }
 
-std::string dtypeName(Type t) {
-  if (t.isF32())
-    return "F32";
-  if (t.isF64())
-    return "F64";
-  if (t.isBF16())
-    return "BF16";
-  if (t.isF16())
-    return "F16";
-  return "I32";
-}
-
 json::Object bufferJson(Value v) {
   auto t = cast<MemRefType>(v.getType());
-  return json::Object{{"dtype", dtypeName(t.getElementType())},
+  return json::Object{{"dtype", memory::runtimeDTypeName(t.getElementType()).str()},
                       {"shape", json::Array(t.getShape())}};
 }
 

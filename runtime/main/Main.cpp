@@ -481,6 +481,31 @@ void loadState(shardc_rt_ctx &ctx, const Plan &pl) {
   ckpt::loadBlocks(pl.resumeDir, pl.manifest, targets, sameMesh ? rank : -1);
 }
 
+/// --profile: per op, the seconds per step in kernels and collectives, and
+/// the step time against their sum (what the runtime itself costs: input
+/// copies, dispatch, report reads). Rank 0 prints its own numbers.
+void printProfile(const KernelRunner &runner, Communicators &comm, double stepSecs,
+                  int64_t steps) {
+  if (comm.rank() != 0 || steps < 1)
+    return;
+  double kernels = 0, collectives = 0;
+  std::printf("profile (rank 0, %lld steps after the first), ms per step:\n",
+              static_cast<long long>(steps));
+  for (const auto &[name, secs] : runner.kernelSeconds()) {
+    kernels += secs;
+    std::printf("  %-32s %10.3f\n", name.c_str(), secs * 1e3 / steps);
+  }
+  for (const auto &[name, secs] : runner.collectiveSeconds()) {
+    collectives += secs;
+    std::printf("  %-32s %10.3f\n", name.c_str(), secs * 1e3 / steps);
+  }
+  double step = stepSecs / steps, sum = (kernels + collectives) / steps;
+  std::printf("step %.3f ms = kernels %.3f + collectives %.3f + runtime overhead %.3f ms "
+              "(%.2f%%)\n",
+              step * 1e3, kernels / steps * 1e3, collectives / steps * 1e3, (step - sum) * 1e3,
+              step > 0 ? 100.0 * (step - sum) / step : 0.0);
+}
+
 void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens) {
   const Program &p = ctx.program;
   Communicators &comm = *ctx.comm;
@@ -516,6 +541,8 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens) {
     std::fflush(stdout);
   }
 
+  ctx.runner->setTiming(o.profile);
+  double profiledSecs = 0; // step time of the profiled steps (all but the first)
   std::vector<int32_t> gTokens, gTargets;
   std::vector<double> losses;
   double firstLoss = NAN, lastLoss = NAN, totalSecs = 0;
@@ -529,6 +556,11 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens) {
     shardc_step(&ctx);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     totalSecs += secs;
+    // The first step warms caches and allocators up: profile the others.
+    if (o.profile && i == pl.firstStep)
+      ctx.runner->resetTiming();
+    else
+      profiledSecs += secs;
     position += stepTokens;
     Reports r = readReports(ctx);
     if (!std::isfinite(r.loss) && !r.skipped)
@@ -585,6 +617,8 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens) {
   double peak = peakRssMiB();
   std::vector<double> peaks(comm.numRanks());
   comm.allgather(all, &peak, peaks.data(), sizeof(double));
+  if (o.profile)
+    printProfile(*ctx.runner, comm, profiledSecs, o.steps - pl.firstStep - 1);
   if (!lead)
     return;
   size_t window = std::min<size_t>(10, losses.size());

@@ -23,6 +23,7 @@ constexpr Flag kFlags[] = {
     {"checkpoint-dir", Kind::String}, {"checkpoint-every", Kind::Count},
     {"resume", Kind::Flag},         {"log-file", Kind::String},
     {"describe", Kind::Flag},       {"help", Kind::Flag},
+    {"profile", Kind::Flag},
 };
 
 /// A non-negative decimal integer that fits `max`.
@@ -74,6 +75,8 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
         o.resume = true;
       else if (name == "describe")
         o.describe = true;
+      else if (name == "profile")
+        o.profile = true;
       else
         o.help = true;
       continue;
@@ -140,6 +143,8 @@ std::string stepUsage(const std::string &argv0) {
          "                            --checkpoint-dir (any mesh: blocks are resharded)\n"
          "  --log-file <file>         one JSON object per step (JSONL)\n"
          "  --describe                print the mesh, arenas and state shardings; exit\n"
+         "  --profile                 time every kernel and collective; print the step time\n"
+         "                            against their sum (the runtime's overhead)\n"
          "  --help                    print this help\n"
          "\n"
          "Test hook: SHARDC_FAULT_KILL=RANK:STEP makes rank RANK kill itself (SIGKILL)\n"

@@ -31,6 +31,7 @@ struct StepOptions {
   bool resume = false;            ///< --resume
   std::string logFile;            ///< --log-file (JSONL)
   bool describe = false;          ///< --describe
+  bool profile = false;           ///< --profile: time kernels and collectives
   bool help = false;              ///< --help
 };
 

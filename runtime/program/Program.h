@@ -47,6 +47,9 @@
 //    (result), per dim, the mesh axes splitting that dim. A rank's block then
 //    starts at shardIndex(axes) * local and the global size is local *
 //    size(axes).
+//  - The cross-entropy ops carry attrs["token_axes"]: the mesh axes their
+//    token dims are split over. Each rank's loss is its share of the mean
+//    over that group (the counted tokens are exchanged), as in the executor.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_RUNTIME_PROGRAM_PROGRAM_H

@@ -736,20 +736,18 @@ int cmdCompile(const std::vector<std::string> &argv) {
   os << *program;
   (*module)->setAttr("rt.program", StringAttr::get(&ctx, text));
   int64_t planned = (*program->getAsObject()).getInteger("planned_peak_bytes").value_or(0);
-  if (args.has("emit-mlir")) {
+  auto emit = [&](const char *flag) {
+    if (!args.has(flag))
+      return;
     std::string ir;
     llvm::raw_string_ostream irs(ir);
     module->print(irs);
-    writeOutput(args.str("emit-mlir"), ir);
-  }
+    writeOutput(args.str(flag), ir);
+  };
+  emit("emit-mlir");
   if (failed(codegen::lowerRtToLLVM(*module)))
     throw Failed{};
-  if (args.has("emit-llvm")) {
-    std::string ir;
-    llvm::raw_string_ostream irs(ir);
-    module->print(irs);
-    writeOutput(args.str("emit-llvm"), ir);
-  }
+  emit("emit-llvm");
   std::string output = args.str("o");
   std::string object = args.has("emit-object") ? args.str("emit-object") : output + ".o";
   if (failed(codegen::emitObjectFile(*module, object)))
