@@ -20,10 +20,10 @@ tokens="$work/fortunes.bin"
 [[ -f $tokens ]] || find /usr/share/games/fortunes -maxdepth 1 -type f ! -name '*.*' | sort |
   xargs "$shardc" tokenize -o "$tokens" >/dev/null
 
-echo "== 1. compile time: GPT-2 1.5B, dp=8 x tp=8 (dp+tp), bf16"
-"$shardc" gen --preset gpt2-1.5b -o "$work/gpt2-1.5b.mlir"
+echo "== 1. compile time: GPT-2 1.5B (B=64, T=1024), dp=8 x tp=8 (dp+tp), bf16"
+"$shardc" gen --preset gpt2-1.5b --batch 64 -o "$work/gpt2-1.5b.mlir" >/dev/null
 /usr/bin/time -f "wall %e s, max RSS %M KiB" "$shardc" compile "$work/gpt2-1.5b.mlir" \
-  --mesh dp=8,tp=8 --strategy dp+tp --precision bf16 -o "$work/step-1.5b"
+  --mesh dp=8,tp=8 --strategy dp+tp --precision bf16 -o "$work/step-1.5b" 2>&1 | tail -3
 
 run() { # name ranks model mesh strategy
   local name=$1 np=$2 model=$3 mesh=$4 strategy=$5
@@ -36,8 +36,8 @@ run() { # name ranks model mesh strategy
 }
 
 echo "== 2+3. planned memory vs peak RSS, step time vs kernels + collectives"
-"$shardc" gen --preset gpt2-tiny -o "$work/gpt2-tiny.mlir"
-"$shardc" gen gpt2 --hidden 256 --layers 4 --heads 8 --seq 256 --batch 8 -o "$work/gpt2-wide.mlir"
+"$shardc" gen --preset gpt2-tiny -o "$work/gpt2-tiny.mlir" >/dev/null
+"$shardc" gen gpt2 --hidden 256 --layers 4 --heads 8 --seq 256 --batch 8 -o "$work/gpt2-wide.mlir" >/dev/null
 run tiny-1 1 "$work/gpt2-tiny.mlir" "" ""
 run tiny-dp2-tp2 4 "$work/gpt2-tiny.mlir" dp=2,tp=2 dp+tp
 run wide-1 1 "$work/gpt2-wide.mlir" "" ""

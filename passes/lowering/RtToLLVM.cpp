@@ -154,8 +154,9 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
           failedWalk = true;
           break;
         }
+        // An i64 index: constant GEP indices are i32, arenas may pass 2 GiB.
         Value p = LLVM::GEPOp::create(b, loc, ptr, i8, bases[a],
-                                      ArrayRef<LLVM::GEPArg>{view.getOffset()});
+                                      ArrayRef<LLVM::GEPArg>{constI64(view.getOffset())});
         map.map(view.getResult(), p);
       } else if (auto kernel = dyn_cast<rt_dialect::KernelOp>(op)) {
         json::Object call{{"op", kernel.getCallee().str()},
