@@ -41,7 +41,7 @@ echo "== shardc train --mesh dp=2,tp=2 --strategy zero1+tp: GPT-2 tiny, 20 steps
 echo "== shardc compile: GPT-2 tiny for dp=2 x tp=2 (ZeRO-1 x TP) -> an MPI executable"
 "$shardc" compile "$out/gpt2-tiny.mlir" --mesh dp=2,tp=2 --strategy zero1+tp --hardware cpu-mpi \
   --lr 2e-3 --min-lr 2e-4 --warmup 20 --decay-steps 300 --weight-decay 0.1 -o "$out/gpt2-tiny-step"
-"$out/gpt2-tiny-step" --describe | head -12
+"$out/gpt2-tiny-step" --describe | sed -n 1,16p
 echo "== mpirun -np 4: 300 steps on the CPU, checkpoint every 100 (on a cluster: srun or mpirun"
 echo "   with one rank per device and the same flags)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
