@@ -225,6 +225,28 @@ def XfReportSharding : Pass<"xf-report-sharding", "mlir::ModuleOp"> {
 // Memory planning and lowering (passes/memory, passes/lowering)
 //===----------------------------------------------------------------------===//
 
+def XfExtractEval : Pass<"xf-extract-eval", "mlir::ModuleOp"> {
+  let summary = "clones a training step keeping only what its loss depends on";
+  let description = [{
+    Adds `@output`: the step `@function` with only its `loss` report as result
+    and every op the loss does not depend on removed (backward, optimizer,
+    their collectives). On a partitioned step the result is the forward with
+    the step's shardings and collectives, so a compiled program evaluates
+    validation loss on the parameters exactly where the step keeps them.
+    Arguments stay as they are (unused ones included).
+
+    ```mlir
+    func.func @train_step(...) -> (tensor<f32> {xf.report = "loss"}, tensor<f32> {xf.report = "lr"}, ...)
+    // adds
+    func.func @eval_step(...) -> (tensor<f32> {xf.report = "loss"})
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the training step">,
+    Option<"output", "output", "std::string", "\"eval_step\"", "the function to add">,
+  ];
+}
+
 def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
   let summary = "plans static per-rank arenas: liveness-based offsets, contiguous state";
   let description = [{
@@ -249,6 +271,9 @@ def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"function", "function", "std::string", "\"train_step\"", "the function to plan">,
+    Option<"evalFunction", "eval-function", "std::string", "\"\"",
+           "also plan this function (-xf-extract-eval): it reads the step's arguments in "
+           "place and shares the workspace">,
   ];
 }
 
@@ -275,6 +300,9 @@ def XfLowerToRt : Pass<"xf-lower-to-rt", "mlir::ModuleOp"> {
     Option<"function", "function", "std::string", "\"train_step\"", "the planned function">,
     Option<"source", "source", "std::string", "\"\"", "model name recorded in the descriptor">,
     Option<"strategy", "strategy", "std::string", "\"\"", "strategy recorded in the descriptor">,
+    Option<"evalFunction", "eval-function", "std::string", "\"\"",
+           "also lower this planned function (-xf-extract-eval) to @shardc_eval; its loss is "
+           "the descriptor's eval_report">,
   ];
   let dependentDialects = ["::shardc::rt_dialect::RtDialect"];
 }

@@ -27,13 +27,21 @@ namespace shardc::codegen {
 
 LogicalResult lowerToRt(ModuleOp module, const LoweringOptions &options) {
   PassManager pm(module.getContext());
+  if (!options.evalFunction.empty()) {
+    XfExtractEvalOptions extract;
+    extract.function = options.function;
+    extract.output = options.evalFunction;
+    pm.addPass(createXfExtractEval(extract));
+  }
   XfPlanMemoryOptions plan;
   plan.function = options.function;
+  plan.evalFunction = options.evalFunction;
   pm.addPass(createXfPlanMemory(plan));
   XfLowerToRtOptions lower;
   lower.function = options.function;
   lower.source = options.source;
   lower.strategy = options.strategy;
+  lower.evalFunction = options.evalFunction;
   pm.addPass(createXfLowerToRt(lower));
   return pm.run(module);
 }

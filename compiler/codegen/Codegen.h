@@ -16,10 +16,13 @@
 
 namespace shardc::codegen {
 
-/// Runs -xf-plan-memory and -xf-lower-to-rt on the (partitioned) step
-/// `function`: the module then holds @shardc_step in rt and its `rt.program`.
+/// Runs -xf-extract-eval (when evalFunction is set), -xf-plan-memory and
+/// -xf-lower-to-rt on the (partitioned) step `function`: the module then holds
+/// @shardc_step (and @shardc_eval) in rt and its `rt.program`.
 struct LoweringOptions {
   std::string function = "train_step";
+  /// A loss-only twin (-xf-extract-eval) lowered to @shardc_eval; none if empty.
+  std::string evalFunction;
   std::string source, strategy;
 };
 mlir::LogicalResult lowerToRt(mlir::ModuleOp module, const LoweringOptions &options);

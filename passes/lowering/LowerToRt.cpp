@@ -320,8 +320,39 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
                                 "steps (-xf-adamw)";
     }
     program["micro_batches"] = microBatches;
+
+    // The eval function's loss (it reads the step's arguments in place).
+    func::FuncOp eval;
+    if (!evalFunction.empty()) {
+      eval = module.lookupSymbol<func::FuncOp>(evalFunction);
+      if (!eval)
+        return module.emitError() << "xf-lower-to-rt: no function @" << evalFunction;
+      auto evalRet = cast<func::ReturnOp>(eval.getBody().front().getTerminator());
+      if (evalRet.getNumOperands() != 1)
+        return eval.emitError("xf-lower-to-rt: the eval function must return only its loss "
+                              "(-xf-extract-eval)");
+      if (failed(boundary(evalRet.getOperand(0), eval.getResultAttrDict(0), "eval_report",
+                          "loss", evalRet.getLoc())))
+        return failure();
+    }
     program["tensors"] = std::move(tensors);
 
+    if (failed(convert(func, mesh, copyFrom, "shardc_step")))
+      return failure();
+    if (eval && failed(convert(eval, mesh, {}, "shardc_eval")))
+      return failure();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << json::Value(std::move(program));
+    module->setAttr("rt.program", StringAttr::get(module.getContext(), text));
+    return success();
+  }
+
+  /// Rewrites `func` to rt as `name`: arguments become views, ops rt calls,
+  /// results in `copyFrom` (result -> argument) copies into the argument.
+  LogicalResult convert(func::FuncOp func, const sharding::Mesh &mesh,
+                        const llvm::DenseMap<unsigned, unsigned> &copyFrom, StringRef name) {
+    Block &body = func.getBody().front();
     // Arguments become views; the conversion sees tensors behind casts.
     OpBuilder b(func.getContext());
     b.setInsertionPointToStart(&body);
@@ -368,11 +399,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     for (StringRef attr : {sharding::kGridAttr.data(), kArenaBytesAttr.data(),
                            kPlannedBytesAttr.data()})
       func->removeAttr(attr);
-    func.setSymName("shardc_step");
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << json::Value(std::move(program));
-    module->setAttr("rt.program", b.getStringAttr(text));
+    func.setSymName(name);
     return success();
   }
 };

@@ -83,43 +83,25 @@ json::Array buffersJson(ValueRange values) {
 }
 
 struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
-  void runOnOperation() override {
+  /// Emits llvm.func @`name`(ctx) for the rt function `rtFunc` (an empty
+  /// body when null), appending its calls and communicators to the tables.
+  LogicalResult emitFunction(OpBuilder &b, func::FuncOp rtFunc, StringRef name,
+                             const std::vector<int64_t> &arenaBytes, json::Array &calls,
+                             json::Array &comms,
+                             std::map<std::vector<int16_t>, int64_t> &commIndex) {
+    MLIRContext *ctx = b.getContext();
     ModuleOp module = getOperation();
-    auto step = module.lookupSymbol<func::FuncOp>("shardc_step");
-    auto programAttr = module->getAttrOfType<StringAttr>("rt.program");
-    if (!step || !programAttr) {
-      module.emitError("rt-to-llvm: no rt step (@shardc_step and the module's rt.program; run "
-                       "-xf-lower-to-rt first)");
-      return signalPassFailure();
-    }
-    llvm::Expected<json::Value> parsed = json::parse(programAttr.getValue());
-    if (!parsed || !parsed->getAsObject()) {
-      llvm::consumeError(parsed.takeError());
-      module.emitError("rt-to-llvm: the module's rt.program is not a JSON object");
-      return signalPassFailure();
-    }
-    json::Object program = std::move(*parsed->getAsObject());
-    std::vector<int64_t> arenaBytes;
-    if (json::Array *arenas = program.getArray("arenas"))
-      for (json::Value &a : *arenas)
-        arenaBytes.push_back(a.getAsObject()->getInteger("bytes").value_or(0));
-
-    MLIRContext *ctx = module.getContext();
-    OpBuilder b(ctx);
-    Location loc = step.getLoc();
+    Location loc = rtFunc ? rtFunc.getLoc() : module.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto i32 = b.getI32Type(), i64 = b.getI64Type(), i8 = b.getI8Type();
     auto voidTy = LLVM::LLVMVoidType::get(ctx);
-
-    b.setInsertionPointToEnd(module.getBody());
-    auto declare = [&](StringRef name, Type result, ArrayRef<Type> args) {
-      return LLVM::LLVMFuncOp::create(b, loc, name, LLVM::LLVMFunctionType::get(result, args));
+    auto lookup = [&](StringRef n) { return module.lookupSymbol<LLVM::LLVMFuncOp>(n); };
+    auto arenaFn = lookup("shardc_rt_arena"), kernelFn = lookup("shardc_rt_kernel");
+    auto collectiveFn = lookup("shardc_rt_collective"), copyFn = lookup("shardc_rt_copy");
+    auto declare = [&](StringRef n, Type result, ArrayRef<Type> args) {
+      return LLVM::LLVMFuncOp::create(b, loc, n, LLVM::LLVMFunctionType::get(result, args));
     };
-    auto arenaFn = declare("shardc_rt_arena", ptr, {ptr, i32});
-    auto kernelFn = declare("shardc_rt_kernel", voidTy, {ptr, i32, ptr});
-    auto collectiveFn = declare("shardc_rt_collective", voidTy, {ptr, i32, i32, ptr, ptr});
-    auto copyFn = declare("shardc_rt_copy", voidTy, {ptr, ptr, ptr, i64});
-    auto fn = declare("shardc_step", voidTy, {ptr});
+    auto fn = declare(name, voidTy, {ptr});
     Block *entry = fn.addEntryBlock(b);
     b.setInsertionPointToStart(entry);
     Value ctxArg = entry->getArgument(0);
@@ -132,7 +114,8 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
 
     // One buffer-pointer array, big enough for the widest kernel.
     int64_t widest = 1;
-    step.walk([&](rt_dialect::KernelOp k) {
+    if (rtFunc)
+      rtFunc.walk([&](rt_dialect::KernelOp k) {
       widest = std::max<int64_t>(widest, k.getIns().size() + k.getOuts().size());
     });
     Value bufferArray = LLVM::AllocaOp::create(b, loc, ptr, ptr, constI64(widest), 8);
@@ -140,11 +123,13 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     for (size_t a = 0; a < arenaBytes.size(); ++a)
       bases[a] = LLVM::CallOp::create(b, loc, arenaFn, ValueRange{ctxArg, constI32(a)}).getResult();
 
+    if (!rtFunc) {
+      LLVM::ReturnOp::create(b, loc, ValueRange{});
+      return success();
+    }
     IRMapping map;
-    json::Array calls, comms;
-    std::map<std::vector<int16_t>, int64_t> commIndex;
     bool failedWalk = false;
-    for (Operation &op : step.getBody().front()) {
+    for (Operation &op : rtFunc.getBody().front()) {
       if (auto view = dyn_cast<rt_dialect::ViewOp>(op)) {
         int32_t a = view.getArena();
         int64_t end = view.getOffset() + memory::byteSize(view.getType());
@@ -205,7 +190,57 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     }
     if (failedWalk) {
       fn.erase();
+      return failure();
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto step = module.lookupSymbol<func::FuncOp>("shardc_step");
+    auto programAttr = module->getAttrOfType<StringAttr>("rt.program");
+    if (!step || !programAttr) {
+      module.emitError("rt-to-llvm: no rt step (@shardc_step and the module's rt.program; run "
+                       "-xf-lower-to-rt first)");
       return signalPassFailure();
+    }
+    llvm::Expected<json::Value> parsed = json::parse(programAttr.getValue());
+    if (!parsed || !parsed->getAsObject()) {
+      llvm::consumeError(parsed.takeError());
+      module.emitError("rt-to-llvm: the module's rt.program is not a JSON object");
+      return signalPassFailure();
+    }
+    json::Object program = std::move(*parsed->getAsObject());
+    std::vector<int64_t> arenaBytes;
+    if (json::Array *arenas = program.getArray("arenas"))
+      for (json::Value &a : *arenas)
+        arenaBytes.push_back(a.getAsObject()->getInteger("bytes").value_or(0));
+
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b(ctx);
+    Location loc = step.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i32 = b.getI32Type(), i64 = b.getI64Type(), i8 = b.getI8Type();
+    auto voidTy = LLVM::LLVMVoidType::get(ctx);
+
+    b.setInsertionPointToEnd(module.getBody());
+    auto declare = [&](StringRef name, Type result, ArrayRef<Type> args) {
+      return LLVM::LLVMFuncOp::create(b, loc, name, LLVM::LLVMFunctionType::get(result, args));
+    };
+    declare("shardc_rt_arena", ptr, {ptr, i32});
+    declare("shardc_rt_kernel", voidTy, {ptr, i32, ptr});
+    declare("shardc_rt_collective", voidTy, {ptr, i32, i32, ptr, ptr});
+    declare("shardc_rt_copy", voidTy, {ptr, ptr, ptr, i64});
+    json::Array calls, comms;
+    std::map<std::vector<int16_t>, int64_t> commIndex;
+    // The step, and the eval function (an empty one without -xf-extract-eval:
+    // the runtime links against both and finds no eval report then).
+    auto evalStep = module.lookupSymbol<func::FuncOp>("shardc_eval");
+    for (auto [rtFunc, name] : {std::pair<func::FuncOp, StringRef>{step, "shardc_step"},
+                                std::pair<func::FuncOp, StringRef>{evalStep, "shardc_eval"}}) {
+      b.setInsertionPointToEnd(module.getBody());
+      if (failed(emitFunction(b, rtFunc, name, arenaBytes, calls, comms, commIndex)))
+        return signalPassFailure();
     }
     program["calls"] = std::move(calls);
     program["comms"] = std::move(comms);

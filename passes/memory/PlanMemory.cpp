@@ -82,6 +82,19 @@ private:
   int64_t top_ = 0;
 };
 
+/// The name that ties an argument of the eval function to the step's: its
+/// xf.state, or its data input and micro-batch.
+std::string boundaryKey(func::FuncOp func, unsigned i) {
+  if (auto state = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
+    return "state:" + state.str();
+  std::string key = "input:";
+  if (auto in = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kInputAttrName))
+    key += in.str();
+  if (auto mb = func.getArgAttrOfType<IntegerAttr>(i, xf::XfDialect::kMicroBatchAttrName))
+    key += ":" + std::to_string(mb.getInt());
+  return key;
+}
+
 /// Which arena a step argument lives in.
 Arena argumentArena(func::FuncOp func, unsigned i) {
   if (auto state = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
@@ -101,11 +114,39 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       module.emitError() << "xf-plan-memory: no function @" << function;
       return signalPassFailure();
     }
-    if (failed(plan(func)))
-      signalPassFailure();
+    int64_t top[NumArenas] = {0, 0, 0, 0, 0};
+    llvm::StringMap<std::pair<Arena, int64_t>> boundary;
+    if (failed(plan(func, top, boundary, /*shared=*/false)))
+      return signalPassFailure();
+    if (evalFunction.empty())
+      return;
+    auto eval = module.lookupSymbol<func::FuncOp>(evalFunction);
+    if (!eval) {
+      module.emitError() << "xf-plan-memory: no function @" << evalFunction;
+      return signalPassFailure();
+    }
+    // The eval function reads the step's parameters and inputs where the
+    // step keeps them; the two never run at once, so they share the
+    // workspace (its size is the larger need).
+    if (failed(plan(eval, top, boundary, /*shared=*/true)))
+      return signalPassFailure();
+    Builder b(&getContext());
+    SmallVector<int64_t> arenaBytes(std::begin(top), std::end(top));
+    int64_t total = 0;
+    for (int64_t bytes : arenaBytes)
+      total += bytes;
+    for (func::FuncOp f : {func, eval}) {
+      f->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
+      f->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
+    }
   }
 
-  LogicalResult plan(func::FuncOp func) {
+  /// Plans `func` into the arenas whose current sizes are `top`. With
+  /// `shared`, arguments take the places `boundary` recorded for the step's
+  /// arguments of the same name and the workspace restarts at 0; else the
+  /// arguments' places are recorded there.
+  LogicalResult plan(func::FuncOp func, int64_t (&top)[NumArenas],
+                     llvm::StringMap<std::pair<Arena, int64_t>> &boundary, bool shared) {
     if (func.isExternal() || !func.getBody().hasOneBlock())
       return func.emitError("xf-plan-memory: the step must be one block of straight-line code");
     Block &body = func.getBody().front();
@@ -144,7 +185,6 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           stateResultOf[v] = arg;
 
     Builder b(func.getContext());
-    int64_t top[NumArenas] = {0, 0, 0, 0, 0};
     auto bump = [&](Arena a, int64_t bytes) {
       int64_t offset = top[a];
       top[a] += alignUp(std::max<int64_t>(bytes, 1));
@@ -158,10 +198,20 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         return func.emitError() << "xf-plan-memory: argument #" << arg.getArgNumber()
                                 << " has type " << arg.getType()
                                 << "; memory planning needs statically shaped tensors";
-      Arena a = argumentArena(func, arg.getArgNumber());
-      place[arg] = {a, bump(a, byteSize(t))};
+      std::string key = boundaryKey(func, arg.getArgNumber());
+      if (shared) {
+        auto it = boundary.find(key);
+        if (it == boundary.end())
+          return func.emitError() << "xf-plan-memory: argument #" << arg.getArgNumber() << " ("
+                                  << key << ") has no counterpart in the planned step";
+        place[arg] = it->second;
+      } else {
+        Arena a = argumentArena(func, arg.getArgNumber());
+        place[arg] = {a, bump(a, byteSize(t))};
+        boundary[key] = place[arg];
+      }
       func.setArgAttr(arg.getArgNumber(), kBufferAttr,
-                      b.getDenseI64ArrayAttr({a, place[arg].second}));
+                      b.getDenseI64ArrayAttr({place[arg].first, place[arg].second}));
     }
 
     FreeList workspace;
@@ -210,7 +260,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           workspace.release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
       }
     }
-    top[Workspace] = workspace.top();
+    top[Workspace] = std::max(top[Workspace], workspace.top());
 
     SmallVector<int64_t> arenaBytes(std::begin(top), std::end(top));
     int64_t total = 0;

@@ -5,7 +5,8 @@
  *     documents its schema): mesh, arenas, the step's boundary tensors, the
  *     kernel and collective call table, the communicators;
  *   - `shardc_step(ctx)`: one training step, a straight-line sequence of
- *     calls into the runtime on views of the planned arenas.
+ *     calls into the runtime on views of the planned arenas;
+ *   - `shardc_eval(ctx)`: the loss only (validation), same arenas.
  * It is linked with libshardc_runtime, whose `main` (runtime/main) parses the
  * descriptor, creates the communicators (MPI), allocates one buffer per
  * arena, initializes or loads the state and calls `shardc_step` once per
@@ -32,6 +33,10 @@ typedef struct shardc_rt_ctx shardc_rt_ctx;
 /* Defined by the compiled step. */
 extern const char shardc_program_json[];
 void shardc_step(shardc_rt_ctx *ctx);
+/** The loss of the current parameters on the inputs, without an update (the
+ *  step's forward with its shardings: -xf-extract-eval); writes the
+ *  descriptor's "eval_report" tensor. Empty in programs compiled without it. */
+void shardc_eval(shardc_rt_ctx *ctx);
 
 /* Provided by the runtime. */
 

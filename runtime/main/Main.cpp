@@ -506,7 +506,26 @@ void printProfile(const KernelRunner &runner, Communicators &comm, double stepSe
               step > 0 ? 100.0 * (step - sum) / step : 0.0);
 }
 
-void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens) {
+/// The validation loss of the current parameters: the mean over
+/// --eval-batches batches from the start of the validation file, each run by
+/// shardc_eval (the step's forward, no dropout, no update).
+double evaluate(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &val, int64_t step,
+                std::vector<int32_t> &gTokens, std::vector<int32_t> &gTargets) {
+  const BoundaryTensor *report = ctx.program.find("eval_report", "loss");
+  const int64_t k = static_cast<int64_t>(pl.inputs.size());
+  double sum = 0;
+  for (int64_t b = 0; b < pl.opts.evalBatches; ++b) {
+    fillInputs(ctx, ctx.comm->rank(), pl.inputs, val, b * k * pl.B * pl.T, pl.B, pl.T, gTokens,
+               gTargets);
+    ctx.step = StepContext{pl.seed, static_cast<uint64_t>(step), /*training=*/false};
+    shardc_eval(&ctx);
+    sum += readScalar(ctx.address(*report), report->local.dtype);
+  }
+  return sum / static_cast<double>(pl.opts.evalBatches);
+}
+
+void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
+           const data::TokenFile *val) {
   const Program &p = ctx.program;
   Communicators &comm = *ctx.comm;
   const int64_t rank = comm.rank();
@@ -603,6 +622,19 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens) {
       }
     }
     bool last = i + 1 == o.steps;
+    if (val && (last || (o.evalEvery > 0 && (i + 1) % o.evalEvery == 0))) {
+      double valLoss = evaluate(ctx, pl, *val, i, gTokens, gTargets);
+      if (lead) {
+        std::printf("%seval after step %lld | val loss %.4f (%lld batch(es) of %s)\n",
+                    tty ? "\r\033[K" : "", static_cast<long long>(i + 1), valLoss,
+                    static_cast<long long>(o.evalBatches), pl.opts.valData.c_str());
+        std::fflush(stdout);
+        if (log) {
+          *log << nlohmann::json{{"step", i + 1}, {"val_loss", valLoss}}.dump() << "\n";
+          log->flush();
+        }
+      }
+    }
     if (!o.checkpointDir.empty() &&
         (last || (o.checkpointEvery > 0 && (i + 1) % o.checkpointEvery == 0)))
       saveCheckpoint(ctx, pl, i + 1, position);
@@ -643,7 +675,8 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens) {
 }
 
 /// MPI up, communicators, context, the run. Returns the exit status.
-int runOnRanks(Program program, const Plan &pl, const data::TokenFile &tokens) {
+int runOnRanks(Program program, const Plan &pl, const data::TokenFile &tokens,
+               const std::optional<data::TokenFile> &val) {
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     std::fprintf(stderr, "error: MPI_Init_thread failed\n");
@@ -670,7 +703,7 @@ int runOnRanks(Program program, const Plan &pl, const data::TokenFile &tokens) {
   }
   try {
     auto ctx = std::make_unique<shardc_rt_ctx>(std::move(program), comm.get());
-    train(*ctx, pl, tokens);
+    train(*ctx, pl, tokens, val ? &*val : nullptr);
     ctx.reset();
     comm->barrier();
   } catch (const std::exception &e) {
@@ -708,7 +741,19 @@ int main(int argc, char **argv) {
     }
     data::TokenFile tokens = data::TokenFile::open(opts.data);
     Plan pl = plan(program, opts, tokens);
-    return runOnRanks(std::move(program), pl, tokens);
+    std::optional<data::TokenFile> val;
+    if (!opts.valData.empty()) {
+      if (!program.find("eval_report", "loss"))
+        throw Error("--val-data: this program has no evaluation entry (it was not compiled "
+                    "by `shardc compile`, which adds one with -xf-extract-eval)");
+      val = data::TokenFile::open(opts.valData);
+      if (val->size() < pl.B * pl.T + 1)
+        throw Error(opts.valData + " (--val-data) holds " + std::to_string(val->size()) +
+                    " tokens, but one global batch of " + std::to_string(pl.B) + " x " +
+                    std::to_string(pl.T) + " needs " + std::to_string(pl.B * pl.T + 1) +
+                    " (B*T + 1)");
+    }
+    return runOnRanks(std::move(program), pl, tokens, val);
   } catch (const std::exception &e) {
     if (lead)
       std::fprintf(stderr, "%s: error: %s\n", argv0.c_str(), e.what());

@@ -23,7 +23,8 @@ constexpr Flag kFlags[] = {
     {"checkpoint-dir", Kind::String}, {"checkpoint-every", Kind::Count},
     {"resume", Kind::Flag},         {"log-file", Kind::String},
     {"describe", Kind::Flag},       {"help", Kind::Flag},
-    {"profile", Kind::Flag},
+    {"profile", Kind::Flag},        {"val-data", Kind::String},
+    {"eval-every", Kind::Count},    {"eval-batches", Kind::Count},
 };
 
 /// A non-negative decimal integer that fits `max`.
@@ -103,6 +104,12 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
       o.checkpointEvery = static_cast<int64_t>(parseCount(name, *value, maxCount));
     else if (name == "log-file")
       o.logFile = *value;
+    else if (name == "val-data")
+      o.valData = *value;
+    else if (name == "eval-every")
+      o.evalEvery = static_cast<int64_t>(parseCount(name, *value, maxCount));
+    else if (name == "eval-batches")
+      o.evalBatches = static_cast<int64_t>(parseCount(name, *value, maxCount));
   }
   if (o.help || o.describe)
     return o;
@@ -114,6 +121,11 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
                          : "option '--steps' must be at least 1");
   if (o.checkpointEvery && o.checkpointDir.empty())
     throw UsageError("option '--checkpoint-every' needs '--checkpoint-dir'");
+  for (const char *flag : {"eval-every", "eval-batches"})
+    if (o.valData.empty() && std::find(seen.begin(), seen.end(), flag) != seen.end())
+      throw UsageError(std::string("option '--") + flag + "' needs '--val-data'");
+  if (o.evalBatches < 1)
+    throw UsageError("option '--eval-batches' must be at least 1");
   if (o.resume && o.checkpointDir.empty())
     throw UsageError("option '--resume' needs '--checkpoint-dir'");
   if (o.resume && o.position)
@@ -142,6 +154,10 @@ std::string stepUsage(const std::string &argv0) {
          "  --resume                  continue from the latest checkpoint in\n"
          "                            --checkpoint-dir (any mesh: blocks are resharded)\n"
          "  --log-file <file>         one JSON object per step (JSONL)\n"
+         "  --val-data <file>         validation tokens: the loss without an update after\n"
+         "                            every --eval-every steps and after the last\n"
+         "  --eval-every <n>          evaluate every n steps (default: after the last)\n"
+         "  --eval-batches <n>        batches per evaluation, from the file's start (1)\n"
          "  --describe                print the mesh, arenas and state shardings; exit\n"
          "  --profile                 time every kernel and collective; print the step time\n"
          "                            against their sum (the runtime's overhead)\n"

@@ -30,6 +30,9 @@ struct StepOptions {
   int64_t checkpointEvery = 0;    ///< --checkpoint-every (0: only at the end)
   bool resume = false;            ///< --resume
   std::string logFile;            ///< --log-file (JSONL)
+  std::string valData;            ///< --val-data: validation token file
+  int64_t evalEvery = 0;          ///< --eval-every (0: only after the last step)
+  int64_t evalBatches = 1;        ///< --eval-batches: batches per evaluation
   bool describe = false;          ///< --describe
   bool profile = false;           ///< --profile: time kernels and collectives
   bool help = false;              ///< --help

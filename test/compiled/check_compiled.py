@@ -7,6 +7,9 @@
   resume       stop at step 10, resume: steps 11-20 bit-identical to the
                uninterrupted run; resume the checkpoint with a binary compiled
                for another mesh: same losses to 1e-5
+  evaluate     --val-data: the validation loss the executable reports after step N
+               (mean over 2 batches, no dropout, no update) equals `shardc run` on
+               the parameters `shardc train` reaches after N steps (1e-5)
   faults       a killed rank ends the job (non-zero, names the rank, < 60 s);
                a truncated checkpoint, a token file shorter than one batch and
                the wrong number of ranks each give an error and a non-zero exit
@@ -121,6 +124,40 @@ def equivalence(a):
             fail("negative control: another seed gave the same first loss")
         print("negative control: another seed differs (%.6g vs %.6g)" % (other[1], ref[1]))
     print("compiled run: %d ranks, %.1f s for %d steps" % (a.ranks, secs, a.steps))
+
+
+def evaluate(a):
+    w = a.workdir
+    val_txt = os.path.join(w, "val.txt")
+    with open(val_txt, "w") as f:
+        f.write("In the beginning God created the heaven and the earth. " * 40)
+    val = os.path.join(w, "val.bin")
+    run([a.shardc, "tokenize", val_txt, "-o", val])
+    exe = compile_step(a, a.mesh, a.strategy, os.path.join(w, "step"))
+    log = os.path.join(w, "log.jsonl")
+    mpirun(a, a.ranks, exe, ["--data", a.data, "--steps", "6", "--val-data", val, "--eval-every",
+                             "3", "--eval-batches", "2", "--log-file", log])
+    with open(log) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    got = {r["step"]: r["val_loss"] for r in rows if "val_loss" in r}
+    if sorted(got) != [3, 6]:
+        fail("evaluate: val losses at steps %s, expected 3 and 6" % sorted(got))
+    params = os.path.join(w, "params-6.safetensors")
+    run([a.shardc, "train", a.model, "--data", a.data, "--steps", "6", "--save", params] + TRAIN)
+    want = []
+    for position in (0, 128):  # two batches of 4 x 32 tokens
+        p, _ = run([a.shardc, "run", a.model, "--load", params, "--data", val, "--position",
+                    str(position)])
+        want.append(float(next(l for l in p.stdout.splitlines() if l.startswith("loss")).split()[1]))
+    ref = sum(want) / len(want)
+    rel = abs(got[6] - ref) / abs(ref)
+    if rel > a.rtol:
+        fail("evaluate: val loss after step 6 is %.9g, shardc run gives %.9g (relative %.3g)" %
+             (got[6], ref, rel))
+    if got[3] == got[6]:
+        fail("evaluate: the val loss did not change between steps 3 and 6")
+    print("evaluate: val loss after 6 steps %.7g = shardc run %.7g (relative %.2g); after 3 %.7g" %
+          (got[6], ref, rel, got[3]))
 
 
 def tree_digest(path):
@@ -238,6 +275,10 @@ def faults(a):
     # The wrong number of ranks.
     p, secs = mpirun(a, 3, exe, ["--data", a.data, "--steps", "1"], expect_ok=False, timeout=60)
     expect_error("3 ranks for a 2-rank mesh", p, secs, ["2", "3"])
+    # --eval-every without --val-data.
+    p, secs = mpirun(a, 2, exe, ["--data", a.data, "--steps", "1", "--eval-every", "2"],
+                     expect_ok=False, timeout=60)
+    expect_error("--eval-every without --val-data", p, secs, ["--val-data"])
     # Bad command-line values.
     p, secs = mpirun(a, 2, exe, ["--data", a.data, "--steps", "ten"], expect_ok=False, timeout=60)
     expect_error("--steps ten", p, secs, ["--steps"])
@@ -245,7 +286,7 @@ def faults(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("check", choices=["equivalence", "resume", "faults"])
+    ap.add_argument("check", choices=["equivalence", "resume", "evaluate", "faults"])
     ap.add_argument("--shardc", required=True)
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--model", required=True)
@@ -259,7 +300,8 @@ def main():
     ap.add_argument("--negative", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    {"equivalence": equivalence, "resume": resume, "faults": faults}[a.check](a)
+    {"equivalence": equivalence, "resume": resume, "evaluate": evaluate,
+     "faults": faults}[a.check](a)
     print("PASS")
 
 

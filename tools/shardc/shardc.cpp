@@ -714,6 +714,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
 
   codegen::LoweringOptions lowering;
   lowering.function = runName;
+  lowering.evalFunction = "eval_step";
   lowering.source = llvm::sys::path::filename(args.positional()[0]).str();
   lowering.strategy = args.has("strategy") ? args.str("strategy") : "";
   if (failed(codegen::lowerToRt(*module, lowering)))
