@@ -47,8 +47,12 @@ echo "   with one rank per device and the same flags)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader OMP_NUM_THREADS=1
 rm -rf "$out/gpt2-tiny-ckpt"
+# Validation text the model never trains on: Genesis 1-2 (Debian's bible-kjv).
+bible Gen1:1-2:25 | sed 's/^[^ ]* //' > "$out/genesis.txt"
+"$shardc" tokenize "$out/genesis.txt" -o "$out/genesis.bin"
 mpirun -np 4 "$out/gpt2-tiny-step" --data "$out/fortunes.bin" --steps 300 --seed 1234 \
+  --val-data "$out/genesis.bin" --eval-every 100 --eval-batches 4 \
   --checkpoint-dir "$out/gpt2-tiny-ckpt" --checkpoint-every 100 --log-file "$out/compiled-log.jsonl" |
-  awk 'NR <= 2 || /^step +(1|50|100|150|200|250|300)\// || /^done|^memory/'
+  awk 'NR <= 2 || /^step +(1|50|100|150|200|250|300)\// || /^eval|^done|^memory/'
 echo "== shardc export: the last checkpoint as one GPT-2 safetensors file"
 "$shardc" export "$out/gpt2-tiny-ckpt" -o "$out/gpt2-tiny-compiled.safetensors"
