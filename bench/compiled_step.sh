@@ -5,7 +5,9 @@
 #  2. planned peak memory per rank (the arenas) against the measured peak RSS
 #     of each rank, for GPT-2 tiny on dp=2 x tp=2 and a wider GPT-2 on dp=2;
 #  3. the executable's step time against the sum of its kernel and collective
-#     times (--profile): the runtime's own overhead.
+#     times (--profile): the runtime's own overhead;
+#  4. scheduling: the same dp=2 step with buckets + start/wait (default)
+#     against blocking per-gradient all-reduces (--no-overlap --bucket-mb 0).
 # Usage: bench/compiled_step.sh [build-dir]   (after scripts/setup.sh)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,9 +27,10 @@ echo "== 1. compile time: GPT-2 1.5B (B=64, T=1024), dp=8 x tp=8 (dp+tp), bf16"
 /usr/bin/time -f "wall %e s, max RSS %M KiB" "$shardc" compile "$work/gpt2-1.5b.mlir" \
   --mesh dp=8,tp=8 --strategy dp+tp --precision bf16 -o "$work/step-1.5b" 2>&1 | tail -3
 
-run() { # name ranks model mesh strategy
+run() { # name ranks model mesh strategy [compile flags...]
   local name=$1 np=$2 model=$3 mesh=$4 strategy=$5
-  local args=(compile "$model" -o "$work/step-$name" --hardware cpu-mpi)
+  shift 5
+  local args=(compile "$model" -o "$work/step-$name" --hardware cpu-mpi "$@")
   [[ -n $mesh ]] && args+=(--mesh "$mesh" --strategy "$strategy")
   "$shardc" "${args[@]}" >/dev/null
   echo "-- $name: $np ranks, mesh ${mesh:-one rank} ${strategy}"
@@ -43,6 +46,10 @@ run tiny-dp2-tp2 4 "$work/gpt2-tiny.mlir" dp=2,tp=2 dp+tp
 run wide-1 1 "$work/gpt2-wide.mlir" "" ""
 run wide-dp2 2 "$work/gpt2-wide.mlir" dp=2 dp
 run wide-zero3 2 "$work/gpt2-wide.mlir" dp=2 zero3
+echo "== 4. scheduling: buckets + overlap (default) against blocking per-gradient all-reduces"
+run wide-dp2-blocking 2 "$work/gpt2-wide.mlir" dp=2 dp --no-overlap --bucket-mb 0
+run tiny-dp2 2 "$work/gpt2-tiny.mlir" dp=2 dp
+run tiny-dp2-blocking 2 "$work/gpt2-tiny.mlir" dp=2 dp --no-overlap --bucket-mb 0
 # The resident memory of a rank that allocates no arenas: the binary, its
 # libraries (OpenBLAS, OpenMP, MPI) and MPI's buffers.
 echo "-- baseline: a 1-rank binary that exits before allocating (--describe)"

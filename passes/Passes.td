@@ -247,6 +247,32 @@ def XfExtractEval : Pass<"xf-extract-eval", "mlir::ModuleOp"> {
   ];
 }
 
+def XfSchedule : Pass<"xf-schedule", "mlir::ModuleOp"> {
+  let summary = "issues collectives as early as their inputs allow (before memory planning)";
+  let description = [{
+    Reorders the partitioned step: a collective of a computed value moves
+    right after the value's definition (each gradient reduction starts as
+    soon as the gradient exists); a collective of a step argument (a ZeRO-3 /
+    FSDP parameter gather) moves up to the first use of the previous such
+    gather, one layer of prefetch. Runs before -xf-plan-memory, which then
+    sees the new lifetimes; -rt-bucket-all-reduces and
+    -rt-schedule-collectives finish the job on buffers.
+
+    ```mlir
+    %g = xf.matmul ...                 // a gradient
+    ... backward of the layers below ...
+    %s = shard.all_reduce %g ...       // was here, just before the optimizer
+    // becomes
+    %g = xf.matmul ...
+    %s = shard.all_reduce %g ...
+    ... backward of the layers below ...
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the step to reorder">,
+  ];
+}
+
 def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
   let summary = "plans static per-rank arenas: liveness-based offsets, contiguous state";
   let description = [{
@@ -307,6 +333,54 @@ def XfLowerToRt : Pass<"xf-lower-to-rt", "mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::rt_dialect::RtDialect"];
 }
 
+def RtBucketAllReduces : Pass<"rt-bucket-all-reduces", "mlir::ModuleOp"> {
+  let summary = "merges consecutive gradient all-reduces into buckets";
+  let description = [{
+    Sum all-reduces over the same mesh axes whose outputs follow each other in
+    the grads arena (-xf-plan-memory places the reduced gradients there, in
+    order) become copies of each input into its output place plus one
+    in-place all-reduce of the whole range, issued when the bucket reaches
+    `bucket-bytes` or before any op touches a member. Bit-identical to the
+    separate reductions. `bucket-bytes=0` disables it.
+
+    ```mlir
+    rt.collective "shard.all_reduce" axes [0] ins(%a : memref<64xf32>) outs(%ga : memref<64xf32>) {attrs = {reduction = "sum"}}
+    rt.collective "shard.all_reduce" axes [0] ins(%b : memref<32xf32>) outs(%gb : memref<32xf32>) {attrs = {reduction = "sum"}}
+    // becomes
+    rt.copy %a to %ga : memref<64xf32>
+    rt.copy %b to %gb : memref<32xf32>
+    rt.collective "shard.all_reduce" axes [0] ins(%g : memref<96xf32>) outs(%g : memref<96xf32>) {attrs = {reduction = "sum"}}
+    ```
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "25 * 1024 * 1024",
+           "largest bucket in bytes (0: no buckets)">,
+  ];
+}
+
+def RtScheduleCollectives : Pass<"rt-schedule-collectives", "mlir::ModuleOp"> {
+  let summary = "splits collectives into start/wait and moves them apart for overlap";
+  let description = [{
+    Every `rt.collective` becomes `rt.collective_start` + `rt.wait`. The start
+    moves up past every op that neither writes its input nor touches its
+    output (issued as early as its input allows), the wait moves down past
+    every op that does not need the collective's buffers (waited on as late
+    as its users allow); compute in between overlaps the communication.
+    Conflicts are byte ranges of the planned arenas. With `overlap=false`
+    the pair stays where the collective was.
+
+    ```mlir
+    %e = rt.collective_start "shard.all_gather" axes [0] ins(%w : memref<32x64xf32>) outs(%wf : memref<64x64xf32>) {attrs = {gather_axis = 0 : index}}
+    rt.kernel "xf.layernorm" ...   // independent compute
+    rt.wait %e
+    rt.kernel "xf.matmul" ins(%x, %wf : ...) ...
+    ```
+  }];
+  let options = [
+    Option<"overlap", "overlap", "bool", "true", "move starts up and waits down">,
+  ];
+}
+
 def RtToLLVM : Pass<"rt-to-llvm", "mlir::ModuleOp"> {
   let summary = "lowers rt to calls of the runtime's C ABI in the LLVM dialect";
   let description = [{
@@ -315,8 +389,9 @@ def RtToLLVM : Pass<"rt-to-llvm", "mlir::ModuleOp"> {
     offsets from it, `rt.kernel` becomes `shardc_rt_kernel(ctx, call,
     buffers)` with the call's index in the descriptor's call table,
     `rt.collective` becomes `shardc_rt_collective(ctx, call, comm, in, out)`
-    with one communicator per distinct set of mesh axes, and `rt.copy`
-    `shardc_rt_copy`. The completed descriptor is the constant string
+    with one communicator per distinct set of mesh axes (`rt.collective_start`
+    `shardc_rt_collective_start`, returning the handle `rt.wait` passes to
+    `shardc_rt_wait`), and `rt.copy` `shardc_rt_copy`. The completed descriptor is the constant string
     `@shardc_program_json`.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];

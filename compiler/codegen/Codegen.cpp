@@ -33,6 +33,11 @@ LogicalResult lowerToRt(ModuleOp module, const LoweringOptions &options) {
     extract.output = options.evalFunction;
     pm.addPass(createXfExtractEval(extract));
   }
+  if (options.overlap) {
+    XfScheduleOptions schedule;
+    schedule.function = options.function;
+    pm.addPass(createXfSchedule(schedule));
+  }
   XfPlanMemoryOptions plan;
   plan.function = options.function;
   plan.evalFunction = options.evalFunction;
@@ -43,6 +48,12 @@ LogicalResult lowerToRt(ModuleOp module, const LoweringOptions &options) {
   lower.strategy = options.strategy;
   lower.evalFunction = options.evalFunction;
   pm.addPass(createXfLowerToRt(lower));
+  RtBucketAllReducesOptions bucket;
+  bucket.bucketBytes = options.bucketBytes;
+  pm.addPass(createRtBucketAllReduces(bucket));
+  RtScheduleCollectivesOptions schedule;
+  schedule.overlap = options.overlap;
+  pm.addPass(createRtScheduleCollectives(schedule));
   return pm.run(module);
 }
 

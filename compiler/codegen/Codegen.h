@@ -16,14 +16,19 @@
 
 namespace shardc::codegen {
 
-/// Runs -xf-extract-eval (when evalFunction is set), -xf-plan-memory and
-/// -xf-lower-to-rt on the (partitioned) step `function`: the module then holds
-/// @shardc_step (and @shardc_eval) in rt and its `rt.program`.
+/// Runs -xf-extract-eval (when evalFunction is set), -xf-schedule,
+/// -xf-plan-memory, -xf-lower-to-rt, -rt-bucket-all-reduces and
+/// -rt-schedule-collectives on the (partitioned) step `function`: the module
+/// then holds @shardc_step (and @shardc_eval) in rt and its `rt.program`.
 struct LoweringOptions {
   std::string function = "train_step";
   /// A loss-only twin (-xf-extract-eval) lowered to @shardc_eval; none if empty.
   std::string evalFunction;
   std::string source, strategy;
+  /// -xf-schedule and start/wait placement (-rt-schedule-collectives).
+  bool overlap = true;
+  /// -rt-bucket-all-reduces{bucket-bytes}; 0: no buckets.
+  int64_t bucketBytes = 25 * 1024 * 1024;
 };
 mlir::LogicalResult lowerToRt(mlir::ModuleOp module, const LoweringOptions &options);
 

@@ -5,12 +5,22 @@
 using namespace mlir;
 using namespace shardc::rt_dialect;
 
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
 #include "dialects/rt/RtDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialects/rt/RtTypes.cpp.inc"
 
 void RtDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/rt/RtOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialects/rt/RtTypes.cpp.inc"
       >();
 }
 
@@ -50,16 +60,36 @@ LogicalResult KernelOp::verify() {
   return success();
 }
 
-LogicalResult CollectiveOp::verify() {
+/// What rt.collective and rt.collective_start check alike.
+template <class Op> static LogicalResult verifyCollective(Op op) {
   static constexpr llvm::StringLiteral kinds[] = {"shard.all_gather", "shard.all_reduce",
                                                   "shard.reduce_scatter", "shard.all_slice",
                                                   "shard.all_to_all"};
-  if (!llvm::is_contained(kinds, getKind()))
-    return emitOpError("unknown collective '") << getKind() << "'";
-  if (getAxes().empty())
-    return emitOpError("a collective needs at least one mesh axis");
-  if (getInput().getType().getElementType() != getOutput().getType().getElementType())
-    return emitOpError("input and output element types differ");
+  if (!llvm::is_contained(kinds, op.getKind()))
+    return op.emitOpError("unknown collective '") << op.getKind() << "'";
+  if (op.getAxes().empty())
+    return op.emitOpError("a collective needs at least one mesh axis");
+  if (op.getInput().getType().getElementType() != op.getOutput().getType().getElementType())
+    return op.emitOpError("input and output element types differ");
+  return success();
+}
+
+LogicalResult CollectiveOp::verify() { return verifyCollective(*this); }
+
+LogicalResult CollectiveStartOp::verify() {
+  if (failed(verifyCollective(*this)))
+    return failure();
+  if (!getEvent().hasOneUse() || !isa<WaitOp>(*getEvent().getUsers().begin()))
+    return emitOpError("the event must be waited on exactly once (one rt.wait)");
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  Operation *start = getEvent().getDefiningOp();
+  if (!start || !isa<CollectiveStartOp>(start))
+    return emitOpError("waits on an event that no rt.collective_start produced");
+  if (start->getBlock() == (*this)->getBlock() && !start->isBeforeInBlock(*this))
+    return emitOpError("waits before its collective starts");
   return success();
 }
 

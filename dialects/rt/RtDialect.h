@@ -13,6 +13,9 @@
 
 #include "dialects/rt/RtDialect.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/rt/RtTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/rt/RtOps.h.inc"
 

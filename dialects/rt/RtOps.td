@@ -10,11 +10,13 @@
 #define SHARDC_RT_OPS_TD
 
 include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Rt_Dialect : Dialect {
   let name = "rt";
+  let useDefaultTypePrinterParser = 1;
   let cppNamespace = "::shardc::rt_dialect";
   let summary = "Buffers in planned arenas, kernel calls and collectives";
   let description = [{
@@ -35,6 +37,15 @@ def Rt_Dialect : Dialect {
 }
 
 class Rt_Op<string mnemonic, list<Trait> traits = []> : Op<Rt_Dialect, mnemonic, traits>;
+
+def Rt_EventType : TypeDef<Rt_Dialect, "Event"> {
+  let mnemonic = "event";
+  let summary = "a collective in flight on the communication stream";
+  let description = [{
+    Produced by `rt.collective_start`, consumed by the one `rt.wait` after
+    which the collective's output is complete and its input may be written.
+  }];
+}
 
 def Rt_ViewOp : Rt_Op<"view", [Pure]> {
   let summary = "a buffer at a fixed byte offset of an arena";
@@ -90,6 +101,40 @@ def Rt_CollectiveOp : Rt_Op<"collective"> {
   let assemblyFormat = [{
     $kind `axes` $axes `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
   }];
+  let hasVerifier = 1;
+}
+
+def Rt_CollectiveStartOp : Rt_Op<"collective_start"> {
+  let summary = "starts a collective on the communication stream";
+  let description = [{
+    As `rt.collective`, but returns at once: until the matching `rt.wait`
+    the input must not be written and the output neither read nor written
+    (-rt-schedule-collectives only moves the pair where that holds).
+
+    ```mlir
+    %e = rt.collective_start "shard.all_reduce" axes [0] ins(%g : memref<64xf32>) outs(%s : memref<64xf32>) {attrs = {reduction = "sum"}}
+    rt.kernel "xf.gelu" ins(%x : memref<8xf32>) outs(%y : memref<8xf32>) {attrs = {}}
+    rt.wait %e
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, DenseI16ArrayAttr:$axes, AnyStaticShapeMemRef:$input,
+                   AnyStaticShapeMemRef:$output, DictionaryAttr:$attrs);
+  let results = (outs Rt_EventType:$event);
+  let assemblyFormat = [{
+    $kind `axes` $axes `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Rt_WaitOp : Rt_Op<"wait"> {
+  let summary = "waits for a collective started by rt.collective_start";
+  let description = [{
+    ```mlir
+    rt.wait %e
+    ```
+  }];
+  let arguments = (ins Rt_EventType:$event);
+  let assemblyFormat = "$event attr-dict";
   let hasVerifier = 1;
 }
 

@@ -98,6 +98,7 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     auto lookup = [&](StringRef n) { return module.lookupSymbol<LLVM::LLVMFuncOp>(n); };
     auto arenaFn = lookup("shardc_rt_arena"), kernelFn = lookup("shardc_rt_kernel");
     auto collectiveFn = lookup("shardc_rt_collective"), copyFn = lookup("shardc_rt_copy");
+    auto startFn = lookup("shardc_rt_collective_start"), waitFn = lookup("shardc_rt_wait");
     auto declare = [&](StringRef n, Type result, ArrayRef<Type> args) {
       return LLVM::LLVMFuncOp::create(b, loc, n, LLVM::LLVMFunctionType::get(result, args));
     };
@@ -161,20 +162,33 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
         LLVM::CallOp::create(b, loc, kernelFn,
                              ValueRange{ctxArg, constI32(calls.size()), bufferArray});
         calls.push_back(std::move(call));
-      } else if (auto coll = dyn_cast<rt_dialect::CollectiveOp>(op)) {
-        std::vector<int16_t> axes(coll.getAxes().begin(), coll.getAxes().end());
+      } else if (isa<rt_dialect::CollectiveOp, rt_dialect::CollectiveStartOp>(op)) {
+        // Both carry kind, axes, input, output and attrs.
+        auto kind = op.getAttrOfType<StringAttr>("kind");
+        auto axesAttr = op.getAttrOfType<DenseI16ArrayAttr>("axes");
+        auto attrs = op.getAttrOfType<DictionaryAttr>("attrs");
+        Value in = op.getOperand(0), out = op.getOperand(1);
+        std::vector<int16_t> axes(axesAttr.asArrayRef().begin(), axesAttr.asArrayRef().end());
         auto [it, inserted] = commIndex.emplace(axes, comms.size());
         if (inserted)
-          comms.push_back(json::Object{{"axes", attrJson(coll.getAxesAttr())}});
-        json::Object call{{"op", coll.getKind().str()},
-                          {"operands", buffersJson(coll.getInput())},
-                          {"results", buffersJson(coll.getOutput())},
-                          {"attrs", attrJson(coll.getAttrs())},
+          comms.push_back(json::Object{{"axes", attrJson(axesAttr)}});
+        json::Object call{{"op", kind.str()},
+                          {"operands", buffersJson(in)},
+                          {"results", buffersJson(out)},
+                          {"attrs", attrJson(attrs)},
                           {"comm", it->second}};
-        LLVM::CallOp::create(b, loc, collectiveFn,
-                             ValueRange{ctxArg, constI32(calls.size()), constI32(it->second),
-                                        map.lookup(coll.getInput()), map.lookup(coll.getOutput())});
+        ValueRange args{ctxArg, constI32(calls.size()), constI32(it->second), map.lookup(in),
+                        map.lookup(out)};
+        if (isa<rt_dialect::CollectiveOp>(op)) {
+          LLVM::CallOp::create(b, loc, collectiveFn, args);
+        } else {
+          // The event is the runtime's handle of the collective in flight.
+          Value handle = LLVM::CallOp::create(b, loc, startFn, args).getResult();
+          map.map(op.getResult(0), handle);
+        }
         calls.push_back(std::move(call));
+      } else if (auto wait = dyn_cast<rt_dialect::WaitOp>(op)) {
+        LLVM::CallOp::create(b, loc, waitFn, ValueRange{ctxArg, map.lookup(wait.getEvent())});
       } else if (auto copy = dyn_cast<rt_dialect::CopyOp>(op)) {
         LLVM::CallOp::create(b, loc, copyFn,
                              ValueRange{ctxArg, map.lookup(copy.getTarget()),
@@ -231,6 +245,8 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     declare("shardc_rt_kernel", voidTy, {ptr, i32, ptr});
     declare("shardc_rt_collective", voidTy, {ptr, i32, i32, ptr, ptr});
     declare("shardc_rt_copy", voidTy, {ptr, ptr, ptr, i64});
+    declare("shardc_rt_collective_start", i32, {ptr, i32, i32, ptr, ptr});
+    declare("shardc_rt_wait", voidTy, {ptr, i32});
     json::Array calls, comms;
     std::map<std::vector<int16_t>, int64_t> commIndex;
     // The step, and the eval function (an empty one without -xf-extract-eval:

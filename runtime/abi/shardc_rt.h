@@ -51,6 +51,15 @@ void shardc_rt_kernel(shardc_rt_ctx *ctx, int32_t call, void **buffers);
  *  communicator `comm` (index into the descriptor's "comms"). */
 void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in, void *out);
 
+/** Starts collective call `call` on communicator `comm` and returns a handle
+ *  for shardc_rt_wait; until then `in` must not change and `out` must not be
+ *  touched (the compiler schedules compute in between). */
+int32_t shardc_rt_collective_start(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in,
+                                   void *out);
+
+/** Completes the collective `handle` names: its output is written. */
+void shardc_rt_wait(shardc_rt_ctx *ctx, int32_t handle);
+
 /** Copies `bytes` bytes (state results written back to their arguments). */
 void shardc_rt_copy(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes);
 

@@ -50,6 +50,25 @@ public:
   /// `in` holds one block of `bytes` bytes per member, in group order; block j
   /// goes to member j, and out's block j is what member j sent to this rank.
   virtual void alltoall(const Axes &axes, const void *in, void *out, int64_t bytes) = 0;
+  /// A non-blocking exchange in flight; 0 for one already complete.
+  using Request = int64_t;
+  /// As allgather / alltoall, but may return before the exchange is done:
+  /// until wait(request), `in` must not change and `out` must not be touched.
+  /// The base versions exchange at once (one-rank and test communicators).
+  virtual Request iallgather(const Axes &axes, const void *in, void *out, int64_t bytes) {
+    allgather(axes, in, out, bytes);
+    return 0;
+  }
+  virtual Request ialltoall(const Axes &axes, const void *in, void *out, int64_t bytes) {
+    alltoall(axes, in, out, bytes);
+    return 0;
+  }
+  /// Completes a request of iallgather / ialltoall (0: nothing to do).
+  virtual void wait(Request) {}
+  /// Lets requests in flight advance (MPI moves non-blocking collectives
+  /// only inside MPI calls); called between kernels.
+  virtual void progress() {}
+
   /// Member `root`'s `bytes` bytes at `data` replace every member's.
   virtual void broadcast(const Axes &axes, void *data, int64_t bytes, int64_t root) = 0;
   /// Waits for every rank of the mesh.

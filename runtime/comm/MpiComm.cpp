@@ -142,6 +142,53 @@ public:
           "MPI_Alltoall", axes);
   }
 
+  Request iallgather(const Axes &axes, const void *in, void *out, int64_t bytes) override {
+    if (groupSize(axes) == 1) {
+      std::memmove(out, in, static_cast<size_t>(bytes));
+      return 0;
+    }
+    // A derived datatype may be freed while the request is pending (MPI
+    // keeps it until completion).
+    ByteBlock block(bytes, checker());
+    MPI_Request request;
+    check(MPI_Iallgather(in, block.count(), block.type(), out, block.count(), block.type(),
+                         commOf(axes, "iallgather"), &request),
+          "MPI_Iallgather", axes);
+    return track(request);
+  }
+
+  Request ialltoall(const Axes &axes, const void *in, void *out, int64_t bytes) override {
+    if (groupSize(axes) == 1) {
+      std::memmove(out, in, static_cast<size_t>(bytes));
+      return 0;
+    }
+    ByteBlock block(bytes, checker());
+    MPI_Request request;
+    check(MPI_Ialltoall(in, block.count(), block.type(), out, block.count(), block.type(),
+                        commOf(axes, "ialltoall"), &request),
+          "MPI_Ialltoall", axes);
+    return track(request);
+  }
+
+  void wait(Request id) override {
+    if (id == 0)
+      return;
+    auto it = pending_.find(id);
+    if (it == pending_.end())
+      throw Error("wait on request " + std::to_string(id) + ", which is not in flight");
+    MPI_Request request = it->second;
+    pending_.erase(it);
+    check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+  }
+
+  void progress() override {
+    for (auto &[id, request] : pending_) {
+      int done = 0;
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      // A completed request becomes MPI_REQUEST_NULL; its wait returns at once.
+    }
+  }
+
   void broadcast(const Axes &axes, void *data, int64_t bytes, int64_t root) override {
     if (root < 0 || root >= groupSize(axes))
       throw Error("broadcast from member " + std::to_string(root) + " of a group of " +
@@ -187,8 +234,15 @@ private:
     return it->second;
   }
 
+  Request track(MPI_Request request) {
+    pending_.emplace(++lastRequest_, request);
+    return lastRequest_;
+  }
+
   bool ownsMpi_;
   std::map<Axes, MPI_Comm> comms_;
+  std::map<Request, MPI_Request> pending_;
+  Request lastRequest_ = 0;
 };
 
 } // namespace

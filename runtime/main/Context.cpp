@@ -55,6 +55,18 @@ void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *
   guarded(ctx, "collective call", [&] { ctx->runner->collective(call, comm, in, out); });
 }
 
+int32_t shardc_rt_collective_start(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in,
+                                   void *out) {
+  int32_t handle = -1;
+  guarded(ctx, "collective call",
+          [&] { handle = ctx->runner->collectiveStart(call, comm, in, out); });
+  return handle;
+}
+
+void shardc_rt_wait(shardc_rt_ctx *ctx, int32_t handle) {
+  guarded(ctx, "collective wait", [&] { ctx->runner->collectiveWait(handle); });
+}
+
 void shardc_rt_copy(shardc_rt_ctx *, void *dst, const void *src, int64_t bytes) {
   // memmove: a state result may be planned over its own argument.
   std::memmove(dst, src, static_cast<size_t>(bytes));

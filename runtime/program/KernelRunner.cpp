@@ -1051,6 +1051,10 @@ void KernelRunner::kernel(int call, void **buffers, const StepContext &ctx) {
   if (isCollectiveKind(d.kind))
     fail(d, "is a collective; the step must run it with shardc_rt_collective");
   auto start = std::chrono::steady_clock::now();
+  // Collectives in flight advance between kernels.
+  if (comm_ && std::any_of(inFlight_.begin(), inFlight_.end(),
+                           [](const auto &f) { return f->active; }))
+    comm_->progress();
 
   // Operands sharing a result's buffer in a kernel that is not correct in
   // place are read from a copy.
@@ -1565,7 +1569,58 @@ template <class C> void KernelRunner::runCrossEntropyAs(const Decoded &d, void *
 // Collectives
 //===----------------------------------------------------------------------===//
 
+/// A collective between start and wait: what it needs to finish, and its own
+/// staging buffers (several may be in flight at once).
+struct KernelRunner::InFlight {
+  const Decoded *d = nullptr;
+  Axes axes;
+  const uint8_t *in = nullptr;
+  uint8_t *out = nullptr;
+  int64_t n = 1;
+  Communicators::Request request = 0;
+  std::vector<uint8_t> a, b, inCopy;
+  bool active = false;
+};
+
 void KernelRunner::collective(int call, int comm, const void *in, void *out) {
+  collectiveWait(collectiveStart(call, comm, in, out));
+}
+
+int KernelRunner::collectiveStart(int call, int comm, const void *in, void *out) {
+  size_t slot = 0;
+  while (slot < inFlight_.size() && inFlight_[slot]->active)
+    ++slot;
+  if (slot == inFlight_.size())
+    inFlight_.push_back(std::make_unique<InFlight>());
+  InFlight &f = *inFlight_[slot];
+  auto start = std::chrono::steady_clock::now();
+  beginCollective(f, call, comm, in, out);
+  if (timing_)
+    collectiveSeconds_[f.d->op] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<int>(slot);
+}
+
+void KernelRunner::collectiveWait(int handle) {
+  if (handle < 0 || handle >= static_cast<int>(inFlight_.size()) || !inFlight_[handle]->active)
+    throw Error("wait on collective handle " + std::to_string(handle) +
+                ", which is not in flight");
+  InFlight &f = *inFlight_[handle];
+  auto start = std::chrono::steady_clock::now();
+  try {
+    finishCollective(f);
+  } catch (const Error &e) {
+    f.active = false;
+    fail(*f.d, e.what());
+  }
+  f.active = false;
+  if (timing_)
+    collectiveSeconds_[f.d->op] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *inPtr,
+                                   void *outPtr) {
   if (call < 0 || call >= numCalls())
     throw Error("collective call " + std::to_string(call) + " is outside the call table (" +
                 std::to_string(numCalls()) + " calls)");
@@ -1581,121 +1636,137 @@ void KernelRunner::collective(int call, int comm, const void *in, void *out) {
                 std::to_string(comm) + " is on " + axesString(axes));
   if (!comm_ && program_.mesh.size(axes) > 1)
     fail(d, "needs communicators");
-  auto start = std::chrono::steady_clock::now();
+  f.d = &d;
+  f.axes = axes;
+  f.n = program_.mesh.size(axes);
+  f.request = 0;
+  f.in = static_cast<const uint8_t *>(inPtr);
+  f.out = static_cast<uint8_t *>(outPtr);
+  f.active = true;
   try {
-    runCollective(d, axes, in, out);
+    const TensorType &inT = d.operands[0], &outT = d.results[0];
+    const int64_t n = f.n, es = dtype_size(inT.dtype), bytes = inT.bytes();
+    auto expectShape = [&](const std::vector<int64_t> &shape) {
+      if (shape != outT.shape)
+        throw Error("on a group of " + std::to_string(n) + " ranks the result is " +
+                    shape_str(shape) + ", but the call's result type is " +
+                    shape_str(outT.shape));
+    };
+    auto divisible = [&](int64_t dim) {
+      if (inT.shape[dim] % n != 0)
+        throw Error("cannot cut dim " + std::to_string(dim) + " of " + shape_str(inT.shape) +
+                    " into " + std::to_string(n) + " equal parts");
+    };
+    // MPI needs distinct send and receive buffers, and the slices must not
+    // read what they wrote: an input overlapping the output is copied.
+    if (f.in < f.out + outT.bytes() && f.out < f.in + bytes) {
+      f.inCopy.assign(f.in, f.in + bytes);
+      f.in = f.inCopy.data();
+    }
+    // Blocks j of `a` go to member j (packs of a split along d.axis).
+    auto packParts = [&]() {
+      f.a.resize(bytes);
+      f.b.resize(bytes);
+      for (int64_t j = 0; j < n; ++j)
+        slicePart(f.in, f.a.data() + j * (bytes / n), inT.shape, d.axis, j, n, es);
+    };
+    switch (d.kind) {
+    case OpKind::AllGather: {
+      std::vector<int64_t> shape = inT.shape;
+      shape[d.axis] *= n;
+      expectShape(shape);
+      if (n == 1) {
+        std::memmove(f.out, f.in, bytes);
+        return;
+      }
+      if (Split3(shape, d.axis, es).outer == 1) { // the members' blocks land in place
+        f.request = comm_->iallgather(axes, f.in, f.out, bytes);
+        return;
+      }
+      f.a.resize(n * bytes);
+      f.request = comm_->iallgather(axes, f.in, f.a.data(), bytes);
+      return;
+    }
+    case OpKind::AllReduce:
+      if (n > 1) {
+        f.a.resize(n * bytes);
+        f.request = comm_->iallgather(axes, f.in, f.a.data(), bytes);
+      }
+      return;
+    case OpKind::ReduceScatter: {
+      divisible(d.axis);
+      std::vector<int64_t> shape = inT.shape;
+      shape[d.axis] /= n;
+      expectShape(shape);
+      packParts();
+      if (n > 1)
+        f.request = comm_->ialltoall(axes, f.a.data(), f.b.data(), bytes / n);
+      else
+        f.b.swap(f.a);
+      return;
+    }
+    case OpKind::AllSlice: {
+      divisible(d.axis);
+      std::vector<int64_t> shape = inT.shape;
+      shape[d.axis] /= n;
+      expectShape(shape);
+      int64_t index = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
+      slicePart(f.in, f.out, inT.shape, d.axis, index, n, es);
+      return;
+    }
+    default: { // AllToAll
+      divisible(d.axis);
+      std::vector<int64_t> piece = inT.shape;
+      piece[d.axis] /= n;
+      std::vector<int64_t> shape = piece;
+      shape[d.axis2] *= n;
+      expectShape(shape);
+      packParts();
+      if (n > 1)
+        f.request = comm_->ialltoall(axes, f.a.data(), f.b.data(), bytes / n);
+      else
+        f.b.swap(f.a);
+      return;
+    }
+    }
   } catch (const Error &e) {
+    f.active = false;
     fail(d, e.what());
   }
-  if (timing_)
-    collectiveSeconds_[d.op] +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void KernelRunner::runCollective(const Decoded &d, const Axes &axes, const void *inPtr,
-                                 void *outPtr) {
+void KernelRunner::finishCollective(InFlight &f) {
+  const Decoded &d = *f.d;
+  if (f.request)
+    comm_->wait(f.request);
+  f.request = 0;
   const TensorType &inT = d.operands[0], &outT = d.results[0];
-  int64_t n = program_.mesh.size(axes);
-  int64_t es = dtype_size(inT.dtype);
-  auto expectShape = [&](const std::vector<int64_t> &shape) {
-    if (shape != outT.shape)
-      throw Error("on a group of " + std::to_string(n) + " ranks the result is " +
-                  shape_str(shape) + ", but the call's result type is " + shape_str(outT.shape));
-  };
-  auto divisible = [&](int64_t dim) {
-    if (inT.shape[dim] % n != 0)
-      throw Error("cannot cut dim " + std::to_string(dim) + " of " + shape_str(inT.shape) +
-                  " into " + std::to_string(n) + " equal parts");
-  };
-  const auto *in = static_cast<const uint8_t *>(inPtr);
-  auto *out = static_cast<uint8_t *>(outPtr);
-  int64_t bytes = inT.bytes();
-  if (scratch_.size() < 3)
-    scratch_.resize(3);
-  std::vector<uint8_t> &a = scratch_[0], &b = scratch_[1];
-  // MPI needs distinct send and receive buffers; the slices must not read
-  // what they wrote.
-  if (in < out + outT.bytes() && out < in + bytes) {
-    scratch_[2].assign(in, in + bytes);
-    in = scratch_[2].data();
-  }
-
+  const int64_t n = f.n, es = dtype_size(inT.dtype), bytes = inT.bytes();
   switch (d.kind) {
   case OpKind::AllGather: {
     std::vector<int64_t> shape = inT.shape;
     shape[d.axis] *= n;
-    expectShape(shape);
-    if (n == 1) {
-      std::memmove(out, in, bytes);
-      return;
-    }
-    Split3 s(shape, d.axis, es);
-    if (s.outer == 1) { // the members' blocks are already in place
-      comm_->allgather(axes, in, out, bytes);
-      return;
-    }
-    a.resize(n * bytes);
-    comm_->allgather(axes, in, a.data(), bytes);
-    for (int64_t j = 0; j < n; ++j)
-      placePart(a.data() + j * bytes, out, shape, d.axis, j, n, es);
+    if (n > 1 && Split3(shape, d.axis, es).outer != 1)
+      for (int64_t j = 0; j < n; ++j)
+        placePart(f.a.data() + j * bytes, f.out, shape, d.axis, j, n, es);
     return;
   }
-  case OpKind::AllReduce: {
-    if (n == 1) {
-      // Load and store once, as MeshSimulation's reduce of one member.
-      reduceBlocks(in, 1, inT.numel(), inT.dtype, d.reduction, out);
-      return;
-    }
-    a.resize(n * bytes);
-    comm_->allgather(axes, in, a.data(), bytes);
-    reduceBlocks(a.data(), n, inT.numel(), inT.dtype, d.reduction, out);
+  case OpKind::AllReduce:
+    // One member: load and store once, as MeshSimulation's reduce of one.
+    reduceBlocks(n > 1 ? f.a.data() : f.in, n, inT.numel(), inT.dtype, d.reduction, f.out);
     return;
-  }
-  case OpKind::ReduceScatter: {
-    divisible(d.axis);
-    std::vector<int64_t> shape = inT.shape;
-    shape[d.axis] /= n;
-    expectShape(shape);
-    int64_t part = bytes / n;
-    // Member j receives every member's part j and sums them in group order.
-    a.resize(bytes);
-    b.resize(bytes);
-    for (int64_t j = 0; j < n; ++j)
-      slicePart(in, a.data() + j * part, inT.shape, d.axis, j, n, es);
-    if (n > 1)
-      comm_->alltoall(axes, a.data(), b.data(), part);
-    else
-      b.swap(a);
-    reduceBlocks(b.data(), n, outT.numel(), inT.dtype, d.reduction, out);
+  case OpKind::ReduceScatter:
+    reduceBlocks(f.b.data(), n, outT.numel(), inT.dtype, d.reduction, f.out);
     return;
-  }
-  case OpKind::AllSlice: {
-    divisible(d.axis);
-    std::vector<int64_t> shape = inT.shape;
-    shape[d.axis] /= n;
-    expectShape(shape);
-    int64_t index = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
-    slicePart(in, out, inT.shape, d.axis, index, n, es);
+  case OpKind::AllSlice:
     return;
-  }
   default: { // AllToAll
-    divisible(d.axis);
     std::vector<int64_t> piece = inT.shape;
     piece[d.axis] /= n;
     std::vector<int64_t> shape = piece;
     shape[d.axis2] *= n;
-    expectShape(shape);
-    int64_t part = bytes / n;
-    a.resize(bytes);
-    b.resize(bytes);
     for (int64_t j = 0; j < n; ++j)
-      slicePart(in, a.data() + j * part, inT.shape, d.axis, j, n, es);
-    if (n > 1)
-      comm_->alltoall(axes, a.data(), b.data(), part);
-    else
-      b.swap(a);
-    for (int64_t j = 0; j < n; ++j)
-      placePart(b.data() + j * part, out, shape, d.axis2, j, n, es);
+      placePart(f.b.data() + j * (bytes / n), f.out, shape, d.axis2, j, n, es);
     return;
   }
   }

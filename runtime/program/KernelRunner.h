@@ -66,6 +66,13 @@ public:
   /// program.comms[comm]; `in` and `out` may be the same buffer.
   void collective(int call, int comm, const void *in, void *out);
 
+  /// Starts collective call `call` and returns its handle: `in` must not
+  /// change and `out` must not be touched until collectiveWait(handle).
+  int collectiveStart(int call, int comm, const void *in, void *out);
+  /// Completes a collective started by collectiveStart (its output is then
+  /// written).
+  void collectiveWait(int handle);
+
   /// Every mesh-axes group the program's calls use (its communicators, the
   /// vocabulary and token groups of the cross-entropy ops), deduplicated, in
   /// a deterministic order: what makeMpiCommunicators needs up front.
@@ -84,7 +91,12 @@ public:
 
 private:
   void runKernel(const Decoded &d, void **buffers, const StepContext &ctx);
-  void runCollective(const Decoded &d, const Axes &axes, const void *in, void *out);
+  /// A collective between its start and its wait, with its own buffers.
+  struct InFlight;
+  /// Validates the call, packs what the exchange sends and issues it.
+  void beginCollective(InFlight &f, int call, int comm, const void *in, void *out);
+  /// Waits for the exchange and writes the output.
+  void finishCollective(InFlight &f);
   template <class C> void runFloat(const Decoded &d, void **buffers, const StepContext &ctx);
   template <class C> void runCrossEntropyAs(const Decoded &d, void **buffers);
 
@@ -95,6 +107,8 @@ private:
   /// Scratch copies of operands that alias results in kernels that are not
   /// correct in place, and the gather buffers of collectives.
   std::vector<std::vector<uint8_t>> scratch_;
+  /// Collectives in flight; slots are reused (their buffers keep capacity).
+  std::vector<std::unique_ptr<InFlight>> inFlight_;
   bool timing_ = false;
   std::map<std::string, double> kernelSeconds_, collectiveSeconds_;
 };

@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -63,7 +64,7 @@ def losses(path):
 
 
 def compile_step(a, mesh, strategy, out):
-    cmd = [a.shardc, "compile", a.model, "-o", out] + TRAIN
+    cmd = [a.shardc, "compile", a.model, "-o", out] + TRAIN + a.compile_args
     if mesh:
         cmd += ["--mesh", mesh, "--hardware", "cpu-mpi"]
     if strategy:
@@ -298,7 +299,10 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--negative", action="store_true")
+    ap.add_argument("--compile-args", default="",
+                    help="extra `shardc compile` flags, one string (--compile-args='--bucket-mb 1')")
     a = ap.parse_args()
+    a.compile_args = shlex.split(a.compile_args)
     os.makedirs(a.workdir, exist_ok=True)
     {"equivalence": equivalence, "resume": resume, "evaluate": evaluate,
      "faults": faults}[a.check](a)

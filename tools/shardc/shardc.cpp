@@ -683,7 +683,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
       .option("function", "name", "the forward function (default @forward)")
       .option("emit-mlir", "file", "write the rt-level module (after -xf-lower-to-rt)")
       .option("emit-llvm", "file", "write the LLVM-dialect module (after -rt-to-llvm)")
-      .option("emit-object", "file", "keep the object file");
+      .option("emit-object", "file", "keep the object file")
+      .option("bucket-mb", "x", "gradient all-reduce buckets of at most x MiB (0: none)", "25")
+      .flag("no-overlap", "keep collectives where the partitioner put them, blocking");
   addStepOptions(args, "1000");
   addShardingOptions(args);
   if (!args.parse(argv))
@@ -715,6 +717,11 @@ int cmdCompile(const std::vector<std::string> &argv) {
   codegen::LoweringOptions lowering;
   lowering.function = runName;
   lowering.evalFunction = "eval_step";
+  lowering.overlap = !args.isSet("no-overlap");
+  double bucketMiB = args.real("bucket-mb");
+  if (!(bucketMiB >= 0) || !std::isfinite(bucketMiB))
+    throw UsageError{"option '--bucket-mb' must be a non-negative number of MiB"};
+  lowering.bucketBytes = static_cast<int64_t>(bucketMiB * 1024 * 1024);
   lowering.source = llvm::sys::path::filename(args.positional()[0]).str();
   lowering.strategy = args.has("strategy") ? args.str("strategy") : "";
   if (failed(codegen::lowerToRt(*module, lowering)))

@@ -14,6 +14,10 @@ func.func @shardc_step() {
   rt.kernel "xf.iota" outs(%y : memref<2x8xf32>) {attrs = {dim = 1 : i64}, result_axes = [[array<i16: 0>, array<i16>]]}
   // CHECK: rt.collective "shard.all_reduce" axes [0, 1] ins(%{{.*}} : memref<2x8xf32>) outs(%{{.*}} : memref<2x8xf32>) {attrs = {reduction = "sum"}}
   rt.collective "shard.all_reduce" axes [0, 1] ins(%x : memref<2x8xf32>) outs(%y : memref<2x8xf32>) {attrs = {reduction = "sum"}}
+  // CHECK: %[[E:.*]] = rt.collective_start "shard.all_gather" axes [1] ins(%{{.*}} : memref<8xf32>) outs(%{{.*}} : memref<8xf32>) {attrs = {gather_axis = 0 : index}}
+  %e = rt.collective_start "shard.all_gather" axes [1] ins(%g : memref<8xf32>) outs(%g : memref<8xf32>) {attrs = {gather_axis = 0 : index}}
+  // CHECK-NEXT: rt.wait %[[E]]
+  rt.wait %e
   // CHECK: rt.copy %{{.*}} to %{{.*}} : memref<2x8xf32>
   rt.copy %x to %y : memref<2x8xf32>
   return

@@ -42,3 +42,23 @@ func.func @f() {
   return
 }
 
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{the event must be waited on exactly once (one rt.wait)}}
+  %e = rt.collective_start "shard.all_reduce" axes [0] ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {}}
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{the event must be waited on exactly once (one rt.wait)}}
+  %e = rt.collective_start "shard.all_reduce" axes [0] ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {}}
+  rt.wait %e
+  rt.wait %e
+  return
+}

@@ -1,0 +1,87 @@
+//===- Schedule.cpp - collectives as early as their inputs allow ----------===//
+//
+// The partitioner puts each collective right before the op that needs its
+// result, so a step waits on every gradient reduction at the optimizer and
+// on every parameter gather at its layer. Reordering the tensor-level step
+// issues them early instead (before memory planning, so the plan sees the
+// new lifetimes):
+//  - a collective of a computed value moves right after that value's
+//    definition (gradient reductions start as soon as each gradient exists);
+//  - a collective of a step argument (a ZeRO-3/FSDP parameter gather) moves
+//    up to the first use of the previous such gather: one layer of prefetch,
+//    so the gathered parameters of at most two layers are alive at once.
+// -rt-schedule-collectives then splits each into start/wait at the buffer
+// level.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "xf-schedule"
+
+namespace shardc {
+#define GEN_PASS_DEF_XFSCHEDULE
+#include "passes/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+
+/// Collectives that communicate (all_slice is local).
+bool communicates(Operation *op) {
+  return isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp,
+             shard::AllToAllOp>(op);
+}
+
+/// The first op in the block that uses a result of `op`.
+Operation *firstUser(Operation *op) {
+  Operation *first = nullptr;
+  for (Operation *user : op->getUsers()) {
+    Operation *u = op->getBlock()->findAncestorOpInBlock(*user);
+    if (u && (!first || u->isBeforeInBlock(first)))
+      first = u;
+  }
+  return first;
+}
+
+struct XfSchedulePass : shardc::impl::XfScheduleBase<XfSchedulePass> {
+  using XfScheduleBase::XfScheduleBase;
+
+  void runOnOperation() override {
+    auto func = getOperation().lookupSymbol<func::FuncOp>(function);
+    if (!func) {
+      getOperation().emitError() << "xf-schedule: no function @" << function;
+      return signalPassFailure();
+    }
+    if (!func.getBody().hasOneBlock())
+      return;
+    Block &block = func.getBody().front();
+    SmallVector<Operation *> collectives;
+    for (Operation &op : block)
+      if (communicates(&op))
+        collectives.push_back(&op);
+    Operation *previousGather = nullptr;
+    for (Operation *op : collectives) {
+      Value input = op->getOperand(0);
+      if (Operation *def = input.getDefiningOp()) {
+        if (def->getBlock() == &block)
+          op->moveAfter(def);
+        continue;
+      }
+      // A step argument: prefetch one gather ahead.
+      if (previousGather) {
+        Operation *target = firstUser(previousGather);
+        if (target && target->isBeforeInBlock(op))
+          op->moveBefore(target);
+      }
+      previousGather = op;
+    }
+  }
+};
+
+} // namespace
