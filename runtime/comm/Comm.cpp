@@ -10,6 +10,28 @@ namespace shardc::rt {
 
 Communicators::~Communicators() = default;
 
+// A group of one: the only block is this rank's own.
+Communicators::Request Communicators::ialltoallv(const Axes &axes, const void *in,
+                                                 const std::vector<int64_t> &sendBytes,
+                                                 const std::vector<int64_t> &sendOffsets,
+                                                 void *out, const std::vector<int64_t> &,
+                                                 const std::vector<int64_t> &recvOffsets) {
+  if (groupSize(axes) != 1)
+    throw Error("alltoallv on a group of " + std::to_string(groupSize(axes)) +
+                " ranks needs a communicator that can exchange (MPI)");
+  std::memmove(static_cast<uint8_t *>(out) + recvOffsets[0],
+               static_cast<const uint8_t *>(in) + sendOffsets[0],
+               static_cast<size_t>(sendBytes[0]));
+  return 0;
+}
+
+void Communicators::allgatherv(const Axes &axes, void *, const std::vector<int64_t> &,
+                               const std::vector<int64_t> &) {
+  if (groupSize(axes) != 1)
+    throw Error("allgatherv on a group of " + std::to_string(groupSize(axes)) +
+                " ranks needs a communicator that can exchange (MPI)");
+}
+
 std::string axesString(const Axes &axes) {
   std::string s = "[";
   for (size_t i = 0; i < axes.size(); ++i)

@@ -63,6 +63,17 @@ public:
     alltoall(axes, in, out, bytes);
     return 0;
   }
+  /// Blocks of different sizes (bytes and byte offsets per member): block j
+  /// of `in` goes to member j; member j's block for this rank lands at
+  /// recvOffsets[j] of `out`. Non-blocking as ialltoall.
+  virtual Request ialltoallv(const Axes &axes, const void *in, const std::vector<int64_t> &sendBytes,
+                             const std::vector<int64_t> &sendOffsets, void *out,
+                             const std::vector<int64_t> &recvBytes,
+                             const std::vector<int64_t> &recvOffsets);
+  /// In place: member j's block (bytes[j] at offsets[j] of `data`) is copied
+  /// into every member's `data` at the same place.
+  virtual void allgatherv(const Axes &axes, void *data, const std::vector<int64_t> &bytes,
+                          const std::vector<int64_t> &offsets);
   /// Completes a request of iallgather / ialltoall (0: nothing to do).
   virtual void wait(Request) {}
   /// Lets requests in flight advance (MPI moves non-blocking collectives

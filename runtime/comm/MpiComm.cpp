@@ -170,21 +170,50 @@ public:
     return track(request);
   }
 
+  Request ialltoallv(const Axes &axes, const void *in, const std::vector<int64_t> &sendBytes,
+                     const std::vector<int64_t> &sendOffsets, void *out,
+                     const std::vector<int64_t> &recvBytes,
+                     const std::vector<int64_t> &recvOffsets) override {
+    if (groupSize(axes) == 1)
+      return Communicators::ialltoallv(axes, in, sendBytes, sendOffsets, out, recvBytes,
+                                       recvOffsets);
+    // The count arrays must outlive the request.
+    Pending p;
+    p.counts = {ints(sendBytes, "alltoallv"), ints(sendOffsets, "alltoallv"),
+                ints(recvBytes, "alltoallv"), ints(recvOffsets, "alltoallv")};
+    check(MPI_Ialltoallv(in, p.counts[0].data(), p.counts[1].data(), MPI_BYTE, out,
+                         p.counts[2].data(), p.counts[3].data(), MPI_BYTE,
+                         commOf(axes, "ialltoallv"), &p.request),
+          "MPI_Ialltoallv", axes);
+    pending_.emplace(++lastRequest_, std::move(p));
+    return lastRequest_;
+  }
+
+  void allgatherv(const Axes &axes, void *data, const std::vector<int64_t> &bytes,
+                  const std::vector<int64_t> &offsets) override {
+    if (groupSize(axes) == 1)
+      return;
+    std::vector<int> counts = ints(bytes, "allgatherv"), displs = ints(offsets, "allgatherv");
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, data, counts.data(), displs.data(),
+                         MPI_BYTE, commOf(axes, "allgatherv")),
+          "MPI_Allgatherv", axes);
+  }
+
   void wait(Request id) override {
     if (id == 0)
       return;
     auto it = pending_.find(id);
     if (it == pending_.end())
       throw Error("wait on request " + std::to_string(id) + ", which is not in flight");
-    MPI_Request request = it->second;
+    Pending p = std::move(it->second);
     pending_.erase(it);
-    check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    check(MPI_Wait(&p.request, MPI_STATUS_IGNORE), "MPI_Wait");
   }
 
   void progress() override {
-    for (auto &[id, request] : pending_) {
+    for (auto &[id, p] : pending_) {
       int done = 0;
-      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      check(MPI_Test(&p.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
       // A completed request becomes MPI_REQUEST_NULL; its wait returns at once.
     }
   }
@@ -234,14 +263,34 @@ private:
     return it->second;
   }
 
+  /// A request in flight and the count arrays its v-collective reads.
+  struct Pending {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<std::vector<int>> counts;
+  };
+
   Request track(MPI_Request request) {
-    pending_.emplace(++lastRequest_, request);
+    Pending p;
+    p.request = request;
+    pending_.emplace(++lastRequest_, std::move(p));
     return lastRequest_;
+  }
+
+  /// Byte counts and offsets as MPI's ints.
+  std::vector<int> ints(const std::vector<int64_t> &v, const char *what) const {
+    std::vector<int> out;
+    for (int64_t x : v) {
+      if (x < 0 || x > INT_MAX)
+        throw Error(std::string(what) + ": a block of " + std::to_string(x) +
+                    " bytes does not fit MPI's int counts");
+      out.push_back(static_cast<int>(x));
+    }
+    return out;
   }
 
   bool ownsMpi_;
   std::map<Axes, MPI_Comm> comms_;
-  std::map<Request, MPI_Request> pending_;
+  std::map<Request, Pending> pending_;
   Request lastRequest_ = 0;
 };
 

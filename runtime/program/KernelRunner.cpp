@@ -1579,6 +1579,8 @@ struct KernelRunner::InFlight {
   int64_t n = 1;
   Communicators::Request request = 0;
   std::vector<uint8_t> a, b, inCopy;
+  /// All-reduce: member j reduces elements [offsets[j], +counts[j]) (bytes).
+  std::vector<int64_t> counts, offsets;
   bool active = false;
 };
 
@@ -1658,8 +1660,10 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
                     " into " + std::to_string(n) + " equal parts");
     };
     // MPI needs distinct send and receive buffers, and the slices must not
-    // read what they wrote: an input overlapping the output is copied.
-    if (f.in < f.out + outT.bytes() && f.out < f.in + bytes) {
+    // read what they wrote: an input overlapping the output is copied (an
+    // all-reduce exchanges into scratch before it writes: in place is fine).
+    bool sameBuffer = f.in == f.out && d.kind == OpKind::AllReduce;
+    if (!sameBuffer && f.in < f.out + outT.bytes() && f.out < f.in + bytes) {
       f.inCopy.assign(f.in, f.in + bytes);
       f.in = f.inCopy.data();
     }
@@ -1687,12 +1691,30 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
       f.request = comm_->iallgather(axes, f.in, f.a.data(), bytes);
       return;
     }
-    case OpKind::AllReduce:
-      if (n > 1) {
-        f.a.resize(n * bytes);
-        f.request = comm_->iallgather(axes, f.in, f.a.data(), bytes);
+    case OpKind::AllReduce: {
+      if (n == 1)
+        return;
+      // Reduce-scatter then all-gather (a ring's 2(n-1)/n of the bytes, and
+      // `bytes` of scratch instead of n x bytes): member j receives every
+      // member's chunk j, sums it in group order (bit-identical to summing
+      // whole blocks) and the reduced chunks are gathered in place.
+      int64_t numel = inT.numel(), me = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
+      f.counts.assign(n, 0);
+      f.offsets.assign(n, 0);
+      for (int64_t j = 0, at = 0; j < n; ++j) {
+        int64_t elems = numel / n + (j < numel % n ? 1 : 0);
+        f.counts[j] = elems * es;
+        f.offsets[j] = at * es;
+        at += elems;
       }
+      std::vector<int64_t> recvBytes(n, f.counts[me]), recvOffsets(n);
+      for (int64_t j = 0; j < n; ++j)
+        recvOffsets[j] = j * f.counts[me];
+      f.a.resize(std::max<int64_t>(n * f.counts[me], 1));
+      f.request = comm_->ialltoallv(axes, f.in, f.counts, f.offsets, f.a.data(), recvBytes,
+                                    recvOffsets);
       return;
+    }
     case OpKind::ReduceScatter: {
       divisible(d.axis);
       std::vector<int64_t> shape = inT.shape;
@@ -1751,10 +1773,18 @@ void KernelRunner::finishCollective(InFlight &f) {
         placePart(f.a.data() + j * bytes, f.out, shape, d.axis, j, n, es);
     return;
   }
-  case OpKind::AllReduce:
-    // One member: load and store once, as MeshSimulation's reduce of one.
-    reduceBlocks(n > 1 ? f.a.data() : f.in, n, inT.numel(), inT.dtype, d.reduction, f.out);
+  case OpKind::AllReduce: {
+    if (n == 1) {
+      // Load and store once, as MeshSimulation's reduce of one member.
+      reduceBlocks(f.in, 1, inT.numel(), inT.dtype, d.reduction, f.out);
+      return;
+    }
+    int64_t me = program_.mesh.shardIndex(f.axes, program_.mesh.coords(rank_));
+    reduceBlocks(f.a.data(), n, f.counts[me] / es, inT.dtype, d.reduction,
+                 f.out + f.offsets[me]);
+    comm_->allgatherv(f.axes, f.out, f.counts, f.offsets);
     return;
+  }
   case OpKind::ReduceScatter:
     reduceBlocks(f.b.data(), n, outT.numel(), inT.dtype, d.reduction, f.out);
     return;
