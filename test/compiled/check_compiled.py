@@ -265,6 +265,23 @@ def faults(a):
     expect_error("truncated checkpoint", p, secs, [os.path.basename(victim)])
     if tree_digest(ckpt) != before:
         fail("truncated checkpoint: the checkpoint directory was modified")
+    # A checkpoint of another model (a narrower GPT-2): mismatched tensors.
+    good = os.path.join(w, "ckpt-good")
+    shutil.rmtree(good, ignore_errors=True)
+    mpirun(a, 2, exe, ["--data", a.data, "--steps", "2", "--checkpoint-dir", good])
+    other_model = os.path.join(w, "other.mlir")
+    run([a.shardc, "gen", "gpt2", "--hidden", "32", "--layers", "2", "--heads", "2", "--seq", "32",
+         "--batch", "4", "-o", other_model])
+    saved_model = a.model
+    a.model = other_model
+    exe_other = compile_step(a, "dp=2", "dp", os.path.join(w, "step-other"))
+    a.model = saved_model
+    before = tree_digest(good)
+    p, secs = mpirun(a, 2, exe_other, ["--data", a.data, "--steps", "4", "--checkpoint-dir", good,
+                                       "--resume"], expect_ok=False, timeout=60)
+    expect_error("checkpoint of another model", p, secs, ["ckpt-good"])
+    if tree_digest(good) != before:
+        fail("checkpoint of another model: the checkpoint directory was modified")
     # A token file shorter than one batch (4 x 32 tokens).
     short = os.path.join(w, "short.txt")
     with open(short, "w") as f:
