@@ -112,8 +112,10 @@ def equivalence(a):
     steps = list(range(1, a.steps + 1))
     if a.mesh:
         sim = simulated(a, a.mesh, a.strategy, os.path.join(w, "simulated.jsonl"))
-        compare("compiled vs simulated (%s %s)" % (a.mesh, a.strategy), got, sim, a.rtol, steps)
-    compare("compiled vs unsharded", got, ref, a.rtol, steps)
+        compare("compiled vs simulated (%s %s, %s)" % (a.mesh, a.strategy, a.precision), got, sim,
+                a.rtol, steps)
+    compare("compiled vs unsharded (%s)" % a.precision, got, ref,
+            a.rtol_unsharded if a.rtol_unsharded is not None else a.rtol, steps)
     if not got[a.steps] < got[1]:
         fail("the loss did not fall: %g -> %g" % (got[1], got[a.steps]))
     # A negative control: a different seed must not pass.
@@ -316,10 +318,16 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--negative", action="store_true")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    ap.add_argument("--rtol-unsharded", type=float, default=None,
+                    help="tolerance against the unsharded run (default --rtol); bf16/fp16 "
+                         "round differently when the sums are grouped differently")
     ap.add_argument("--compile-args", default="",
                     help="extra `shardc compile` flags, one string (--compile-args='--bucket-mb 1')")
     a = ap.parse_args()
     a.compile_args = shlex.split(a.compile_args)
+    # The precision is part of the step: compiled and simulated runs alike.
+    TRAIN.extend(["--precision", a.precision])
     os.makedirs(a.workdir, exist_ok=True)
     {"equivalence": equivalence, "resume": resume, "evaluate": evaluate,
      "faults": faults}[a.check](a)
