@@ -319,6 +319,9 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--negative", action="store_true")
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    ap.add_argument("--step-args", default="",
+                    help="training-step flags for compile and train alike, one string "
+                         "(--step-args='--micro-batches 2')")
     ap.add_argument("--rtol-unsharded", type=float, default=None,
                     help="tolerance against the unsharded run (default --rtol); bf16/fp16 "
                          "round differently when the sums are grouped differently")
@@ -326,8 +329,9 @@ def main():
                     help="extra `shardc compile` flags, one string (--compile-args='--bucket-mb 1')")
     a = ap.parse_args()
     a.compile_args = shlex.split(a.compile_args)
-    # The precision is part of the step: compiled and simulated runs alike.
-    TRAIN.extend(["--precision", a.precision])
+    # The precision and --step-args are part of the step: compiled and
+    # simulated runs alike.
+    TRAIN.extend(["--precision", a.precision] + shlex.split(a.step_args))
     os.makedirs(a.workdir, exist_ok=True)
     {"equivalence": equivalence, "resume": resume, "evaluate": evaluate,
      "faults": faults}[a.check](a)
