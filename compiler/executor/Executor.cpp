@@ -5,6 +5,7 @@
 #include "compiler/executor/MeshSimulation.h"
 #include "dialects/xf/Einsum.h"
 #include "dialects/xf/XfOps.h"
+#include "runtime/cpu/ComputeType.h"
 #include "runtime/cpu/Kernels.h"
 #include "runtime/cpu/RowMath.h"
 
@@ -51,58 +52,16 @@ FailureOr<std::pair<DType, std::vector<int64_t>>> shardc::exec::tensorSpec(Type 
 
 namespace {
 
-/// Copies a float tensor of any float dtype into compute type C.
+using cpu::computeDType;
+
+/// A HostTensor's bytes in compute type C (runtime/cpu/ComputeType.h).
 template <class C> void toCompute(const HostTensor &t, C *out) {
-  int64_t n = t.numel();
-  switch (t.dtype) {
-  case DType::F32:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<C>(t.data<float>()[i]);
-    break;
-  case DType::F64:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<C>(t.data<double>()[i]);
-    break;
-  case DType::BF16:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<C>(cpu::bf16_to_f32(t.data<uint16_t>()[i]));
-    break;
-  case DType::F16:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<C>(cpu::f16_to_f32(t.data<uint16_t>()[i]));
-    break;
-  case DType::I32:
-    throw rt::Error("integer tensor used where a float tensor is expected");
-  }
+  cpu::toCompute(t.bytes.data(), t.dtype, t.numel(), out);
 }
 
 /// Stores compute-type values into a float tensor, rounding to its dtype.
 template <class C> void fromCompute(const C *in, HostTensor &t) {
-  int64_t n = t.numel();
-  switch (t.dtype) {
-  case DType::F32:
-    for (int64_t i = 0; i < n; ++i)
-      t.data<float>()[i] = static_cast<float>(in[i]);
-    break;
-  case DType::F64:
-    for (int64_t i = 0; i < n; ++i)
-      t.data<double>()[i] = static_cast<double>(in[i]);
-    break;
-  case DType::BF16:
-    for (int64_t i = 0; i < n; ++i)
-      t.data<uint16_t>()[i] = cpu::f32_to_bf16(static_cast<float>(in[i]));
-    break;
-  case DType::F16:
-    for (int64_t i = 0; i < n; ++i)
-      t.data<uint16_t>()[i] = cpu::f32_to_f16(static_cast<float>(in[i]));
-    break;
-  case DType::I32:
-    throw rt::Error("cannot store floats into an integer tensor");
-  }
-}
-
-template <class C> constexpr DType computeDType() {
-  return std::is_same_v<C, double> ? DType::F64 : DType::F32;
+  cpu::fromCompute(in, t.numel(), t.dtype, t.bytes.data());
 }
 
 /// A read-only view of a float tensor in compute type C; copies only when the
@@ -247,17 +206,7 @@ Results one(HostTensor &&t) {
 double shardc::exec::scalarValue(const HostTensor &t) {
   if (t.numel() != 1)
     throw rt::Error("expected a single value, got a tensor of shape " + rt::shape_str(t.shape));
-  switch (t.dtype) {
-  case DType::F64:
-    return t.data<double>()[0];
-  case DType::I32:
-    return t.data<int32_t>()[0];
-  default: {
-    float v;
-    toCompute(t, &v);
-    return v;
-  }
-  }
+  return cpu::scalarValue(t.bytes.data(), t.dtype);
 }
 
 namespace {

@@ -221,24 +221,21 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     // The boundary: state and inputs (arguments), reports (results).
     Block &body = func.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    bool lowPrecision = false;
+    // The compute precision: what -xf-mixed-precision casts to, if anything.
+    std::string precision = "fp32";
     func.walk([&](xf::CastOp c) {
       Type e = cast<ShapedType>(c.getType()).getElementType();
-      lowPrecision |= e.isBF16() || e.isF16();
-      if (e.isF16())
-        program["precision"] = "fp16";
-      else if (e.isBF16())
-        program["precision"] = "bf16";
+      if (e.isBF16() || e.isF16())
+        precision = e.isBF16() ? "bf16" : "fp16";
     });
-    if (!lowPrecision)
-      program["precision"] = "fp32";
+    program["precision"] = precision;
     int64_t microBatches = 1;
     json::Array tensors;
     auto boundary = [&](Value v, DictionaryAttr attrs, std::string kind, std::string name,
                         Location loc) -> LogicalResult {
       auto type = cast<RankedTensorType>(v.getType());
       auto place = placeOf(v);
-      std::string dtype = runtimeDTypeName(type.getElementType()).str();
+      std::string dtype = runtimeDTypeName(type.getElementType());
       if (!place || dtype.empty())
         return emitError(loc) << "xf-lower-to-rt: " << kind << " '" << name
                               << "' has no planned buffer or an unsupported type " << type;

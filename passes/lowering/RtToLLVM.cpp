@@ -71,7 +71,7 @@ json::Value attrJson(Attribute a) {
 
 json::Object bufferJson(Value v) {
   auto t = cast<MemRefType>(v.getType());
-  return json::Object{{"dtype", memory::runtimeDTypeName(t.getElementType()).str()},
+  return json::Object{{"dtype", memory::runtimeDTypeName(t.getElementType())},
                       {"shape", json::Array(t.getShape())}};
 }
 
@@ -117,8 +117,8 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     int64_t widest = 1;
     if (rtFunc)
       rtFunc.walk([&](rt_dialect::KernelOp k) {
-      widest = std::max<int64_t>(widest, k.getIns().size() + k.getOuts().size());
-    });
+        widest = std::max<int64_t>(widest, k.getIns().size() + k.getOuts().size());
+      });
     Value bufferArray = LLVM::AllocaOp::create(b, loc, ptr, ptr, constI64(widest), 8);
     std::vector<Value> bases(arenaBytes.size());
     for (size_t a = 0; a < arenaBytes.size(); ++a)

@@ -7,8 +7,12 @@
 #ifndef SHARDC_PASSES_MEMORY_MEMORYPLAN_H
 #define SHARDC_PASSES_MEMORY_MEMORYPLAN_H
 
+#include "compiler/executor/Executor.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <string>
 
 namespace shardc::memory {
 
@@ -37,20 +41,11 @@ inline int64_t byteSize(mlir::ShapedType type) {
 
 inline int64_t alignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
-/// The runtime's name of an element type (runtime/HostTensor.h: "F32",
-/// "BF16", ...); empty for types the runtime does not hold.
-inline llvm::StringRef runtimeDTypeName(mlir::Type t) {
-  if (t.isF32())
-    return "F32";
-  if (t.isF64())
-    return "F64";
-  if (t.isBF16())
-    return "BF16";
-  if (t.isF16())
-    return "F16";
-  if (t.isSignlessInteger(32))
-    return "I32";
-  return "";
+/// The runtime's name of an element type ("F32", "BF16", ...: the
+/// executor's dtype mapping); empty for types the runtime does not hold.
+inline std::string runtimeDTypeName(mlir::Type t) {
+  mlir::FailureOr<rt::DType> d = exec::dtypeOf(t);
+  return mlir::succeeded(d) ? rt::dtype_name(*d) : "";
 }
 
 } // namespace shardc::memory

@@ -61,7 +61,6 @@ struct RtBucketAllReducesPass : shardc::impl::RtBucketAllReducesBase<RtBucketAll
   /// all-reduce of the range, inserted before `before`.
   void flush(Bucket &b, Operation *before) {
     if (b.members.size() >= 2) {
-      MLIRContext *ctx = before->getContext();
       OpBuilder builder(before);
       Location loc = b.members.front().getLoc();
       int64_t elementBytes = (b.elementType.getIntOrFloatBitWidth() + 7) / 8;
@@ -74,11 +73,10 @@ struct RtBucketAllReducesPass : shardc::impl::RtBucketAllReducesBase<RtBucketAll
       rt_dialect::CollectiveOp::create(builder, loc, "shard.all_reduce",
                                        builder.getDenseI16ArrayAttr(b.axes), whole, whole,
                                        b.members.front().getAttrsAttr());
+      LLVM_DEBUG(llvm::dbgs() << "bucket of " << b.members.size() << " all-reduces, "
+                              << b.range.end - b.range.begin << " bytes\n");
       for (rt_dialect::CollectiveOp c : b.members)
         c.erase();
-      (void)ctx;
-      ++buckets;
-      bucketed += b.members.size();
     }
     b = Bucket();
   }
@@ -118,8 +116,6 @@ struct RtBucketAllReducesPass : shardc::impl::RtBucketAllReducesBase<RtBucketAll
     if (!b.members.empty())
       flush(b, block.getTerminator());
   }
-
-  int64_t buckets = 0, bucketed = 0;
 };
 
 } // namespace

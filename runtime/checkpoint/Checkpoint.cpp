@@ -145,18 +145,11 @@ void checkRankFile(const std::string &path, const std::map<std::string, TensorDa
 //===----------------------------------------------------------------------===//
 
 std::vector<int64_t> TensorMeta::localShape(const rt::MeshDesc &mesh) const {
-  std::vector<int64_t> local = globalShape;
-  for (size_t d = 0; d < local.size() && d < sharding.size(); ++d)
-    local[d] /= mesh.size(sharding[d]);
-  return local;
+  return mesh.localShape(globalShape, sharding);
 }
 
 std::vector<int64_t> TensorMeta::blockOffsets(const rt::MeshDesc &mesh, int64_t rank) const {
-  std::vector<int64_t> c = mesh.coords(rank), local = localShape(mesh);
-  std::vector<int64_t> off(local.size(), 0);
-  for (size_t d = 0; d < off.size() && d < sharding.size(); ++d)
-    off[d] = mesh.shardIndex(sharding[d], c) * local[d];
-  return off;
+  return mesh.blockOffsets(globalShape, sharding, rank);
 }
 
 std::vector<TensorMeta> stateTensors(const rt::Program &program) {

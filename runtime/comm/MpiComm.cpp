@@ -120,54 +120,18 @@ public:
     comms_.emplace(axes, comm);
   }
 
+  // The blocking exchanges are a start and its wait.
   void allgather(const Axes &axes, const void *in, void *out, int64_t bytes) override {
-    if (groupSize(axes) == 1) {
-      std::memmove(out, in, static_cast<size_t>(bytes));
-      return;
-    }
-    ByteBlock block(bytes, checker());
-    check(MPI_Allgather(in, block.count(), block.type(), out, block.count(), block.type(),
-                        commOf(axes, "allgather")),
-          "MPI_Allgather", axes);
+    wait(iallgather(axes, in, out, bytes));
   }
-
   void alltoall(const Axes &axes, const void *in, void *out, int64_t bytes) override {
-    if (groupSize(axes) == 1) {
-      std::memmove(out, in, static_cast<size_t>(bytes));
-      return;
-    }
-    ByteBlock block(bytes, checker());
-    check(MPI_Alltoall(in, block.count(), block.type(), out, block.count(), block.type(),
-                       commOf(axes, "alltoall")),
-          "MPI_Alltoall", axes);
+    wait(ialltoall(axes, in, out, bytes));
   }
-
   Request iallgather(const Axes &axes, const void *in, void *out, int64_t bytes) override {
-    if (groupSize(axes) == 1) {
-      std::memmove(out, in, static_cast<size_t>(bytes));
-      return 0;
-    }
-    // A derived datatype may be freed while the request is pending (MPI
-    // keeps it until completion).
-    ByteBlock block(bytes, checker());
-    MPI_Request request;
-    check(MPI_Iallgather(in, block.count(), block.type(), out, block.count(), block.type(),
-                         commOf(axes, "iallgather"), &request),
-          "MPI_Iallgather", axes);
-    return track(request);
+    return start(MPI_Iallgather, "MPI_Iallgather", axes, in, out, bytes);
   }
-
   Request ialltoall(const Axes &axes, const void *in, void *out, int64_t bytes) override {
-    if (groupSize(axes) == 1) {
-      std::memmove(out, in, static_cast<size_t>(bytes));
-      return 0;
-    }
-    ByteBlock block(bytes, checker());
-    MPI_Request request;
-    check(MPI_Ialltoall(in, block.count(), block.type(), out, block.count(), block.type(),
-                        commOf(axes, "ialltoall"), &request),
-          "MPI_Ialltoall", axes);
-    return track(request);
+    return start(MPI_Ialltoall, "MPI_Ialltoall", axes, in, out, bytes);
   }
 
   Request ialltoallv(const Axes &axes, const void *in, const std::vector<int64_t> &sendBytes,
@@ -261,6 +225,26 @@ private:
                   ", for which no communicator was created (pass the axes set to "
                   "makeMpiCommunicators)");
     return it->second;
+  }
+
+  /// MPI_Iallgather and MPI_Ialltoall: equal blocks of `bytes` per member.
+  using Exchange = int (*)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                           MPI_Request *);
+
+  Request start(Exchange exchange, const char *name, const Axes &axes, const void *in, void *out,
+                int64_t bytes) {
+    if (groupSize(axes) == 1) {
+      std::memmove(out, in, static_cast<size_t>(bytes));
+      return 0;
+    }
+    // A derived datatype may be freed while the request is pending (MPI
+    // keeps it until completion).
+    ByteBlock block(bytes, checker());
+    MPI_Request request;
+    check(exchange(in, block.count(), block.type(), out, block.count(), block.type(),
+                   commOf(axes, name), &request),
+          name, axes);
+    return track(request);
   }
 
   /// A request in flight and the count arrays its v-collective reads.

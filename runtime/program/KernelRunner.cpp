@@ -9,6 +9,7 @@
 #include "runtime/program/KernelRunner.h"
 
 #include "runtime/comm/Comm.h"
+#include "runtime/cpu/ComputeType.h"
 #include "runtime/cpu/Kernels.h"
 #include "runtime/cpu/RowMath.h"
 
@@ -732,57 +733,10 @@ bool inPlaceOk(OpKind kind, size_t operand, size_t result) {
 // Storage and compute types
 //===----------------------------------------------------------------------===//
 
-template <class C> constexpr DType computeDType() {
-  return std::is_same_v<C, double> ? DType::F64 : DType::F32;
-}
-
-/// Converts n float elements of storage type `dtype` into C.
-template <class C> void toCompute(const void *p, DType dtype, int64_t n, C *out) {
-  switch (dtype) {
-  case DType::F32:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<C>(static_cast<const float *>(p)[i]);
-    break;
-  case DType::F64:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<C>(static_cast<const double *>(p)[i]);
-    break;
-  case DType::BF16:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<C>(cpu::bf16_to_f32(static_cast<const uint16_t *>(p)[i]));
-    break;
-  case DType::F16:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<C>(cpu::f16_to_f32(static_cast<const uint16_t *>(p)[i]));
-    break;
-  case DType::I32:
-    throw Error("integer tensor used where a float tensor is expected");
-  }
-}
-
-/// Stores n compute-type values into storage of `dtype`, rounding.
-template <class C> void fromCompute(const C *in, int64_t n, DType dtype, void *p) {
-  switch (dtype) {
-  case DType::F32:
-    for (int64_t i = 0; i < n; ++i)
-      static_cast<float *>(p)[i] = static_cast<float>(in[i]);
-    break;
-  case DType::F64:
-    for (int64_t i = 0; i < n; ++i)
-      static_cast<double *>(p)[i] = static_cast<double>(in[i]);
-    break;
-  case DType::BF16:
-    for (int64_t i = 0; i < n; ++i)
-      static_cast<uint16_t *>(p)[i] = cpu::f32_to_bf16(static_cast<float>(in[i]));
-    break;
-  case DType::F16:
-    for (int64_t i = 0; i < n; ++i)
-      static_cast<uint16_t *>(p)[i] = cpu::f32_to_f16(static_cast<float>(in[i]));
-    break;
-  case DType::I32:
-    throw Error("cannot store floats into an integer tensor");
-  }
-}
+using cpu::computeDType;
+using cpu::fromCompute;
+using cpu::scalarValue;
+using cpu::toCompute;
 
 /// A read-only view of a float buffer in compute type C; copies only when the
 /// storage type differs (as the executor's In).
@@ -823,21 +777,6 @@ private:
   const TensorType &t_;
   std::vector<C> tmp_;
 };
-
-/// The value of a one-element buffer of any dtype (Executor's scalarValue).
-double scalarValue(const void *p, DType dtype) {
-  switch (dtype) {
-  case DType::F64:
-    return *static_cast<const double *>(p);
-  case DType::I32:
-    return *static_cast<const int32_t *>(p);
-  default: {
-    float v;
-    toCompute(p, dtype, 1, &v);
-    return v;
-  }
-  }
-}
 
 //===----------------------------------------------------------------------===//
 // Blocks of raw tensors (MeshSimulation's slicePart and concat)

@@ -72,11 +72,26 @@ std::string MeshDesc::str() const {
   return s.empty() ? "(one rank)" : s;
 }
 
-std::vector<int64_t> BoundaryTensor::blockOffsets(const MeshDesc &mesh, int64_t rank) const {
-  std::vector<int64_t> c = mesh.coords(rank), off(local.shape.size(), 0);
+std::vector<int64_t> MeshDesc::localShape(const std::vector<int64_t> &globalShape,
+                                          const std::vector<Axes> &sharding) const {
+  std::vector<int64_t> local = globalShape;
+  for (size_t d = 0; d < local.size() && d < sharding.size(); ++d)
+    local[d] /= size(sharding[d]);
+  return local;
+}
+
+std::vector<int64_t> MeshDesc::blockOffsets(const std::vector<int64_t> &globalShape,
+                                            const std::vector<Axes> &sharding,
+                                            int64_t rank) const {
+  std::vector<int64_t> c = coords(rank), local = localShape(globalShape, sharding);
+  std::vector<int64_t> off(local.size(), 0);
   for (size_t d = 0; d < off.size() && d < sharding.size(); ++d)
-    off[d] = mesh.shardIndex(sharding[d], c) * local.shape[d];
+    off[d] = shardIndex(sharding[d], c) * local[d];
   return off;
+}
+
+std::vector<int64_t> BoundaryTensor::blockOffsets(const MeshDesc &mesh, int64_t rank) const {
+  return mesh.blockOffsets(globalShape, sharding, rank);
 }
 
 const BoundaryTensor *Program::find(const std::string &kind, const std::string &name,

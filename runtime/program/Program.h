@@ -83,6 +83,12 @@ struct MeshDesc {
   int64_t shardIndex(const Axes &axes, const std::vector<int64_t> &coords) const;
   /// The ranks sharing `rank`'s coordinates off `axes`, by shardIndex.
   std::vector<int64_t> group(const Axes &axes, int64_t rank) const;
+  /// The per-rank block shape of a tensor of `globalShape` split per dim
+  /// over `sharding`, and where `rank`'s block starts in it.
+  std::vector<int64_t> localShape(const std::vector<int64_t> &globalShape,
+                                  const std::vector<Axes> &sharding) const;
+  std::vector<int64_t> blockOffsets(const std::vector<int64_t> &globalShape,
+                                    const std::vector<Axes> &sharding, int64_t rank) const;
   /// "dp=2,tp=2".
   std::string str() const;
 };
