@@ -2,25 +2,20 @@
 
 #include "runtime/main/Context.h"
 
-#include <algorithm>
-#include <cstring>
 #include <exception>
 #include <string>
 
 using namespace shardc::rt;
 
-shardc_rt_ctx::shardc_rt_ctx(Program p, Communicators *c) : program(std::move(p)), comm(c) {
-  for (const ArenaDesc &a : program.arenas) {
-    // aligned_alloc needs a size that is a multiple of the alignment.
-    size_t bytes = static_cast<size_t>((std::max<int64_t>(a.bytes, 1) + 63) / 64 * 64);
-    auto *p = static_cast<uint8_t *>(std::aligned_alloc(64, bytes));
-    if (!p)
-      throw Error("cannot allocate arena '" + a.name + "' (" + std::to_string(a.bytes) +
-                  " bytes)");
-    std::memset(p, 0, bytes);
-    arenas.emplace_back(p);
-  }
-  runner = std::make_unique<KernelRunner>(program, comm->rank(), comm);
+shardc_rt_ctx::shardc_rt_ctx(Program p, Communicators *c,
+                             const std::function<std::unique_ptr<Backend>(const Program &)> &make)
+    : program(std::move(p)), comm(c) {
+  backend = make(program);
+}
+
+void shardc_rt_ctx::run(bool eval, const StepContext &step) {
+  backend->run([this, eval] { eval ? shardc_eval(this) : shardc_step(this); }, eval ? 1 : 0,
+               step);
 }
 
 namespace {
@@ -41,35 +36,36 @@ template <class F> void guarded(shardc_rt_ctx *ctx, const char *what, F &&body) 
 extern "C" {
 
 void *shardc_rt_arena(shardc_rt_ctx *ctx, int32_t arena) {
-  if (arena < 0 || arena >= static_cast<int32_t>(ctx->arenas.size()))
+  if (arena < 0 || arena >= static_cast<int32_t>(ctx->program.arenas.size()))
     ctx->comm->abort("the compiled step asks for arena " + std::to_string(arena) + " of " +
-                     std::to_string(ctx->arenas.size()));
-  return ctx->arenas[arena].get();
+                     std::to_string(ctx->program.arenas.size()));
+  return ctx->backend->arena(arena);
 }
 
 void shardc_rt_kernel(shardc_rt_ctx *ctx, int32_t call, void **buffers) {
-  guarded(ctx, "kernel call", [&] { ctx->runner->kernel(call, buffers, ctx->step); });
+  guarded(ctx, "kernel call", [&] { ctx->backend->kernel(call, buffers); });
 }
 
 void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in, void *out) {
-  guarded(ctx, "collective call", [&] { ctx->runner->collective(call, comm, in, out); });
+  guarded(ctx, "collective call", [&] {
+    ctx->backend->collectiveWait(ctx->backend->collectiveStart(call, comm, in, out));
+  });
 }
 
 int32_t shardc_rt_collective_start(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in,
                                    void *out) {
   int32_t handle = -1;
   guarded(ctx, "collective call",
-          [&] { handle = ctx->runner->collectiveStart(call, comm, in, out); });
+          [&] { handle = ctx->backend->collectiveStart(call, comm, in, out); });
   return handle;
 }
 
 void shardc_rt_wait(shardc_rt_ctx *ctx, int32_t handle) {
-  guarded(ctx, "collective wait", [&] { ctx->runner->collectiveWait(handle); });
+  guarded(ctx, "collective wait", [&] { ctx->backend->collectiveWait(handle); });
 }
 
-void shardc_rt_copy(shardc_rt_ctx *, void *dst, const void *src, int64_t bytes) {
-  // memmove: a state result may be planned over its own argument.
-  std::memmove(dst, src, static_cast<size_t>(bytes));
+void shardc_rt_copy(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes) {
+  guarded(ctx, "copy", [&] { ctx->backend->copy(dst, src, bytes); });
 }
 
 } // extern "C"

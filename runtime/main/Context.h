@@ -1,10 +1,15 @@
 //===- Context.h - the runtime behind the C ABI -----------------*- C++ -*-===//
 //
 // `shardc_rt_ctx` (runtime/abi/shardc_rt.h) is one rank's runtime: the
-// decoded descriptor, one 64-byte aligned buffer per arena (allocated once,
-// zero-filled), the kernel runner and the step being run. The C ABI functions
-// never let an exception out: an Error ends the whole job through
-// Communicators::abort, since peers waiting in a collective cannot see it.
+// decoded descriptor, the backend that owns the arenas and runs the calls
+// (Backend.h: the CPU kernel runner, or the CUDA backend) and the step being
+// run. The C ABI functions never let an exception out: an Error ends the
+// whole job through Communicators::abort, since peers waiting in a
+// collective cannot see it.
+//
+// Boundary tensors are read and written on the host copy of the arenas
+// (address()); toDevice / toHost move one tensor's bytes between the copies
+// (no-ops on the CPU backend).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_RUNTIME_MAIN_CONTEXT_H
@@ -12,34 +17,35 @@
 
 #include "runtime/abi/shardc_rt.h"
 #include "runtime/comm/Comm.h"
-#include "runtime/program/KernelRunner.h"
+#include "runtime/program/Backend.h"
 #include "runtime/program/Program.h"
 
-#include <cstdlib>
 #include <memory>
-#include <vector>
 
 struct shardc_rt_ctx {
-  /// Decodes nothing itself: takes the program, allocates its arenas and
-  /// builds the kernel runner for `comm`'s rank (not owned). Throws Error.
-  shardc_rt_ctx(shardc::rt::Program program, shardc::rt::Communicators *comm);
+  /// Takes the program and the backend built for it; `comm` (not owned) is
+  /// this rank's communicators.
+  shardc_rt_ctx(shardc::rt::Program program, shardc::rt::Communicators *comm,
+                const std::function<std::unique_ptr<shardc::rt::Backend>(
+                    const shardc::rt::Program &)> &makeBackend);
 
-  /// Where a boundary tensor lives in this rank's arenas.
+  /// Where a boundary tensor lives in this rank's host copy of the arenas.
   void *address(const shardc::rt::BoundaryTensor &t) const {
-    return arenas[t.arena].get() + t.offset;
+    return backend->hostArena(t.arena) + t.offset;
   }
+  void toDevice(const shardc::rt::BoundaryTensor &t) const {
+    backend->toDevice(t.arena, t.offset, t.local.bytes());
+  }
+  void toHost(const shardc::rt::BoundaryTensor &t) const {
+    backend->toHost(t.arena, t.offset, t.local.bytes());
+  }
+  /// Runs shardc_step (training) or shardc_eval with `step`'s values.
+  void run(bool eval, const shardc::rt::StepContext &step);
 
-  struct FreeDeleter {
-    void operator()(uint8_t *p) const { std::free(p); }
-  };
-
-  /// Declared first: the runner keeps a reference to it.
+  /// Declared first: the backend keeps a reference to it.
   const shardc::rt::Program program;
   shardc::rt::Communicators *comm;
-  std::vector<std::unique_ptr<uint8_t, FreeDeleter>> arenas;
-  std::unique_ptr<shardc::rt::KernelRunner> runner;
-  /// The step shardc_step is running (seed, index, dropout on).
-  shardc::rt::StepContext step;
+  std::unique_ptr<shardc::rt::Backend> backend;
 };
 
 #endif // SHARDC_RUNTIME_MAIN_CONTEXT_H

@@ -208,6 +208,7 @@ void initState(shardc_rt_ctx &ctx, int64_t rank, uint64_t seed) {
     } else {
       std::memset(out, 0, static_cast<size_t>(t.local.bytes())); // moments, counters
     }
+    ctx.toDevice(t);
   }
 }
 
@@ -275,6 +276,11 @@ void fillInputs(shardc_rt_ctx &ctx, int64_t rank, const std::vector<MicroBatchIn
     // Rewritten every step: the planner may reuse an input's bytes.
     for (const BoundaryTensor *m : mbs[j].masks)
       fillConstant(ctx.address(*m), m->local.dtype, m->local.numel(), 1.0);
+    for (const BoundaryTensor *t : {mbs[j].tokens, mbs[j].targets})
+      if (t)
+        ctx.toDevice(*t);
+    for (const BoundaryTensor *m : mbs[j].masks)
+      ctx.toDevice(*m);
   }
 }
 
@@ -294,6 +300,7 @@ Reports readReports(const shardc_rt_ctx &ctx) {
     const BoundaryTensor *t = ctx.program.find("report", name);
     if (!t)
       return std::nullopt;
+    ctx.toHost(*t);
     return readScalar(ctx.address(*t), t->local.dtype);
   };
   r.loss = get("loss").value_or(NAN);
@@ -450,6 +457,7 @@ void saveCheckpoint(shardc_rt_ctx &ctx, const Plan &pl, int64_t stepsDone, int64
   for (const BoundaryTensor &t : p.tensors) {
     if (t.kind != "state")
       continue;
+    ctx.toHost(t);
     blocks.push_back({t.name, ctx.address(t)});
     if (t.name == "loss_scale")
       m.lossScale = readScalar(ctx.address(t), t.local.dtype);
@@ -479,12 +487,15 @@ void loadState(shardc_rt_ctx &ctx, const Plan &pl) {
   // On the saved mesh a rank reads its own file; elsewhere the overlaps.
   bool sameMesh = pl.manifest.mesh.sizes == p.mesh.sizes;
   ckpt::loadBlocks(pl.resumeDir, pl.manifest, targets, sameMesh ? rank : -1);
+  for (const BoundaryTensor &t : p.tensors)
+    if (t.kind == "state")
+      ctx.toDevice(t);
 }
 
 /// --profile: per op, the seconds per step in kernels and collectives, and
 /// the step time against their sum (what the runtime itself costs: input
 /// copies, dispatch, report reads). Rank 0 prints its own numbers.
-void printProfile(const KernelRunner &runner, Communicators &comm, double stepSecs,
+void printProfile(const Backend &runner, Communicators &comm, double stepSecs,
                   int64_t steps) {
   if (comm.rank() != 0 || steps < 1)
     return;
@@ -517,8 +528,8 @@ double evaluate(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &val, 
   for (int64_t b = 0; b < pl.opts.evalBatches; ++b) {
     fillInputs(ctx, ctx.comm->rank(), pl.inputs, val, b * k * pl.B * pl.T, pl.B, pl.T, gTokens,
                gTargets);
-    ctx.step = StepContext{pl.seed, static_cast<uint64_t>(step), /*training=*/false};
-    shardc_eval(&ctx);
+    ctx.run(/*eval=*/true, StepContext{pl.seed, static_cast<uint64_t>(step), /*training=*/false});
+    ctx.toHost(*report);
     sum += readScalar(ctx.address(*report), report->local.dtype);
   }
   return sum / static_cast<double>(pl.opts.evalBatches);
@@ -560,7 +571,7 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
     std::fflush(stdout);
   }
 
-  ctx.runner->setTiming(o.profile);
+  ctx.backend->setTiming(o.profile);
   double profiledSecs = 0; // step time of the profiled steps (all but the first)
   std::vector<int32_t> gTokens, gTargets;
   std::vector<double> losses;
@@ -571,13 +582,12 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
       std::raise(SIGKILL);
     auto start = std::chrono::steady_clock::now();
     fillInputs(ctx, rank, pl.inputs, tokens, position, pl.B, pl.T, gTokens, gTargets);
-    ctx.step = StepContext{pl.seed, static_cast<uint64_t>(i), /*training=*/true};
-    shardc_step(&ctx);
+    ctx.run(/*eval=*/false, StepContext{pl.seed, static_cast<uint64_t>(i), /*training=*/true});
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     totalSecs += secs;
     // The first step warms caches and allocators up: profile the others.
     if (o.profile && i == pl.firstStep)
-      ctx.runner->resetTiming();
+      ctx.backend->resetTiming();
     else
       profiledSecs += secs;
     position += stepTokens;
@@ -650,7 +660,7 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
   std::vector<double> peaks(comm.numRanks());
   comm.allgather(all, &peak, peaks.data(), sizeof(double));
   if (o.profile)
-    printProfile(*ctx.runner, comm, profiledSecs, o.steps - pl.firstStep - 1);
+    printProfile(*ctx.backend, comm, profiledSecs, o.steps - pl.firstStep - 1);
   if (!lead)
     return;
   size_t window = std::min<size_t>(10, losses.size());
@@ -702,7 +712,20 @@ int runOnRanks(Program program, const Plan &pl, const data::TokenFile &tokens,
     return 1;
   }
   try {
-    auto ctx = std::make_unique<shardc_rt_ctx>(std::move(program), comm.get());
+    Communicators *c = comm.get();
+    auto ctx = std::make_unique<shardc_rt_ctx>(
+        std::move(program), c, [&](const Program &prog) -> std::unique_ptr<Backend> {
+          if (pl.opts.device == "cpu")
+            return makeCpuBackend(prog, c);
+          CudaOptions co;
+          co.comm = pl.opts.comm;
+          co.graphs = !pl.opts.noGraph && !pl.opts.profile;
+          return makeCudaBackend(prog, c, co);
+        });
+    if (c->rank() == 0 && pl.opts.device != "cpu") {
+      std::printf("device: %s\n", ctx->backend->describe().c_str());
+      std::fflush(stdout);
+    }
     train(*ctx, pl, tokens, val ? &*val : nullptr);
     ctx.reset();
     comm->barrier();

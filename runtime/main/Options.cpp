@@ -25,6 +25,8 @@ constexpr Flag kFlags[] = {
     {"describe", Kind::Flag},       {"help", Kind::Flag},
     {"profile", Kind::Flag},        {"val-data", Kind::String},
     {"eval-every", Kind::Count},    {"eval-batches", Kind::Count},
+    {"device", Kind::String},       {"comm", Kind::String},
+    {"no-graph", Kind::Flag},
 };
 
 /// A non-negative decimal integer that fits `max`.
@@ -78,6 +80,8 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
         o.describe = true;
       else if (name == "profile")
         o.profile = true;
+      else if (name == "no-graph")
+        o.noGraph = true;
       else
         o.help = true;
       continue;
@@ -110,7 +114,21 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
       o.evalEvery = static_cast<int64_t>(parseCount(name, *value, maxCount));
     else if (name == "eval-batches")
       o.evalBatches = static_cast<int64_t>(parseCount(name, *value, maxCount));
+    else if (name == "device") {
+      if (*value != "cpu" && *value != "cuda")
+        throw UsageError("option '--device' must be 'cpu' or 'cuda', got '" + *value + "'");
+      o.device = *value;
+    } else if (name == "comm") {
+      if (*value != "auto" && *value != "nccl" && *value != "mpi")
+        throw UsageError("option '--comm' must be 'auto', 'nccl' or 'mpi', got '" + *value +
+                         "'");
+      o.comm = *value;
+    }
   }
+  if (o.device == "cpu")
+    for (const char *flag : {"comm", "no-graph"})
+      if (std::find(seen.begin(), seen.end(), flag) != seen.end())
+        throw UsageError(std::string("option '--") + flag + "' needs '--device cuda'");
   if (o.help || o.describe)
     return o;
   if (o.data.empty())
@@ -158,6 +176,12 @@ std::string stepUsage(const std::string &argv0) {
          "                            every --eval-every steps and after the last\n"
          "  --eval-every <n>          evaluate every n steps (default: after the last)\n"
          "  --eval-batches <n>        batches per evaluation, from the file's start (1)\n"
+         "  --device <cpu|cuda>       run the step on the CPU (default) or on one GPU per\n"
+         "                            rank (local rank modulo the GPUs of the node)\n"
+         "  --comm <auto|nccl|mpi>    GPU collectives: NCCL (auto) or host-staged MPI,\n"
+         "                            which lets several ranks share one GPU\n"
+         "  --no-graph                GPU: launch every kernel each step instead of\n"
+         "                            replaying the step captured as a CUDA graph\n"
          "  --describe                print the mesh, arenas and state shardings; exit\n"
          "  --profile                 time every kernel and collective; print the step time\n"
          "                            against their sum (the runtime's overhead)\n"

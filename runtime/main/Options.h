@@ -36,6 +36,9 @@ struct StepOptions {
   bool describe = false;          ///< --describe
   bool profile = false;           ///< --profile: time kernels and collectives
   bool help = false;              ///< --help
+  std::string device = "cpu";     ///< --device: cpu | cuda
+  std::string comm = "auto";      ///< --comm: auto | nccl | mpi (GPU collectives)
+  bool noGraph = false;           ///< --no-graph: run the GPU step eagerly
 };
 
 /// The default --seed, as `shardc train`'s.

@@ -14,9 +14,9 @@
 //    statistics) gather every member's values and combine them locally in
 //    group order, so all members and the executor agree bit for bit.
 //
-// Every call is decoded once, at construction; a call the runner cannot run
-// (op, dtype, shape, attribute) is an Error naming its index and op then, not
-// in the middle of a step.
+// Every call is decoded once, at construction (CallDecoder.h); a call the
+// runner cannot run (op, dtype, shape, attribute) is an Error naming its index
+// and op then, not in the middle of a step.
 //
 // In place: a result may share its buffer with an operand (the memory planner
 // reuses a dying operand's buffer). Kernels that are correct in place run on
@@ -27,6 +27,8 @@
 #ifndef SHARDC_RUNTIME_PROGRAM_KERNELRUNNER_H
 #define SHARDC_RUNTIME_PROGRAM_KERNELRUNNER_H
 
+#include "runtime/program/Backend.h"
+#include "runtime/program/CallDecoder.h"
 #include "runtime/program/Program.h"
 
 #include <cstdint>
@@ -39,13 +41,6 @@ namespace shardc::rt {
 
 class Communicators;
 
-/// What a step's kernels need beyond their buffers (the executor's
-/// RunOptions).
-struct StepContext {
-  uint64_t seed = 1234; ///< dropout seed
-  uint64_t step = 0;    ///< training step, part of the dropout key
-  bool training = false; ///< dropout active
-};
 
 class KernelRunner {
 public:
@@ -86,8 +81,8 @@ public:
 
   int numCalls() const { return static_cast<int>(calls_.size()); }
 
-  /// A call's decoded form (KernelRunner.cpp).
-  struct Decoded;
+  /// A call's decoded form (CallDecoder.h).
+  using Decoded = DecodedCall;
 
 private:
   void runKernel(const Decoded &d, void **buffers, const StepContext &ctx);

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/rng/Philox.h"
+#include "runtime/rng/PhiloxCore.h"
 
 #include "runtime/Error.h"
 
@@ -16,11 +17,6 @@
 namespace shardc::rng {
 
 namespace {
-
-constexpr uint32_t kPhiloxM0 = 0xD2511F53;
-constexpr uint32_t kPhiloxM1 = 0xCD9E8D57;
-constexpr uint32_t kPhiloxW0 = 0x9E3779B9;
-constexpr uint32_t kPhiloxW1 = 0xBB67AE85;
 
 /// Below this many elements a fill runs on the calling thread.
 constexpr int64_t kParallelGrain = 1 << 14;
@@ -43,27 +39,11 @@ void fillNormalRun(T *out, int64_t n, uint64_t firstIndex, uint64_t seed,
     out[i] = T(mean + std * normal(seed, stream, firstIndex + uint64_t(i)));
 }
 
-/// SplitMix64's finaliser: a bijection with full avalanche.
-uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 } // namespace
 
 std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> ctr,
                                       std::array<uint32_t, 2> key) {
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      key[0] += kPhiloxW0;
-      key[1] += kPhiloxW1;
-    }
-    uint64_t p0 = uint64_t(kPhiloxM0) * ctr[0];
-    uint64_t p1 = uint64_t(kPhiloxM1) * ctr[2];
-    ctr = {uint32_t(p1 >> 32) ^ ctr[1] ^ key[0], uint32_t(p1),
-           uint32_t(p0 >> 32) ^ ctr[3] ^ key[1], uint32_t(p0)};
-  }
+  core::philox(ctr.data(), key[0], key[1]);
   return ctr;
 }
 
@@ -76,16 +56,10 @@ uint64_t name_key(std::string_view name) {
   return h;
 }
 
-uint64_t stream_key(uint64_t step, uint64_t opKey) {
-  // Mixing the step before combining keeps (step, op) and (step + 1, op ^ 1)
-  // from landing on related streams.
-  return mix64(opKey ^ mix64(step + 0x9E3779B97F4A7C15ull));
-}
+uint64_t stream_key(uint64_t step, uint64_t opKey) { return core::stream_key(step, opKey); }
 
 float uniform(uint64_t seed, uint64_t stream, uint64_t index) {
-  uint32_t bits = philox4x32_10(counterOf(stream, index), keyOf(seed))[0];
-  // 24 bits fill a float mantissa exactly, so the result never rounds to 1.
-  return float(bits >> 8) * 0x1p-24f;
+  return core::uniform(seed, stream, index);
 }
 
 double normal(uint64_t seed, uint64_t stream, uint64_t index) {

@@ -1,0 +1,1186 @@
+//===- CudaBackend.cpp - compiled steps on NVIDIA GPUs --------------------===//
+//
+// The Backend (runtime/program/Backend.h) that runs a compiled step on one
+// GPU per rank:
+//  - one cudaMalloc per arena of the memory plan (the step's views are
+//    offsets into them) and a host copy per arena for the boundary tensors;
+//  - every call decoded once (CallDecoder.h) and run by cuBLASLt (Gemm.h) or
+//    the own kernels (DeviceKernels.h) on the compute stream;
+//  - collectives on a communication stream: collectiveStart records an event
+//    on the compute stream, the communication stream waits for it and runs
+//    the exchange (DeviceComm.h: NCCL, or host-staged MPI), collectiveWait
+//    makes the compute stream wait for the exchange's event. The compiler's
+//    schedule (-rt-schedule-collectives) put compute between the two, so the
+//    exchange overlaps it;
+//  - each entry (shardc_step, shardc_eval) runs eagerly once (cuBLASLt
+//    heuristics, workspaces), is captured as a CUDA graph on its second run
+//    and replayed afterwards; the step's seed and index are read by the
+//    kernels from device memory, updated before every launch;
+//  - peephole fusions into cuBLASLt epilogues: a matmul whose result gets a
+//    bias in place (Bias), then GELU into another buffer (BiasGeluAux: the
+//    pre-activation is the aux output), or a matmul followed by gelu_grad in
+//    place on its result (DGelu); consecutive AdamW calls become one
+//    multi-tensor launch;
+//  - errors: every CUDA/cuBLASLt/NCCL call checked (CudaCheck.h: call, error
+//    and rank); bad token ids and targets found by kernels are reported
+//    after the entry, naming the call; NCCL async errors are polled while
+//    waiting for the step, so a failed peer ends the job instead of hanging.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/program/Backend.h"
+
+#include "runtime/cuda/CudaCheck.h"
+#include "runtime/cuda/DeviceComm.h"
+#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/Gemm.h"
+#include "runtime/cuda/LinearCrossEntropy.h"
+#include "runtime/program/CallDecoder.h"
+#include "runtime/program/KernelRunner.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace shardc::cuda {
+
+using namespace rt;
+
+namespace {
+
+/// Device memory that only grows, and only outside a graph capture.
+struct DeviceBuffer {
+  void *p = nullptr;
+  int64_t bytes = 0;
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() {
+    if (p)
+      cudaFree(p);
+  }
+};
+
+TView view(void *p, const TensorType &t) { return {p, t.dtype}; }
+TView cview(const void *p, const TensorType &t) { return {const_cast<void *>(p), t.dtype}; }
+
+Dims dimsOf(const std::vector<int64_t> &v, const DecodedCall &d) {
+  if (v.size() > static_cast<size_t>(Dims::kMax))
+    failCall(d, "the CUDA backend supports tensors of rank <= " + std::to_string(Dims::kMax));
+  Dims r;
+  r.rank = static_cast<int>(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    r.d[i] = v[i];
+  return r;
+}
+
+/// The local rank on this node, from the launcher's environment.
+int localRank(int64_t rank) {
+  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                          "MV2_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK"})
+    if (const char *v = std::getenv(var))
+      return std::atoi(v);
+  return static_cast<int>(rank);
+}
+
+int64_t align256(int64_t n) { return (n + 255) / 256 * 256; }
+
+/// `shape` seen as [outer, shape[dim], inner bytes] (KernelRunner's Split3).
+struct Split {
+  int64_t outer = 1, dimSize = 1, inner = 1;
+  Split(const std::vector<int64_t> &shape, int64_t dim, int64_t elemBytes) {
+    for (int64_t d = 0; d < dim; ++d)
+      outer *= shape[d];
+    dimSize = shape[dim];
+    inner = elemBytes;
+    for (size_t d = dim + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+  }
+};
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend(const Program &program, Communicators *comm, const CudaOptions &options)
+      : program_(program), comm_(comm), rank_(comm ? comm->rank() : 0) {
+    errorRank() = static_cast<int>(rank_);
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+      throw Error("--device cuda: no CUDA device on this node (cudaGetDeviceCount: " +
+                  std::string(e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")");
+    device_ = localRank(rank_) % count;
+    SHARDC_CUDA(cudaSetDevice(device_));
+    cudaDeviceProp prop{};
+    SHARDC_CUDA(cudaGetDeviceProperties(&prop, device_));
+    deviceName_ = prop.name;
+    if (prop.major < 8)
+      throw Error("GPU " + std::to_string(device_) + " (" + deviceName_ +
+                  ") has compute capability " + std::to_string(prop.major) + "." +
+                  std::to_string(prop.minor) + "; the CUDA backend needs 8.0 or newer (bf16)");
+
+    // Decode every call once; refuse what the GPU does not run up front.
+    std::vector<int64_t> coords = program.mesh.coords(rank_);
+    for (size_t i = 0; i < program.calls.size(); ++i) {
+      calls_.push_back(decodeCall(program, i, coords));
+      const DecodedCall &d = *calls_.back();
+      if (d.f64)
+        failCall(d, "computes in f64, which the CUDA backend does not run (compile with "
+                    "--precision fp32 or bf16)");
+      if (d.kind == OpKind::Attention || d.kind == OpKind::AttentionGrad) {
+        const TensorType &q = d.operands[d.kind == OpKind::Attention ? 0 : 1];
+        if (q.shape[3] > kMaxAttentionHeadDim)
+          failCall(d, "head size " + std::to_string(q.shape[3]) + " exceeds the " +
+                          std::to_string(kMaxAttentionHeadDim) + " the attention kernels run");
+      }
+    }
+
+    // Arenas: one allocation each, zero-filled as on the CPU.
+    size_t freeBytes = 0, totalBytes = 0;
+    SHARDC_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
+    for (const ArenaDesc &a : program.arenas) {
+      void *p = nullptr;
+      size_t bytes = static_cast<size_t>(std::max<int64_t>(a.bytes, 1));
+      cudaError_t err = cudaMalloc(&p, bytes);
+      if (err != cudaSuccess) {
+        cudaGetLastError(); // clear the sticky-free allocation error
+        throw Error("rank " + std::to_string(rank_) + ": cannot allocate arena '" + a.name +
+                    "' (" + std::to_string(a.bytes) + " bytes) on GPU " +
+                    std::to_string(device_) + " (" + deviceName_ + "): " +
+                    cudaGetErrorString(err) + "; the memory plan needs " +
+                    std::to_string(program.plannedPeakBytes) + " bytes per rank, the GPU had " +
+                    std::to_string(freeBytes) + " of " + std::to_string(totalBytes) +
+                    " free (use more ranks, ZeRO/FSDP, or smaller micro-batches)");
+      }
+      SHARDC_CUDA(cudaMemset(p, 0, bytes));
+      arenas_.push_back(p);
+      void *h = std::calloc(bytes, 1); // pages are committed only where written
+      if (!h)
+        throw Error("cannot allocate the host copy of arena '" + a.name + "'");
+      host_.push_back(static_cast<uint8_t *>(h));
+    }
+
+    SHARDC_CUDA(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    SHARDC_CUDA(cudaStreamCreateWithFlags(&commStream_, cudaStreamNonBlocking));
+    SHARDC_CUDA(cudaMalloc(&scalars_, sizeof(StepScalars)));
+    SHARDC_CUDA(cudaMallocHost(&hostScalars_, sizeof(StepScalars)));
+    SHARDC_CUDA(cudaMalloc(&errors_, sizeof(KernelError) * std::max<size_t>(calls_.size(), 1)));
+    SHARDC_CUDA(cudaMemset(errors_, 0, sizeof(KernelError) * std::max<size_t>(calls_.size(), 1)));
+    SHARDC_CUDA(cudaMalloc(&groupCount_, sizeof(int32_t) * 2));
+    gemm_ = std::make_unique<Gemm>();
+
+    if (comm && comm->numRanks() > 1) {
+      bool nccl = options.comm != "mpi";
+      deviceComm_ = nccl ? makeNcclComm(*comm, KernelRunner::axesSetsNeeded(program))
+                         : makeHostStagedComm(*comm);
+    }
+    graphs_ = options.graphs && (!deviceComm_ || deviceComm_->capturable());
+  }
+
+  ~CudaBackend() override {
+    // Nothing here may throw: a failed device is reported by the run.
+    cudaDeviceSynchronize();
+    for (auto &[id, exec] : graphExec_)
+      if (exec)
+        cudaGraphExecDestroy(exec);
+    for (cudaEvent_t ev : events_)
+      cudaEventDestroy(ev);
+    deviceComm_.reset();
+    gemm_.reset();
+    workspace_.reset();
+    for (void *p : arenas_)
+      cudaFree(p);
+    for (uint8_t *h : host_)
+      std::free(h);
+    if (scalars_)
+      cudaFree(scalars_);
+    if (hostScalars_)
+      cudaFreeHost(hostScalars_);
+    if (errors_)
+      cudaFree(errors_);
+    if (groupCount_)
+      cudaFree(groupCount_);
+    if (compute_)
+      cudaStreamDestroy(compute_);
+    if (commStream_)
+      cudaStreamDestroy(commStream_);
+  }
+
+  std::string describe() const override {
+    return "cuda: GPU " + std::to_string(device_) + " (" + deviceName_ + "), " +
+           (deviceComm_ ? deviceComm_->describe() : std::string("one rank")) + ", " +
+           (graphs_ ? "CUDA graphs" : "eager launches");
+  }
+
+  void *arena(int i) override { return arenas_.at(i); }
+  uint8_t *hostArena(int i) override { return host_.at(i); }
+  void toDevice(int i, int64_t offset, int64_t bytes) override {
+    SHARDC_CUDA(cudaMemcpyAsync(static_cast<uint8_t *>(arenas_.at(i)) + offset,
+                                host_.at(i) + offset, static_cast<size_t>(bytes),
+                                cudaMemcpyHostToDevice, compute_));
+    SHARDC_CUDA(cudaStreamSynchronize(compute_));
+  }
+  void toHost(int i, int64_t offset, int64_t bytes) override {
+    SHARDC_CUDA(cudaMemcpyAsync(host_.at(i) + offset,
+                                static_cast<uint8_t *>(arenas_.at(i)) + offset,
+                                static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, compute_));
+    SHARDC_CUDA(cudaStreamSynchronize(compute_));
+  }
+
+  void run(const std::function<void()> &entry, int entryId, const StepContext &step) override;
+  void kernel(int call, void **buffers) override;
+  int collectiveStart(int call, int comm, const void *in, void *out) override;
+  void collectiveWait(int handle) override;
+  void copy(void *dst, const void *src, int64_t bytes) override;
+
+  void setTiming(bool enabled) override {
+    timing_ = enabled;
+    if (enabled)
+      graphs_ = false;
+  }
+  std::map<std::string, double> kernelSeconds() const override { return kernelSeconds_; }
+  std::map<std::string, double> collectiveSeconds() const override { return collectiveSeconds_; }
+  void resetTiming() override {
+    kernelSeconds_.clear();
+    collectiveSeconds_.clear();
+  }
+
+private:
+  const DecodedCall &decoded(int call, bool collective) const {
+    if (call < 0 || call >= static_cast<int>(calls_.size()))
+      throw Error(std::string(collective ? "collective" : "kernel") + " call " +
+                  std::to_string(call) + " is outside the call table (" +
+                  std::to_string(calls_.size()) + " calls)");
+    const DecodedCall &d = *calls_[call];
+    if (collective != isCollectiveKind(d.kind))
+      failCall(d, collective ? "is not a collective; the step must run it with shardc_rt_kernel"
+                             : "is a collective; the step must run it with shardc_rt_collective");
+    return d;
+  }
+
+  /// The shared kernel workspace (compute stream only), at least `bytes`.
+  uint8_t *workspace(int64_t bytes) {
+    if (!workspace_ || workspace_->bytes < bytes) {
+      if (capturing_)
+        throw Error("internal: the kernel workspace grew during CUDA graph capture");
+      SHARDC_CUDA(cudaStreamSynchronize(compute_));
+      workspace_ = std::make_unique<DeviceBuffer>();
+      SHARDC_CUDA(cudaMalloc(&workspace_->p, static_cast<size_t>(align256(bytes))));
+      workspace_->bytes = align256(bytes);
+    }
+    return static_cast<uint8_t *>(workspace_->p);
+  }
+  /// A buffer of its own per key (collective staging), stable across steps.
+  uint8_t *ownBuffer(std::map<int, std::unique_ptr<DeviceBuffer>> &pool, int key, int64_t bytes) {
+    auto &b = pool[key];
+    if (!b || b->bytes < bytes) {
+      if (capturing_)
+        throw Error("internal: a collective's staging buffer grew during CUDA graph capture");
+      SHARDC_CUDA(cudaDeviceSynchronize());
+      b = std::make_unique<DeviceBuffer>();
+      SHARDC_CUDA(cudaMalloc(&b->p, static_cast<size_t>(align256(std::max<int64_t>(bytes, 1)))));
+      b->bytes = align256(std::max<int64_t>(bytes, 1));
+    }
+    return static_cast<uint8_t *>(b->p);
+  }
+  cudaEvent_t event(size_t i) {
+    while (events_.size() <= i) {
+      cudaEvent_t ev;
+      SHARDC_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+      events_.push_back(ev);
+    }
+    return events_[i];
+  }
+
+  void runKernel(const DecodedCall &d, void **buf);
+  void runMatmul(const DecodedCall &d, void **buf, Epilogue ep, TView bias, TView aux,
+                 void *out);
+  void runCrossEntropy(const DecodedCall &d, void **buf);
+  /// Sums an i32 over the group on `axes` in place (device scalar).
+  void groupAllGatherStats(const Axes &axes, float *stats, int64_t floats, float *gathered);
+  void groupSumCount(const Axes &axes, int32_t *count);
+
+  /// Deferred work that may merge with the next call.
+  void flushPending();
+  bool tryFuse(const DecodedCall &d, void **buf);
+  void queueAdamW(const DecodedCall &d, void **buf);
+
+  /// Waits for the compute stream, polling NCCL for asynchronous errors.
+  void waitForDevice();
+  void checkKernelErrors();
+
+  void time(std::map<std::string, double> &table, const std::string &name,
+            std::chrono::steady_clock::time_point start) {
+    SHARDC_CUDA(cudaStreamSynchronize(compute_));
+    SHARDC_CUDA(cudaStreamSynchronize(commStream_));
+    table[name] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  const Program &program_;
+  Communicators *comm_;
+  int64_t rank_;
+  int device_ = 0;
+  std::string deviceName_;
+  std::vector<std::unique_ptr<DecodedCall>> calls_;
+  std::vector<void *> arenas_;
+  std::vector<uint8_t *> host_;
+  cudaStream_t compute_ = nullptr, commStream_ = nullptr;
+  std::vector<cudaEvent_t> events_;
+  StepScalars *scalars_ = nullptr, *hostScalars_ = nullptr;
+  KernelError *errors_ = nullptr;
+  int32_t *groupCount_ = nullptr;
+  std::unique_ptr<Gemm> gemm_;
+  std::unique_ptr<DeviceComm> deviceComm_;
+  std::unique_ptr<DeviceBuffer> workspace_;
+  std::map<int, std::unique_ptr<DeviceBuffer>> collectiveBuffers_, adamDescriptors_;
+  std::map<int, std::vector<AdamWTensor>> adamUploaded_;
+
+  // The entry being run.
+  StepContext step_;
+  bool training_ = false;
+  bool graphs_ = true, capturing_ = false, timing_ = false;
+  std::map<int, bool> warmed_;
+  std::map<int, cudaGraphExec_t> graphExec_;
+
+  // Collectives in flight: handle -> event slot of their completion.
+  std::vector<bool> inFlight_;
+
+  // Pending fusions.
+  struct PendingMatmul {
+    const DecodedCall *d = nullptr;
+    void *buf[3] = {};
+    Epilogue epilogue = Epilogue::None;
+    TView bias, aux;
+    void *out = nullptr; ///< where C goes (the matmul's result, or gelu's)
+  } pendingMatmul_;
+  struct PendingAdamW {
+    const DecodedCall *first = nullptr;
+    std::vector<AdamWTensor> tensors;
+    AdamWScalars scalars;
+    int64_t maxN = 0;
+  } pendingAdam_;
+
+  std::map<std::string, double> kernelSeconds_, collectiveSeconds_;
+};
+
+//===----------------------------------------------------------------------===//
+// Entries, graphs and errors
+//===----------------------------------------------------------------------===//
+
+void CudaBackend::run(const std::function<void()> &entry, int entryId, const StepContext &step) {
+  step_ = step;
+  training_ = step.training;
+  const int key = entryId * 2 + (step.training ? 1 : 0);
+  // The step scalars go up before the launch, outside any graph.
+  hostScalars_->seed = step.seed;
+  hostScalars_->step = step.step;
+  SHARDC_CUDA(cudaMemcpyAsync(scalars_, hostScalars_, sizeof(StepScalars), cudaMemcpyHostToDevice,
+                              compute_));
+  auto eager = [&] {
+    entry();
+    flushPending();
+  };
+  if (!graphs_ || !warmed_[key]) {
+    eager();
+    warmed_[key] = true;
+  } else {
+    cudaGraphExec_t &exec = graphExec_[key];
+    if (!exec) {
+      SHARDC_CUDA(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
+      capturing_ = true;
+      cudaGraph_t graph = nullptr;
+      try {
+        eager();
+      } catch (...) {
+        capturing_ = false;
+        cudaStreamEndCapture(compute_, &graph);
+        if (graph)
+          cudaGraphDestroy(graph);
+        throw;
+      }
+      capturing_ = false;
+      SHARDC_CUDA(cudaStreamEndCapture(compute_, &graph));
+      cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+      cudaGraphDestroy(graph);
+      if (err != cudaSuccess) {
+        exec = nullptr;
+        SHARDC_CUDA(err);
+      }
+    }
+    SHARDC_CUDA(cudaGraphLaunch(exec, compute_));
+  }
+  waitForDevice();
+  checkKernelErrors();
+}
+
+void CudaBackend::waitForDevice() {
+  const char *env = std::getenv("SHARDC_COMM_TIMEOUT_S");
+  const double timeout = env ? std::atof(env) : 600.0;
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    cudaError_t e = cudaStreamQuery(compute_);
+    if (e == cudaSuccess)
+      break;
+    if (e != cudaErrorNotReady)
+      SHARDC_CUDA(e);
+    if (deviceComm_)
+      deviceComm_->checkAsync();
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout > 0 && waited > timeout) {
+      if (deviceComm_)
+        deviceComm_->abort();
+      throw Error("rank " + std::to_string(rank_) + ": the step has not finished after " +
+                  std::to_string(static_cast<int>(waited)) +
+                  " s (SHARDC_COMM_TIMEOUT_S); a peer rank is gone or stuck");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  SHARDC_CUDA(cudaStreamSynchronize(commStream_));
+}
+
+void CudaBackend::checkKernelErrors() {
+  std::vector<KernelError> errs(calls_.size());
+  if (errs.empty())
+    return;
+  SHARDC_CUDA(cudaMemcpy(errs.data(), errors_, sizeof(KernelError) * errs.size(),
+                         cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < errs.size(); ++i) {
+    const KernelError &e = errs[i];
+    if (e.code == kNoError)
+      continue;
+    SHARDC_CUDA(cudaMemset(errors_, 0, sizeof(KernelError) * errs.size()));
+    const char *what = e.code == kBadTokenId ? "token id" : "target";
+    failCall(*calls_[i], std::string(what) + " " + std::to_string(e.value) + " at position " +
+                             std::to_string(e.position) + " is outside the vocabulary [0, " +
+                             std::to_string(e.limit) + ")");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+void CudaBackend::kernel(int call, void **buffers) {
+  const DecodedCall &d = decoded(call, false);
+  auto start = std::chrono::steady_clock::now();
+  if (d.kind == OpKind::AdamW) {
+    queueAdamW(d, buffers);
+    if (timing_) {
+      flushPending();
+      time(kernelSeconds_, d.op, start);
+    }
+    return;
+  }
+  if (tryFuse(d, buffers))
+    return;
+  flushPending();
+  if (d.kind == OpKind::Matmul && !timing_) {
+    const auto &e = d.eq;
+    if (d.batch == 1 && e.out == e.batch + e.lhsFree + e.rhsFree &&
+        (e.lhs == e.batch + e.lhsFree + e.contracted ||
+         e.lhs == e.batch + e.contracted + e.lhsFree) &&
+        (e.rhs == e.batch + e.contracted + e.rhsFree ||
+         e.rhs == e.batch + e.rhsFree + e.contracted) &&
+        d.operands[0].dtype == d.operands[1].dtype) {
+      // A plain 2-d GEMM: wait one call for a bias or GELU to fuse.
+      pendingMatmul_ = PendingMatmul{};
+      pendingMatmul_.d = &d;
+      std::copy(buffers, buffers + 3, pendingMatmul_.buf);
+      pendingMatmul_.out = buffers[2];
+      return;
+    }
+  }
+
+  // Operands that overlap a result in a kernel that is not correct in place
+  // are read from a copy (as the CPU runner does).
+  size_t numOperands = d.operands.size(), numResults = d.results.size();
+  void *ptrs[kMaxCallBuffers];
+  std::copy(buffers, buffers + numOperands + numResults, ptrs);
+  int64_t copyBytes = 0;
+  std::vector<std::pair<size_t, int64_t>> copies; // operand, offset in the alias scratch
+  for (size_t i = 0; i < numOperands; ++i) {
+    auto *a = static_cast<uint8_t *>(ptrs[i]);
+    int64_t aBytes = d.operands[i].bytes();
+    for (size_t r = 0; r < numResults; ++r) {
+      auto *b = static_cast<uint8_t *>(ptrs[numOperands + r]);
+      int64_t bBytes = d.results[r].bytes();
+      if (aBytes == 0 || bBytes == 0 || a + aBytes <= b || b + bBytes <= a)
+        continue;
+      if (a == b && aBytes == bBytes && d.operands[i].dtype == d.results[r].dtype &&
+          inPlaceOk(d.kind, i, r))
+        continue;
+      copies.push_back({i, copyBytes});
+      copyBytes += align256(aBytes);
+      break;
+    }
+  }
+  if (!copies.empty()) {
+    uint8_t *scratch = ownBuffer(collectiveBuffers_, -1 - call, copyBytes);
+    for (auto [i, off] : copies) {
+      SHARDC_CUDA(cudaMemcpyAsync(scratch + off, ptrs[i],
+                                  static_cast<size_t>(d.operands[i].bytes()),
+                                  cudaMemcpyDeviceToDevice, compute_));
+      ptrs[i] = scratch + off;
+    }
+  }
+  runKernel(d, ptrs);
+  SHARDC_CUDA_LAUNCH();
+  if (timing_)
+    time(kernelSeconds_, d.op, start);
+}
+
+bool CudaBackend::tryFuse(const DecodedCall &d, void **buf) {
+  PendingMatmul &p = pendingMatmul_;
+  if (!p.d)
+    return false;
+  const DecodedCall &mm = *p.d;
+  DType ab = mm.operands[0].dtype, c = mm.results[0].dtype;
+  // matmul -> bias_add in place on its result: the Bias epilogue.
+  if (d.kind == OpKind::BiasAdd && p.epilogue == Epilogue::None && buf[0] == p.buf[2] &&
+      buf[2] == p.buf[2] && d.results[0].dtype == c && d.operands[1].numel() == mm.n &&
+      Gemm::epilogueSupported(Epilogue::Bias, ab, c)) {
+    p.epilogue = Epilogue::Bias;
+    p.bias = cview(buf[1], d.operands[1]);
+    return true;
+  }
+  // ... -> gelu into another buffer: BiasGeluAux (aux = the pre-activation).
+  if (d.kind == OpKind::Gelu && p.epilogue == Epilogue::Bias && buf[0] == p.buf[2] &&
+      buf[1] != p.buf[2] && d.results[0].dtype == c &&
+      Gemm::epilogueSupported(Epilogue::BiasGeluAux, ab, c)) {
+    p.epilogue = Epilogue::BiasGeluAux;
+    p.aux = view(p.buf[2], mm.results[0]);
+    p.out = buf[1];
+    flushPending();
+    return true;
+  }
+  // matmul -> gelu_grad(dy = its result, x) in place: the DGelu epilogue.
+  if (d.kind == OpKind::GeluGrad && p.epilogue == Epilogue::None && buf[0] == p.buf[2] &&
+      buf[2] == p.buf[2] && d.results[0].dtype == c && d.operands[1].dtype == c &&
+      buf[1] != p.buf[2] && Gemm::epilogueSupported(Epilogue::DGelu, ab, c)) {
+    p.epilogue = Epilogue::DGelu;
+    p.aux = cview(buf[1], d.operands[1]);
+    flushPending();
+    return true;
+  }
+  return false;
+}
+
+void CudaBackend::flushPending() {
+  if (pendingMatmul_.d) {
+    PendingMatmul p = pendingMatmul_;
+    pendingMatmul_ = PendingMatmul{};
+    runMatmul(*p.d, p.buf, p.epilogue, p.bias, p.aux, p.out);
+    SHARDC_CUDA_LAUNCH();
+  }
+  if (pendingAdam_.first) {
+    PendingAdamW a = std::move(pendingAdam_);
+    pendingAdam_ = PendingAdamW{};
+    const int key = a.first->index;
+    uint8_t *desc = ownBuffer(adamDescriptors_, key,
+                              static_cast<int64_t>(a.tensors.size() * sizeof(AdamWTensor)));
+    std::vector<AdamWTensor> &up = adamUploaded_[key];
+    bool same = up.size() == a.tensors.size() &&
+                std::memcmp(up.data(), a.tensors.data(), up.size() * sizeof(AdamWTensor)) == 0;
+    if (!same) {
+      if (capturing_)
+        throw Error("internal: AdamW descriptors changed during CUDA graph capture");
+      SHARDC_CUDA(cudaMemcpy(desc, a.tensors.data(), a.tensors.size() * sizeof(AdamWTensor),
+                             cudaMemcpyHostToDevice));
+      up = a.tensors;
+    }
+    const DecodedCall &d = *a.first;
+    adamw_multi(reinterpret_cast<const AdamWTensor *>(desc), static_cast<int>(a.tensors.size()),
+                a.maxN, a.scalars, d.beta1, d.beta2, d.epsilon, d.weightDecay, compute_);
+    SHARDC_CUDA_LAUNCH();
+  }
+}
+
+void CudaBackend::queueAdamW(const DecodedCall &d, void **buf) {
+  // Operands: param, grad, m, v, lr, grad_scale, step[, skip]; results
+  // param, m, v (in place: the planner puts them over their operands).
+  const auto &in = d.operands;
+  void **res = buf + in.size();
+  AdamWScalars sc;
+  sc.lr = cview(buf[4], in[4]);
+  sc.gradScale = cview(buf[5], in[5]);
+  sc.step = cview(buf[6], in[6]);
+  if (in.size() > 7)
+    sc.skip = cview(buf[7], in[7]);
+  PendingAdamW &p = pendingAdam_;
+  auto sameScalars = [&](const AdamWScalars &a) {
+    return a.lr.p == sc.lr.p && a.gradScale.p == sc.gradScale.p && a.step.p == sc.step.p &&
+           a.skip.p == sc.skip.p;
+  };
+  if (p.first && (!sameScalars(p.scalars) || p.first->beta1 != d.beta1 ||
+                  p.first->beta2 != d.beta2 || p.first->epsilon != d.epsilon ||
+                  p.first->weightDecay != d.weightDecay))
+    flushPending();
+  if (pendingMatmul_.d)
+    flushPending();
+  // Results not over their operands: copy first, then update in place.
+  for (auto [o, r] : {std::pair<size_t, size_t>{0, 0}, {2, 1}, {3, 2}})
+    if (res[r] != buf[o]) {
+      if (d.results[r].dtype != in[o].dtype)
+        failCall(d, "result #" + std::to_string(r) + " must have the dtype of operand #" +
+                        std::to_string(o));
+      SHARDC_CUDA(cudaMemcpyAsync(res[r], buf[o], static_cast<size_t>(in[o].bytes()),
+                                  cudaMemcpyDeviceToDevice, compute_));
+    }
+  if (!p.first) {
+    p.first = &d;
+    p.scalars = sc;
+  }
+  AdamWTensor t;
+  t.param = res[0];
+  t.grad = buf[1];
+  t.m = res[1];
+  t.v = res[2];
+  t.n = in[0].numel();
+  t.paramType = d.results[0].dtype;
+  t.gradType = in[1].dtype;
+  t.mType = d.results[1].dtype;
+  t.vType = d.results[2].dtype;
+  p.tensors.push_back(t);
+  p.maxN = std::max(p.maxN, t.n);
+}
+
+void CudaBackend::runMatmul(const DecodedCall &d, void **buf, Epilogue ep, TView bias, TView aux,
+                            void *outPtr) {
+  const Equation &e = d.eq;
+  const std::string &B = e.batch, &M = e.lhsFree, &N = e.rhsFree, &K = e.contracted;
+  const TensorType &lt = d.operands[0], &rt_ = d.operands[1], &ot = d.results[0];
+  // cuBLASLt needs A and B of one dtype: mixed operands are widened to f32.
+  DType ab = lt.dtype == rt_.dtype ? lt.dtype : DType::F32;
+  std::string lhsWant = d.transA ? B + K + M : B + M + K;
+  std::string rhsWant = d.transB ? B + N + K : B + K + N;
+  std::string natural = B + M + N;
+  int64_t es = dtype_size(ab);
+  int64_t lhsBytes = (e.lhs != lhsWant || lt.dtype != ab) ? align256(lt.numel() * es) : 0;
+  int64_t rhsBytes = (e.rhs != rhsWant || rt_.dtype != ab) ? align256(rt_.numel() * es) : 0;
+  int64_t outBytes = natural != e.out ? align256(ot.bytes()) : 0;
+  uint8_t *ws = (lhsBytes + rhsBytes + outBytes) ? workspace(lhsBytes + rhsBytes + outBytes)
+                                                 : nullptr;
+  auto prepare = [&](const void *src, const TensorType &t, const std::string &have,
+                     const std::string &want, uint8_t *scratch) -> TView {
+    TView v = cview(src, t);
+    if (t.dtype != ab) {
+      // Widen first (same layout), then permute in place of the scratch's end.
+      TView wide{scratch, ab};
+      cast(v, wide, t.numel(), compute_);
+      if (have == want)
+        return wide;
+      throw Error("internal: a permuted mixed-dtype matmul operand"); // decoded out below
+    }
+    if (have == want)
+      return v;
+    std::vector<int64_t> shape, perm;
+    for (char ch : have)
+      shape.push_back(d.letter[ch - 'a']);
+    for (char ch : want)
+      perm.push_back(static_cast<int64_t>(have.find(ch)));
+    transpose(src, scratch, es, dimsOf(shape, d), dimsOf(perm, d), compute_);
+    return TView{scratch, ab};
+  };
+  auto mixedPermuted = [&](const TensorType &t, const std::string &have,
+                           const std::string &want) { return t.dtype != ab && have != want; };
+  if (mixedPermuted(lt, e.lhs, lhsWant) || mixedPermuted(rt_, e.rhs, rhsWant)) {
+    // Permute in the storage dtype into the output scratch area, then widen.
+    failCall(d, "mixes operand dtypes with a transposed operand layout, which the CUDA "
+                "backend does not run");
+  }
+  TView a = lhsBytes ? prepare(buf[0], lt, e.lhs, lhsWant, ws) : cview(buf[0], lt);
+  TView b = rhsBytes ? prepare(buf[1], rt_, e.rhs, rhsWant, ws + lhsBytes) : cview(buf[1], rt_);
+  TView c{outBytes ? ws + lhsBytes + rhsBytes : outPtr, ot.dtype};
+
+  GemmArgs g;
+  g.batch = d.batch;
+  g.transA = d.transA;
+  g.transB = d.transB;
+  g.m = d.m;
+  g.n = d.n;
+  g.k = d.k;
+  g.a = a;
+  g.b = b;
+  g.c = c;
+  g.lda = d.transA ? d.m : d.k;
+  g.ldb = d.transB ? d.k : d.n;
+  g.ldc = d.n;
+  g.strideA = d.m * d.k;
+  g.strideB = d.k * d.n;
+  g.strideC = d.m * d.n;
+  g.epilogue = ep;
+  g.bias = bias;
+  g.aux = aux;
+  gemm_->run(g, compute_);
+  if (outBytes) {
+    std::vector<int64_t> shape, perm;
+    for (char ch : natural)
+      shape.push_back(d.letter[ch - 'a']);
+    for (char ch : e.out)
+      perm.push_back(static_cast<int64_t>(natural.find(ch)));
+    transpose(c.p, outPtr, dtype_size(ot.dtype), dimsOf(shape, d), dimsOf(perm, d), compute_);
+  }
+}
+
+void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
+  const auto &ins = d.operands;
+  const auto &outs = d.results;
+  void **res = buf + ins.size();
+  const int64_t n0 = ins.empty() ? 0 : ins[0].numel();
+  auto in = [&](size_t i) { return cview(buf[i], ins[i]); };
+  auto out = [&](size_t i) { return view(res[i], outs[i]); };
+  auto none = TView{nullptr, DType::F32};
+  auto optIn = [&](size_t i) { return i < ins.size() ? in(i) : none; };
+  KernelError *err = errors_ + d.index;
+  cudaStream_t s = compute_;
+
+  switch (d.kind) {
+  case OpKind::Matmul:
+    runMatmul(d, buf, Epilogue::None, none, none, res[0]);
+    return;
+  case OpKind::Embedding:
+    embedding(in(0), static_cast<const int32_t *>(buf[1]), out(0), ins[1].numel(),
+              d.block.global, d.block.offset, d.block.local, ins[0].shape[1], err, s);
+    return;
+  case OpKind::Iota:
+    iota(static_cast<int32_t *>(res[0]), dimsOf(outs[0].shape, d), static_cast<int>(d.dim),
+         d.block.offset, s);
+    return;
+  case OpKind::Add:
+    add(in(0), in(1), out(0), n0, s);
+    return;
+  case OpKind::BiasAdd:
+    bias_add(in(0), in(1), out(0), rowsOf(ins[0]), lastDim(ins[0]), s);
+    return;
+  case OpKind::Gelu:
+    gelu(in(0), out(0), n0, s);
+    return;
+  case OpKind::Swiglu:
+    swiglu(in(0), in(1), out(0), n0, s);
+    return;
+  case OpKind::Softmax:
+    softmax(in(0), out(0), rowsOf(ins[0]), lastDim(ins[0]), s);
+    return;
+  case OpKind::LayerNorm:
+    layernorm(in(0), none, in(1), in(2), out(0), none, rowsOf(ins[0]), lastDim(ins[0]),
+              d.epsilon, s);
+    return;
+  case OpKind::RmsNorm:
+    rmsnorm(in(0), none, in(1), out(0), none, rowsOf(ins[0]), lastDim(ins[0]), d.epsilon, s);
+    return;
+  case OpKind::Attention: {
+    const auto &q = ins[0].shape;
+    for (size_t i = 1; i < 3; ++i)
+      if (ins[i].dtype != ins[0].dtype || outs[0].dtype != ins[0].dtype)
+        failCall(d, "q, k, v and the result must share one dtype on the GPU");
+    attention_forward(in(0), in(1), in(2), out(0), nullptr, q[0], q[1], q[2], ins[1].shape[2],
+                      q[3], d.causal, d.scale, s);
+    return;
+  }
+  case OpKind::Rope: {
+    const auto &x = ins[0].shape;
+    rope(in(0), out(0), x[0], x[1], x[2], x[3], d.theta, d.block.offset, d.inverse, s);
+    return;
+  }
+  case OpKind::Dropout:
+    dropout(in(0), out(0), dimsOf(outs[0].shape, d), dimsOf(d.dropOffset, d),
+            dimsOf(d.dropGlobal, d), training_ ? d.rate : 0.0, scalars_,
+            static_cast<uint64_t>(d.key), s);
+    return;
+  case OpKind::Reshape:
+    if (res[0] != buf[0])
+      SHARDC_CUDA(cudaMemcpyAsync(res[0], buf[0], static_cast<size_t>(ins[0].bytes()),
+                                  cudaMemcpyDeviceToDevice, s));
+    return;
+  case OpKind::Transpose:
+    transpose(buf[0], res[0], dtype_size(ins[0].dtype), dimsOf(ins[0].shape, d),
+              dimsOf(d.permutation, d), s);
+    return;
+  case OpKind::Cast:
+    cast(in(0), out(0), n0, s);
+    return;
+  case OpKind::Fill:
+    fill(out(0), outs[0].numel(), d.value, s);
+    return;
+  case OpKind::Scale:
+    scale(in(0), out(0), n0, d.factor, s);
+    return;
+  case OpKind::ReduceSum: {
+    uint32_t mask = 0;
+    for (int64_t dim : d.dims)
+      mask |= 1u << dim;
+    reduce_sum(in(0), out(0), dimsOf(ins[0].shape, d), mask, s);
+    return;
+  }
+  case OpKind::GeluGrad:
+    gelu_grad(in(0), in(1), out(0), n0, s);
+    return;
+  case OpKind::SwigluGrad:
+    swiglu_grad(in(0), in(1), in(2), out(0), out(1), n0, s);
+    return;
+  case OpKind::SoftmaxGrad:
+    softmax_grad(in(0), in(1), out(0), rowsOf(ins[0]), lastDim(ins[0]), s);
+    return;
+  case OpKind::LayerNormGrad: {
+    int64_t rows = rowsOf(ins[1]), cols = lastDim(ins[1]);
+    layernorm_grad(in(0), in(1), in(2), out(0), out(1), out(2), rows, cols, d.epsilon,
+                   workspace(layernorm_grad_workspace_bytes(rows, cols)), s);
+    return;
+  }
+  case OpKind::RmsNormGrad: {
+    int64_t rows = rowsOf(ins[1]), cols = lastDim(ins[1]);
+    rmsnorm_grad(in(0), in(1), in(2), out(0), out(1), rows, cols, d.epsilon,
+                 workspace(rmsnorm_grad_workspace_bytes(rows, cols)), s);
+    return;
+  }
+  case OpKind::AttentionGrad: {
+    const auto &q = ins[1].shape;
+    int64_t Hkv = ins[2].shape[2];
+    for (size_t i = 1; i < 5; ++i)
+      if (ins[i].dtype != ins[1].dtype)
+        failCall(d, "q, k, v, out and dout must share one dtype on the GPU");
+    attention_backward(in(0), in(1), in(2), in(3), in(4), out(0), out(1), out(2), q[0], q[1],
+                       q[2], Hkv, q[3], d.causal, d.scale,
+                       workspace(attention_backward_workspace_bytes(q[0], q[1], q[2], Hkv, q[3])),
+                       s);
+    return;
+  }
+  case OpKind::EmbeddingGrad: {
+    int64_t dim = outs[0].shape[1];
+    auto *scratch = reinterpret_cast<float *>(
+        workspace(std::max<int64_t>(embedding_grad_workspace_bytes(outs[0].dtype, d.block.local,
+                                                                   dim),
+                                    1)));
+    embedding_grad(in(0), static_cast<const int32_t *>(buf[1]), out(0), ins[1].numel(),
+                   d.block.global, d.block.offset, d.block.local, dim, scratch, err, s);
+    return;
+  }
+  case OpKind::SumSquares:
+    sum_squares(in(0), n0, static_cast<float *>(res[0]),
+                workspace(sum_squares_workspace_bytes(n0)), s);
+    return;
+  case OpKind::ClipGradNorm:
+    clip_grad_norm(in(0), optIn(1), static_cast<float *>(res[0]), static_cast<float *>(res[1]),
+                   static_cast<float *>(res[2]), d.maxNorm, s);
+    return;
+  case OpKind::LrSchedule:
+    lr_schedule(in(0), static_cast<float *>(res[0]), d.lr, d.minLr, d.warmup, d.decaySteps, s);
+    return;
+  case OpKind::CountStep:
+    count_step(in(0), optIn(1), static_cast<int32_t *>(res[0]), s);
+    return;
+  case OpKind::LossScaleUpdate:
+    loss_scale_update(in(0), in(1), in(2), static_cast<float *>(res[0]),
+                      static_cast<int32_t *>(res[1]), d.window, d.factor, d.minScale, s);
+    return;
+  case OpKind::CrossEntropy:
+  case OpKind::LinearCrossEntropy:
+  case OpKind::CrossEntropyGrad:
+  case OpKind::LinearCrossEntropyGrad:
+    runCrossEntropy(d, buf);
+    return;
+  default:
+    failCall(d, "the CUDA backend does not run this op");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Cross-entropy, whole or vocabulary-parallel
+//===----------------------------------------------------------------------===//
+
+void CudaBackend::groupAllGatherStats(const Axes &axes, float *stats, int64_t floats,
+                                      float *gathered) {
+  deviceComm_->allgather(axes, stats, gathered, floats * static_cast<int64_t>(sizeof(float)),
+                         compute_);
+}
+
+void CudaBackend::groupSumCount(const Axes &axes, int32_t *count) {
+  deviceComm_->allreduce(axes, count, count, 1, DType::I32, Reduction::Sum, compute_);
+}
+
+void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
+  const bool grad = d.kind == OpKind::CrossEntropyGrad || d.kind == OpKind::LinearCrossEntropyGrad;
+  const bool linear =
+      d.kind == OpKind::LinearCrossEntropy || d.kind == OpKind::LinearCrossEntropyGrad;
+  const auto &ins = d.operands;
+  void **res = buf + ins.size();
+  const MeshDesc &mesh = program_.mesh;
+  KernelError *err = errors_ + d.index;
+
+  size_t i = 0;
+  TView dloss{};
+  if (grad)
+    dloss = cview(buf[i++], ins[0]);
+  const int64_t rows = rowsOf(ins[i]);
+  TView x{}, w{}, logits{};
+  int64_t hidden = 0;
+  if (linear) {
+    hidden = lastDim(ins[i]);
+    x = cview(buf[i], ins[i]);
+    ++i;
+    w = cview(buf[i], ins[i]);
+    ++i;
+    if (x.dtype != w.dtype)
+      failCall(d, "x and the weight must share one dtype on the GPU");
+  } else {
+    logits = cview(buf[i], ins[i]);
+    ++i;
+  }
+  const auto *targets = static_cast<const int32_t *>(buf[i++]);
+  TView mask{};
+  if (ins.size() > i)
+    mask = cview(buf[i], ins[i]);
+  const Block &b = d.block;
+  const int64_t members = mesh.size(b.axes), tokenMembers = mesh.size(d.tokenAxes);
+  if ((members > 1 || tokenMembers > 1) && !deviceComm_)
+    failCall(d, "a split loss needs communicators");
+
+  LinearCrossEntropyShape shape;
+  shape.rows = rows;
+  shape.hidden = hidden;
+  shape.vocab = b.global;
+  shape.vocabBegin = b.offset;
+  shape.blockVocab = b.local;
+  shape.ignoreIndex = d.ignoreIndex;
+  shape.vocabMajor = d.vocabMajor;
+
+  // Workspace: [stats 3*rows][gathered members*3*rows][linear CE scratch].
+  const int64_t statsBytes = align256(3 * rows * 4);
+  const int64_t gatherBytes = members > 1 ? align256(members * 3 * rows * 4) : 0;
+  const int64_t lceBytes = linear ? linear_cross_entropy_workspace_bytes(shape) : 0;
+  uint8_t *ws = workspace(statsBytes + gatherBytes + lceBytes);
+  auto *stats = reinterpret_cast<float *>(ws);
+  auto *gathered = reinterpret_cast<float *>(ws + statsBytes);
+  void *lceWs = ws + statsBytes + gatherBytes;
+
+  // 1. This block's statistics; 2. combined over the vocabulary group.
+  if (linear)
+    linear_cross_entropy_stats(*gemm_, x, w, targets, mask, shape, stats, lceWs, err, compute_);
+  else
+    cross_entropy_block_stats(logits, targets, mask, rows, b.global, b.offset, b.local,
+                              d.ignoreIndex, stats, stats + rows, stats + 2 * rows, err, compute_);
+  if (members > 1) {
+    groupAllGatherStats(b.axes, stats, 3 * rows, gathered);
+    cross_entropy_combine_stats(gathered, members, rows, stats, compute_);
+  }
+  // 3. The counted rows of the token group.
+  cross_entropy_count(targets, mask, rows, d.ignoreIndex, groupCount_, compute_);
+  if (tokenMembers > 1)
+    groupSumCount(d.tokenAxes, groupCount_);
+  // 4. The loss, or this block of the gradients.
+  if (!grad) {
+    cross_entropy_loss(stats, targets, mask, rows, d.ignoreIndex, groupCount_,
+                       view(res[0], d.results[0]), compute_);
+  } else if (linear) {
+    linear_cross_entropy_backward(*gemm_, dloss, x, w, targets, mask, shape, stats, groupCount_,
+                                  view(res[0], d.results[0]), view(res[1], d.results[1]), lceWs,
+                                  compute_);
+  } else {
+    cross_entropy_block_grad(dloss, logits, targets, mask, stats, groupCount_,
+                             view(res[0], d.results[0]), rows, b.offset, b.local, d.ignoreIndex,
+                             compute_);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives and copies
+//===----------------------------------------------------------------------===//
+
+int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *outPtr) {
+  const DecodedCall &d = decoded(call, true);
+  auto start = std::chrono::steady_clock::now();
+  flushPending();
+  if (comm < 0 || comm >= static_cast<int>(program_.comms.size()))
+    failCall(d, "communicator " + std::to_string(comm) + " is outside the descriptor's " +
+                    std::to_string(program_.comms.size()) + " communicators");
+  const Axes &axes = program_.comms[comm].axes;
+  if (d.gridAxes && *d.gridAxes != axes)
+    failCall(d, "runs on mesh axes " + axesString(*d.gridAxes) + " but communicator " +
+                    std::to_string(comm) + " is on " + axesString(axes));
+  const int64_t n = program_.mesh.size(axes);
+  if (n > 1 && !deviceComm_)
+    failCall(d, "needs communicators");
+  const TensorType &inT = d.operands[0], &outT = d.results[0];
+  const int64_t es = dtype_size(inT.dtype), bytes = inT.bytes();
+  auto expectShape = [&](std::vector<int64_t> shape) {
+    if (shape != outT.shape)
+      failCall(d, "on a group of " + std::to_string(n) + " ranks the result is " +
+                      shape_str(shape) + ", but the call's result type is " +
+                      shape_str(outT.shape));
+  };
+  auto divisible = [&](int64_t dim) {
+    if (inT.shape[dim] % n != 0)
+      failCall(d, "cannot cut dim " + std::to_string(dim) + " of " + shape_str(inT.shape) +
+                      " into " + std::to_string(n) + " equal parts");
+  };
+
+  // The handle's events: "inputs ready" on compute, "done" on comm.
+  size_t handle = 0;
+  while (handle < inFlight_.size() && inFlight_[handle])
+    ++handle;
+  if (handle == inFlight_.size())
+    inFlight_.push_back(false);
+  inFlight_[handle] = true;
+  cudaEvent_t ready = event(2 * handle), done = event(2 * handle + 1);
+  cudaStream_t s = commStream_;
+  SHARDC_CUDA(cudaEventRecord(ready, compute_));
+  SHARDC_CUDA(cudaStreamWaitEvent(s, ready, 0));
+
+  const auto *in = static_cast<const uint8_t *>(inPtr);
+  auto *out = static_cast<uint8_t *>(outPtr);
+  // Blocks j of `packed` go to member j: parts of `shape` along `dim`.
+  auto pack = [&](const uint8_t *src, uint8_t *dst, const std::vector<int64_t> &shape,
+                  int64_t dim) {
+    Split sp(shape, dim, es);
+    int64_t part = sp.dimSize / n, run = part * sp.inner;
+    for (int64_t j = 0; j < n; ++j)
+      SHARDC_CUDA(cudaMemcpy2DAsync(dst + j * (bytes / n), run, src + j * run,
+                                    sp.dimSize * sp.inner, run, sp.outer,
+                                    cudaMemcpyDeviceToDevice, s));
+  };
+  // The inverse: member j's contiguous block becomes part j along `dim`.
+  auto place = [&](const uint8_t *src, uint8_t *dst, const std::vector<int64_t> &shape,
+                   int64_t dim, int64_t blockBytes) {
+    Split sp(shape, dim, es);
+    int64_t part = sp.dimSize / n, run = part * sp.inner;
+    for (int64_t j = 0; j < n; ++j)
+      SHARDC_CUDA(cudaMemcpy2DAsync(dst + j * run, sp.dimSize * sp.inner, src + j * blockBytes,
+                                    run, run, sp.outer, cudaMemcpyDeviceToDevice, s));
+  };
+  // An input overlapping the output (other than an in-place all-reduce) is
+  // read from a copy.
+  if (!(in == out && d.kind == OpKind::AllReduce) && in < out + outT.bytes() &&
+      out < in + bytes) {
+    uint8_t *copyBuf = ownBuffer(collectiveBuffers_, 3 * call + 2, bytes);
+    SHARDC_CUDA(cudaMemcpyAsync(copyBuf, in, static_cast<size_t>(bytes),
+                                cudaMemcpyDeviceToDevice, s));
+    in = copyBuf;
+  }
+
+  switch (d.kind) {
+  case OpKind::AllGather: {
+    std::vector<int64_t> shape = inT.shape;
+    shape[d.axis] *= n;
+    expectShape(shape);
+    if (n == 1) {
+      if (in != out)
+        SHARDC_CUDA(cudaMemcpyAsync(out, in, static_cast<size_t>(bytes),
+                                    cudaMemcpyDeviceToDevice, s));
+    } else if (Split(shape, d.axis, es).outer == 1) {
+      deviceComm_->allgather(axes, in, out, bytes, s);
+    } else {
+      uint8_t *tmp = ownBuffer(collectiveBuffers_, 3 * call, n * bytes);
+      deviceComm_->allgather(axes, in, tmp, bytes, s);
+      place(tmp, out, shape, d.axis, bytes);
+    }
+    break;
+  }
+  case OpKind::AllReduce:
+    if (n == 1) {
+      if (in != out)
+        SHARDC_CUDA(cudaMemcpyAsync(out, in, static_cast<size_t>(bytes),
+                                    cudaMemcpyDeviceToDevice, s));
+    } else {
+      deviceComm_->allreduce(axes, in, out, inT.numel(), inT.dtype, d.reduction, s);
+    }
+    break;
+  case OpKind::ReduceScatter: {
+    divisible(d.axis);
+    std::vector<int64_t> shape = inT.shape;
+    shape[d.axis] /= n;
+    expectShape(shape);
+    const uint8_t *src = in;
+    if (Split(inT.shape, d.axis, es).outer != 1) {
+      uint8_t *tmp = ownBuffer(collectiveBuffers_, 3 * call, bytes);
+      pack(in, tmp, inT.shape, d.axis);
+      src = tmp;
+    }
+    if (n == 1)
+      SHARDC_CUDA(cudaMemcpyAsync(out, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                  s));
+    else
+      deviceComm_->reduceScatter(axes, src, out, outT.numel(), inT.dtype, d.reduction, s);
+    break;
+  }
+  case OpKind::AllSlice: {
+    divisible(d.axis);
+    std::vector<int64_t> shape = inT.shape;
+    shape[d.axis] /= n;
+    expectShape(shape);
+    int64_t index = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
+    Split sp(inT.shape, d.axis, es);
+    int64_t part = sp.dimSize / n, run = part * sp.inner;
+    SHARDC_CUDA(cudaMemcpy2DAsync(out, run, in + index * run, sp.dimSize * sp.inner, run,
+                                  sp.outer, cudaMemcpyDeviceToDevice, s));
+    break;
+  }
+  default: { // AllToAll
+    divisible(d.axis);
+    std::vector<int64_t> piece = inT.shape;
+    piece[d.axis] /= n;
+    std::vector<int64_t> shape = piece;
+    shape[d.axis2] *= n;
+    expectShape(shape);
+    uint8_t *packed = ownBuffer(collectiveBuffers_, 3 * call, bytes);
+    uint8_t *recv = ownBuffer(collectiveBuffers_, 3 * call + 1, bytes);
+    pack(in, packed, inT.shape, d.axis);
+    if (n > 1)
+      deviceComm_->alltoall(axes, packed, recv, bytes / n, s);
+    else
+      SHARDC_CUDA(cudaMemcpyAsync(recv, packed, static_cast<size_t>(bytes),
+                                  cudaMemcpyDeviceToDevice, s));
+    place(recv, out, shape, d.axis2, bytes / n);
+    break;
+  }
+  }
+  SHARDC_CUDA(cudaEventRecord(done, s));
+  if (timing_)
+    time(collectiveSeconds_, d.op, start);
+  return static_cast<int>(handle);
+}
+
+void CudaBackend::collectiveWait(int handle) {
+  if (handle < 0 || handle >= static_cast<int>(inFlight_.size()) || !inFlight_[handle])
+    throw Error("wait on collective handle " + std::to_string(handle) +
+                ", which is not in flight");
+  flushPending();
+  SHARDC_CUDA(cudaStreamWaitEvent(compute_, event(2 * handle + 1), 0));
+  inFlight_[handle] = false;
+}
+
+void CudaBackend::copy(void *dst, const void *src, int64_t bytes) {
+  flushPending();
+  if (dst == src || bytes == 0)
+    return;
+  auto *d = static_cast<uint8_t *>(dst);
+  const auto *s = static_cast<const uint8_t *>(src);
+  if (d < s + bytes && s < d + bytes) {
+    // Overlapping (a state result planned over its own argument): through
+    // the workspace, as memmove.
+    uint8_t *tmp = workspace(bytes);
+    SHARDC_CUDA(cudaMemcpyAsync(tmp, s, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                compute_));
+    s = tmp;
+  }
+  SHARDC_CUDA(
+      cudaMemcpyAsync(d, s, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, compute_));
+}
+
+} // namespace
+
+} // namespace shardc::cuda
+
+namespace shardc::rt {
+
+std::unique_ptr<Backend> makeCudaBackend(const Program &program, Communicators *comm,
+                                         const CudaOptions &options) {
+  return std::make_unique<cuda::CudaBackend>(program, comm, options);
+}
+
+} // namespace shardc::rt

@@ -1,0 +1,111 @@
+//===- CallDecoder.h - the call table, decoded once -------------*- C++ -*-===//
+//
+// A compiled step's call table (Program.h) names ops, dtypes, shapes and
+// attributes as JSON. Every backend (the CPU KernelRunner, the CUDA backend)
+// decodes each call once, at start-up, into a DecodedCall: the op kind,
+// checked shapes, the attributes it uses and where this rank's block lies
+// in ops whose values depend on global indices. A call no backend can run
+// is an Error naming its index and op then, never in the middle of a step.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_RUNTIME_PROGRAM_CALLDECODER_H
+#define SHARDC_RUNTIME_PROGRAM_CALLDECODER_H
+
+#include "runtime/program/Program.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::rt {
+
+enum class OpKind {
+  Embedding, Iota, Matmul, Add, BiasAdd, LayerNorm, RmsNorm, Gelu, Swiglu, Softmax, Attention,
+  Rope, Dropout, Reshape, Transpose, Cast, Fill, Scale, CrossEntropy, LinearCrossEntropy,
+  CrossEntropyGrad, LinearCrossEntropyGrad, GeluGrad, SwigluGrad, SoftmaxGrad, LayerNormGrad,
+  RmsNormGrad, AttentionGrad, EmbeddingGrad, ReduceSum, SumSquares, ClipGradNorm, LrSchedule,
+  AdamW, CountStep, LossScaleUpdate, AllGather, AllReduce, ReduceScatter, AllSlice, AllToAll
+};
+
+enum class Reduction { Sum, Max, Min };
+
+/// A parsed `lhs,rhs->out` equation, classified as dialects/xf/Einsum.cpp
+/// does (batch, free and contracted letters in the same orders).
+struct Equation {
+  std::string lhs, rhs, out, batch, lhsFree, rhsFree, contracted;
+};
+
+/// Where this rank's block of one tensor dim lies in the global op.
+struct Block {
+  int64_t offset = 0, global = 0, local = 0;
+  Axes axes;
+};
+
+struct DecodedCall {
+  int index = 0;
+  std::string op;
+  OpKind kind = OpKind::Add;
+  std::vector<TensorType> operands, results;
+  bool f64 = false; ///< compute in double (else float)
+
+  // Attributes (those the op has).
+  double epsilon = 0, scale = 0, theta = 0, rate = 0, value = 0, factor = 0, beta1 = 0,
+         beta2 = 0, weightDecay = 0, maxNorm = 0, lr = 0, minLr = 0, minScale = 0;
+  int64_t key = 0, dim = 0, ignoreIndex = 0, warmup = 0, decaySteps = 0, window = 0;
+  bool causal = false, inverse = false, vocabMajor = false;
+  std::vector<int64_t> permutation, dims;
+
+  // xf.matmul: the equation, letter sizes and the GEMM layout.
+  Equation eq;
+  int64_t letter[26] = {};
+  bool transA = false, transB = false;
+  int64_t batch = 0, m = 0, n = 0, k = 0;
+
+  // Placement: the block of the dim whose values depend on global indices
+  // (embedding rows, iota dim, rope positions, the vocabulary of a loss).
+  Block block;
+  std::vector<int64_t> dropOffset, dropGlobal;
+  Axes tokenAxes;
+
+  // Collectives.
+  std::optional<Axes> gridAxes;
+  int64_t axis = 0, axis2 = 0;
+  Reduction reduction = Reduction::Sum;
+
+  std::string where() const { return "call " + std::to_string(index) + " (" + op + ")"; }
+};
+
+/// The most operands plus results of any op (xf.adamw: 8 + 3).
+constexpr size_t kMaxCallBuffers = 16;
+
+bool isCollectiveKind(OpKind k);
+bool isCrossEntropyKind(OpKind k);
+inline bool isFloat(DType t) { return t != DType::I32; }
+inline int64_t lastDim(const TensorType &t) { return t.shape.empty() ? 1 : t.shape.back(); }
+inline int64_t rowsOf(const TensorType &t) {
+  int64_t cols = lastDim(t);
+  return cols ? t.numel() / cols : 0;
+}
+
+/// Parses and classifies a matmul equation; throws Error.
+Equation parseEquation(const std::string &eq);
+
+/// Decodes call `index` of `program` for the rank at mesh coordinates
+/// `coords`. Throws Error naming the call if no backend can run it.
+std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t index,
+                                        const std::vector<int64_t> &coords);
+
+/// Throws Error prefixed with the call's index and op.
+[[noreturn]] void failCall(const DecodedCall &d, const std::string &what);
+
+/// Whether operand `operand` of `kind` may share its buffer with result
+/// `result`: the kernel reads each element before writing the same element
+/// of that result and nothing else after (Kernels.h lists the aliasing each
+/// kernel allows; the bf16/f16 paths convert operands before any write).
+bool inPlaceOk(OpKind kind, size_t operand, size_t result);
+
+} // namespace shardc::rt
+
+#endif // SHARDC_RUNTIME_PROGRAM_CALLDECODER_H
