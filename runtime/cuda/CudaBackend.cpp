@@ -297,8 +297,9 @@ private:
   }
 
   void runKernel(const DecodedCall &d, void **buf);
-  void runMatmul(const DecodedCall &d, void **buf, Epilogue ep, TView bias, TView aux,
-                 void *out);
+  /// Any einsum matmul: operands permuted or widened into the workspace when
+  /// cuBLASLt cannot read them as they are.
+  void runMatmul(const DecodedCall &d, void **buf, void *out);
   void runCrossEntropy(const DecodedCall &d, void **buf);
   /// Sums an i32 over the group on `axes` in place (device scalar).
   void groupAllGatherStats(const Axes &axes, float *stats, int64_t floats, float *gathered);
@@ -307,6 +308,8 @@ private:
   /// Deferred work that may merge with the next call.
   void flushPending();
   bool tryFuse(const DecodedCall &d, void **buf);
+  struct PendingMatmul;
+  GemmArgs pendingArgs(const PendingMatmul &p) const;
   void queueAdamW(const DecodedCall &d, void **buf);
 
   /// Waits for the compute stream, polling NCCL for asynchronous errors.
@@ -535,36 +538,72 @@ void CudaBackend::kernel(int call, void **buffers) {
     time(kernelSeconds_, d.op, start);
 }
 
+GemmArgs CudaBackend::pendingArgs(const PendingMatmul &p) const {
+  const DecodedCall &d = *p.d;
+  GemmArgs g;
+  g.transA = d.transA;
+  g.transB = d.transB;
+  g.m = d.m;
+  g.n = d.n;
+  g.k = d.k;
+  g.a = cview(p.buf[0], d.operands[0]);
+  g.b = cview(p.buf[1], d.operands[1]);
+  g.c = TView{p.out, d.results[0].dtype};
+  g.lda = d.transA ? d.m : d.k;
+  g.ldb = d.transB ? d.k : d.n;
+  g.ldc = d.n;
+  g.strideA = d.m * d.k;
+  g.strideB = d.k * d.n;
+  g.strideC = d.m * d.n;
+  g.epilogue = p.epilogue;
+  g.bias = p.bias;
+  g.aux = p.aux;
+  return g;
+}
+
 bool CudaBackend::tryFuse(const DecodedCall &d, void **buf) {
   PendingMatmul &p = pendingMatmul_;
   if (!p.d)
     return false;
   const DecodedCall &mm = *p.d;
-  DType ab = mm.operands[0].dtype, c = mm.results[0].dtype;
+  DType c = mm.results[0].dtype;
+  // Whether cuBLASLt runs the pending GEMM with the candidate epilogue (the
+  // dtype rules, ldc % 8 for aux outputs, an algorithm for this shape).
+  auto accept = [&](PendingMatmul candidate) {
+    if (!gemm_->supports(pendingArgs(candidate)))
+      return false;
+    p = candidate;
+    return true;
+  };
   // matmul -> bias_add in place on its result: the Bias epilogue.
   if (d.kind == OpKind::BiasAdd && p.epilogue == Epilogue::None && buf[0] == p.buf[2] &&
-      buf[2] == p.buf[2] && d.results[0].dtype == c && d.operands[1].numel() == mm.n &&
-      Gemm::epilogueSupported(Epilogue::Bias, ab, c)) {
-    p.epilogue = Epilogue::Bias;
-    p.bias = cview(buf[1], d.operands[1]);
-    return true;
+      buf[2] == p.buf[2] && d.results[0].dtype == c && d.operands[1].numel() == mm.n) {
+    PendingMatmul q = p;
+    q.epilogue = Epilogue::Bias;
+    q.bias = cview(buf[1], d.operands[1]);
+    return accept(q);
   }
   // ... -> gelu into another buffer: BiasGeluAux (aux = the pre-activation).
   if (d.kind == OpKind::Gelu && p.epilogue == Epilogue::Bias && buf[0] == p.buf[2] &&
-      buf[1] != p.buf[2] && d.results[0].dtype == c &&
-      Gemm::epilogueSupported(Epilogue::BiasGeluAux, ab, c)) {
-    p.epilogue = Epilogue::BiasGeluAux;
-    p.aux = view(p.buf[2], mm.results[0]);
-    p.out = buf[1];
+      buf[1] != p.buf[2] && d.results[0].dtype == c) {
+    PendingMatmul q = p;
+    q.epilogue = Epilogue::BiasGeluAux;
+    q.aux = view(p.buf[2], mm.results[0]);
+    q.out = buf[1];
+    if (!accept(q))
+      return false;
     flushPending();
     return true;
   }
   // matmul -> gelu_grad(dy = its result, x) in place: the DGelu epilogue.
   if (d.kind == OpKind::GeluGrad && p.epilogue == Epilogue::None && buf[0] == p.buf[2] &&
       buf[2] == p.buf[2] && d.results[0].dtype == c && d.operands[1].dtype == c &&
-      buf[1] != p.buf[2] && Gemm::epilogueSupported(Epilogue::DGelu, ab, c)) {
-    p.epilogue = Epilogue::DGelu;
-    p.aux = cview(buf[1], d.operands[1]);
+      buf[1] != p.buf[2]) {
+    PendingMatmul q = p;
+    q.epilogue = Epilogue::DGelu;
+    q.aux = cview(buf[1], d.operands[1]);
+    if (!accept(q))
+      return false;
     flushPending();
     return true;
   }
@@ -575,8 +614,7 @@ void CudaBackend::flushPending() {
   if (pendingMatmul_.d) {
     PendingMatmul p = pendingMatmul_;
     pendingMatmul_ = PendingMatmul{};
-    runMatmul(*p.d, p.buf, p.epilogue, p.bias, p.aux, p.out);
-    SHARDC_CUDA_LAUNCH();
+    gemm_->run(pendingArgs(p), compute_);
   }
   if (pendingAdam_.first) {
     PendingAdamW a = std::move(pendingAdam_);
@@ -650,8 +688,7 @@ void CudaBackend::queueAdamW(const DecodedCall &d, void **buf) {
   p.maxN = std::max(p.maxN, t.n);
 }
 
-void CudaBackend::runMatmul(const DecodedCall &d, void **buf, Epilogue ep, TView bias, TView aux,
-                            void *outPtr) {
+void CudaBackend::runMatmul(const DecodedCall &d, void **buf, void *outPtr) {
   const Equation &e = d.eq;
   const std::string &B = e.batch, &M = e.lhsFree, &N = e.rhsFree, &K = e.contracted;
   const TensorType &lt = d.operands[0], &rt_ = d.operands[1], &ot = d.results[0];
@@ -714,9 +751,6 @@ void CudaBackend::runMatmul(const DecodedCall &d, void **buf, Epilogue ep, TView
   g.strideA = d.m * d.k;
   g.strideB = d.k * d.n;
   g.strideC = d.m * d.n;
-  g.epilogue = ep;
-  g.bias = bias;
-  g.aux = aux;
   gemm_->run(g, compute_);
   if (outBytes) {
     std::vector<int64_t> shape, perm;
@@ -742,7 +776,7 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
 
   switch (d.kind) {
   case OpKind::Matmul:
-    runMatmul(d, buf, Epilogue::None, none, none, res[0]);
+    runMatmul(d, buf, res[0]);
     return;
   case OpKind::Embedding:
     embedding(in(0), static_cast<const int32_t *>(buf[1]), out(0), ins[1].numel(),

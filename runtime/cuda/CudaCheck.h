@@ -54,7 +54,7 @@ inline void checkCuda(cudaError_t e, const char *call, const char *file, int lin
   do {                                                                                             \
     cublasStatus_t st_ = (call);                                                                   \
     if (st_ != CUBLAS_STATUS_SUCCESS)                                                              \
-      ::shardc::cuda::throwCallError(#call, cublasGetStatusString(st_), __FILE__, __LINE__);      \
+      ::shardc::cuda::throwCallError(#call, cublasLtGetStatusString(st_), __FILE__, __LINE__);    \
   } while (0)
 #define SHARDC_NCCL(call)                                                                          \
   do {                                                                                             \

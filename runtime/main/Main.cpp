@@ -15,6 +15,7 @@
 
 #include "runtime/main/Context.h"
 #include "runtime/main/Options.h"
+#include "runtime/program/KernelRunner.h"
 
 #include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/cpu/Kernels.h"

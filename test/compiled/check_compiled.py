@@ -10,6 +10,11 @@
   evaluate     --val-data: the validation loss the executable reports after step N
                (mean over 2 batches, no dropout, no update) equals `shardc run` on
                the parameters `shardc train` reaches after N steps (1e-5)
+  gpu          the same executable on the GPU (--device cuda) against the CPU
+               backend: losses for N steps within --rtol (fp32 1e-4, bf16 1e-2),
+               CUDA-graph replays equal eager launches (--no-graph) bit for bit;
+               several ranks share the one GPU with --comm mpi. Exits 77 (ctest:
+               skipped) when --gpu-probe finds no CUDA device
   faults       a killed rank ends the job (non-zero, names the rank, < 60 s);
                a truncated checkpoint, a token file shorter than one batch and
                the wrong number of ranks each give an error and a non-zero exit
@@ -163,6 +168,39 @@ def evaluate(a):
           (got[6], ref, rel, got[3]))
 
 
+def gpu(a):
+    if not a.gpu_probe:
+        fail("gpu: --gpu-probe is required")
+    p = subprocess.run([a.gpu_probe], capture_output=True, text=True)
+    if p.returncode == 77:
+        print("gpu: skipped, " + p.stdout.strip())
+        sys.exit(77)
+    if p.returncode != 0:
+        fail("gpu probe failed: " + p.stdout + p.stderr)
+    print("gpu: " + p.stdout.strip())
+    w = a.workdir
+    exe = compile_step(a, a.mesh, a.strategy, os.path.join(w, "step"))
+    base = ["--data", a.data, "--steps", str(a.steps), "--seed", "1234"]
+    cpu_log = os.path.join(w, "cpu.jsonl")
+    mpirun(a, a.ranks, exe, base + ["--log-file", cpu_log])
+    comm = ["--comm", "mpi"] if a.ranks > 1 else []
+    runs = {}
+    for name, extra in (("graphs", []), ("eager", ["--no-graph"])):
+        log = os.path.join(w, "gpu-%s.jsonl" % name)
+        _, secs = mpirun(a, a.ranks, exe, base + ["--device", "cuda", "--log-file", log] + comm +
+                         extra)
+        runs[name] = losses(log)
+        print("gpu run (%s): %d ranks, %.1f s for %d steps" % (name, a.ranks, secs, a.steps))
+    steps = list(range(1, a.steps + 1))
+    compare("gpu vs cpu (%s %s, %s)" % (a.mesh or "one rank", a.strategy, a.precision),
+            runs["graphs"], losses(cpu_log), a.rtol, steps)
+    for s_ in steps:
+        if runs["graphs"][s_] != runs["eager"][s_]:
+            fail("gpu: step %d loss %r with CUDA graphs, %r eager (must be bit-identical)" %
+                 (s_, runs["graphs"][s_], runs["eager"][s_]))
+    print("gpu: CUDA-graph replays bit-identical to eager launches")
+
+
 def tree_digest(path):
     h = hashlib.sha256()
     for root, dirs, files in sorted(os.walk(path)):
@@ -306,7 +344,9 @@ def faults(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("check", choices=["equivalence", "resume", "evaluate", "faults"])
+    ap.add_argument("check", choices=["equivalence", "resume", "evaluate", "faults", "gpu"])
+    ap.add_argument("--gpu-probe", default="",
+                    help="gpu: a program that exits 0 where a CUDA device is usable, 77 elsewhere")
     ap.add_argument("--shardc", required=True)
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--model", required=True)
@@ -334,7 +374,7 @@ def main():
     TRAIN.extend(["--precision", a.precision] + shlex.split(a.step_args))
     os.makedirs(a.workdir, exist_ok=True)
     {"equivalence": equivalence, "resume": resume, "evaluate": evaluate,
-     "faults": faults}[a.check](a)
+     "faults": faults, "gpu": gpu}[a.check](a)
     print("PASS")
 
 

@@ -361,6 +361,7 @@ int cmdRun(const std::vector<std::string> &argv) {
 struct TrainSetup {
   std::string precision = "fp32";
   int64_t microBatches = 1;
+  bool fuseLinearCE = false; ///< -xf-fuse-linear-cross-entropy before autodiff
   shardc::XfAdamWOptions adamw;
 };
 
@@ -372,11 +373,18 @@ TrainSetup stepShapeOptions(const Args &args) {
     throw UsageError{"option '--precision' expects fp32, bf16 or fp16, got '" + setup.precision +
                      "'"};
   setup.microBatches = args.integer("micro-batches", 1);
+  setup.fuseLinearCE = args.isSet("fuse-linear-ce");
   return setup;
 }
 
 void buildTrainStep(ModuleOp module, StringRef forward, const TrainSetup &setup) {
   PassManager pm(module.getContext());
+  if (setup.fuseLinearCE) {
+    // The logit GEMM and the loss become one op before anything else sees
+    // them: the step never holds the tokens x vocabulary logits.
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(shardc::createXfFuseLinearCrossEntropy());
+  }
   if (setup.precision != "fp32") {
     shardc::XfMixedPrecisionOptions mp;
     mp.function = forward.str();
@@ -413,7 +421,9 @@ void addStepOptions(Args &args, const char *decayDefault) {
       .option("adam-eps", "x", "Adam epsilon", "1e-8")
       .option("clip-grad", "x", "max global gradient norm (0: no clipping)", "1.0")
       .option("loss-scale", "x", "fp16: initial loss scale", "65536")
-      .option("loss-scale-window", "n", "fp16: clean steps before the scale doubles", "2000");
+      .option("loss-scale-window", "n", "fp16: clean steps before the scale doubles", "2000")
+      .flag("fuse-linear-ce", "fuse the logit GEMM with the cross-entropy "
+                              "(-xf-fuse-linear-cross-entropy): no tokens x vocabulary logits");
 }
 
 /// Reads and checks the options of addStepOptions; `decaySteps` is the
@@ -863,6 +873,7 @@ int cmdExplain(const std::vector<std::string> &argv) {
       .option("micro-batches", "k", "gradient accumulation: micro-batches per step", "1")
       .option("function", "name", "the forward function (default @forward)")
       .option("o", "file", "write the report here", "-")
+      .flag("fuse-linear-ce", "fuse the logit GEMM with the cross-entropy first")
       .flag("forward-only", "shard the forward function instead of the training step")
       .flag("json", "write the report as JSON");
   addShardingOptions(args);

@@ -1,0 +1,205 @@
+//===- BackendTest.cpp - the CUDA backend behind the C ABI ----------------===//
+//
+// Runs everywhere (not only on GPUs):
+//  - without a CUDA device, makeCudaBackend fails with an Error that says so
+//    (what `step --device cuda` prints), never a crash;
+//  - with one: arenas round-trip host <-> device; an arena larger than the
+//    GPU is an Error naming the arena and the planned bytes; call tables run
+//    on the GPU equal the CPU backend (a GEMM whose bias and GELU the backend
+//    fuses into cuBLASLt epilogues, its backward with dGELU, a multi-tensor
+//    AdamW over three parameters), eager and replayed from a CUDA graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/program/Backend.h"
+
+#include "runtime/rng/Philox.h"
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+using namespace shardc::rt;
+
+namespace {
+
+bool haveGpu() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+TensorType f32(std::vector<int64_t> shape) { return TensorType{DType::F32, std::move(shape)}; }
+
+Call call(const std::string &op, std::vector<TensorType> in, std::vector<TensorType> out,
+          nlohmann::json attrs = nlohmann::json::object()) {
+  Call c;
+  c.op = op;
+  c.operands = std::move(in);
+  c.results = std::move(out);
+  c.attrs = std::move(attrs);
+  return c;
+}
+
+/// One rank, one arena of `bytes`.
+Program oneArena(int64_t bytes) {
+  Program p;
+  p.mesh.names = {"dp"};
+  p.mesh.sizes = {1};
+  p.arenas = {ArenaDesc{"workspace", bytes}};
+  p.plannedPeakBytes = bytes;
+  return p;
+}
+
+TEST(CudaBackend, NoDeviceIsAClearError) {
+  if (haveGpu())
+    GTEST_SKIP() << "a CUDA device is present";
+  Program p = oneArena(1024);
+  try {
+    makeCudaBackend(p, nullptr, CudaOptions{});
+    FAIL() << "makeCudaBackend succeeded without a GPU";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaBackend, ArenasRoundTrip) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  Program p = oneArena(4096);
+  auto b = makeCudaBackend(p, nullptr, CudaOptions{});
+  EXPECT_NE(b->describe().find("cuda: GPU"), std::string::npos);
+  uint8_t *h = b->hostArena(0);
+  for (int i = 0; i < 4096; ++i)
+    h[i] = static_cast<uint8_t>(i * 7);
+  b->toDevice(0, 0, 4096);
+  std::memset(h, 0, 4096);
+  b->toHost(0, 100, 1000);
+  for (int i = 0; i < 4096; ++i)
+    ASSERT_EQ(h[i], i >= 100 && i < 1100 ? static_cast<uint8_t>(i * 7) : 0) << i;
+}
+
+TEST(CudaBackend, OutOfMemoryNamesThePlan) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  Program p = oneArena(int64_t(1) << 50); // 1 PiB
+  try {
+    makeCudaBackend(p, nullptr, CudaOptions{});
+    FAIL() << "a 1 PiB arena was allocated";
+  } catch (const Error &e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("cannot allocate arena 'workspace'"), std::string::npos) << what;
+    EXPECT_NE(what.find("the memory plan needs 1125899906842624 bytes"), std::string::npos)
+        << what;
+  }
+}
+
+/// Runs `p`'s calls in order on `b` with every buffer at its offset of arena
+/// 0 (`offsets`: per call, operands then results) after uploading `init`.
+std::vector<float> runCalls(Backend &b, const Program &p,
+                            const std::vector<std::vector<int64_t>> &offsets,
+                            const std::vector<float> &init, bool twice) {
+  std::memcpy(b.hostArena(0), init.data(), init.size() * 4);
+  b.toDevice(0, 0, static_cast<int64_t>(init.size() * 4));
+  auto *base = static_cast<uint8_t *>(b.arena(0));
+  auto entry = [&] {
+    for (size_t i = 0; i < p.calls.size(); ++i) {
+      std::vector<void *> bufs;
+      for (int64_t off : offsets[i])
+        bufs.push_back(base + off);
+      b.kernel(static_cast<int>(i), bufs.data());
+    }
+  };
+  StepContext step{1234, 0, true};
+  // The CUDA backend runs an entry eagerly, then captures it, then replays.
+  for (int r = 0; r < (twice ? 3 : 1); ++r) {
+    if (r > 0) {
+      std::memcpy(b.hostArena(0), init.data(), init.size() * 4);
+      b.toDevice(0, 0, static_cast<int64_t>(init.size() * 4));
+    }
+    b.run(entry, 0, step);
+  }
+  b.toHost(0, 0, static_cast<int64_t>(init.size() * 4));
+  std::vector<float> out(init.size());
+  std::memcpy(out.data(), b.hostArena(0), init.size() * 4);
+  return out;
+}
+
+void expectClose(const std::vector<float> &got, const std::vector<float> &want, double rtol) {
+  ASSERT_EQ(got.size(), want.size());
+  double scale = 0;
+  for (float w : want)
+    scale = std::max(scale, std::fabs(double(w)));
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_LE(std::fabs(double(got[i]) - want[i]), rtol * std::max(scale, 1e-30))
+        << "element " << i << ": " << got[i] << " vs " << want[i];
+}
+
+TEST(CudaBackend, FusedGemmEpiloguesAndAdamWMatchTheCpu) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  const int64_t M = 48, K = 64, N = 80;
+  // Arena layout (floats): x[M,K] w[K,N] bias[N] h[M,N] g[M,N] dy[M,N]
+  // dh[M,N] wT[N,K] (holds an [M,K] product: N*K >= M*K) plus AdamW params/grads/moments.
+  int64_t at = 0;
+  auto place = [&](int64_t n) {
+    int64_t off = at;
+    at += n;
+    return off * 4;
+  };
+  int64_t x = place(M * K), w = place(K * N), bias = place(N), h = place(M * N),
+          g = place(M * N), dy = place(M * N), dh = place(M * N), wT = place(N * K);
+  int64_t p1 = place(100), g1 = place(100), m1 = place(100), v1 = place(100);
+  int64_t p2 = place(37), g2 = place(37), m2 = place(37), v2 = place(37);
+  int64_t lr = place(1), gs = place(1), stepc = place(1);
+  Program p = oneArena(at * 4);
+  nlohmann::json mm = {{"equation", "mk,kn->mn"}};
+  nlohmann::json mmT = {{"equation", "mn,kn->mk"}};
+  nlohmann::json adam = {{"beta1", 0.9}, {"beta2", 0.95}, {"epsilon", 1e-8},
+                         {"weight_decay", 0.1}};
+  p.calls = {
+      // h = x @ w; h += bias (in place); g = gelu(h): one GEMM, BiasGeluAux.
+      call("xf.matmul", {f32({M, K}), f32({K, N})}, {f32({M, N})}, mm),
+      call("xf.bias_add", {f32({M, N}), f32({N})}, {f32({M, N})}),
+      call("xf.gelu", {f32({M, N})}, {f32({M, N})}),
+      // dh = (dy @ w) * gelu'(h), gelu_grad in place on the GEMM's result:
+      // one GEMM with the DGelu epilogue (aux = the pre-activation h).
+      call("xf.matmul", {f32({M, K}), f32({K, N})}, {f32({M, N})}, mm),
+      call("xf.gelu_grad", {f32({M, N}), f32({M, N})}, {f32({M, N})}),
+      // A transposed operand (mk = mn . kn^T) with no epilogue.
+      call("xf.matmul", {f32({M, N}), f32({K, N})}, {f32({M, K})}, mmT),
+      call("xf.adamw", {f32({100}), f32({100}), f32({100}), f32({100}), f32({}), f32({}), f32({})},
+           {f32({100}), f32({100}), f32({100})}, adam),
+      call("xf.adamw", {f32({37}), f32({37}), f32({37}), f32({37}), f32({}), f32({}), f32({})},
+           {f32({37}), f32({37}), f32({37})}, adam),
+  };
+  std::vector<std::vector<int64_t>> offsets = {
+      {x, w, h}, {h, bias, h}, {h, g},
+      {dy, w, dh}, {dh, h, dh}, {dh, w, wT},
+      {p1, g1, m1, v1, lr, gs, stepc, p1, m1, v1},
+      {p2, g2, m2, v2, lr, gs, stepc, p2, m2, v2},
+  };
+  std::vector<float> init(at);
+  shardc::rng::init_normal(init.data(), at, 0, 7, "backend-test", 0.0, 0.5);
+  for (int64_t i : {m1, m2, v1, v2})
+    for (int64_t j = 0; j < 37; ++j)
+      init[i / 4 + j] = std::fabs(init[i / 4 + j]) * (i == v1 || i == v2 ? 0.01f : 0.1f);
+  init[lr / 4] = 1e-3f;
+  init[gs / 4] = 0.5f;
+  init[stepc / 4] = 3.0f;
+
+  auto cpu = makeCpuBackend(p, nullptr);
+  std::vector<float> want = runCalls(*cpu, p, offsets, init, false);
+  for (bool graphs : {false, true}) {
+    CudaOptions o;
+    o.graphs = graphs;
+    auto gpu = makeCudaBackend(p, nullptr, o);
+    std::vector<float> got = runCalls(*gpu, p, offsets, init, graphs);
+    // f32 GEMMs without TF32: 1e-5 of the largest value.
+    SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
+    expectClose(got, want, 1e-5);
+  }
+}
+
+} // namespace
