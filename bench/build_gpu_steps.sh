@@ -7,7 +7,7 @@
 #
 # Per config MODEL:B (MODEL one of tiny 124m 355m 774m 1.5b):
 #   shardc gen --preset gpt2-MODEL --batch B -o OUTDIR/gpt2-MODEL-bB.mlir   (T = 1024)
-#   shardc compile ... --precision bf16 --emit-object OUTDIR/step_MODEL_bB.o -o OUTDIR/step_MODEL_bB
+#   shardc compile ... --precision bf16 --fuse-linear-ce --emit-object OUTDIR/step_MODEL_bB.o -o OUTDIR/step_MODEL_bB
 #   OUTDIR/step_MODEL_bB --describe > OUTDIR/step_MODEL_bB.describe.txt
 # and one line of OUTDIR/steps.tsv: name, model (torch_gpt2.py's name), B, T,
 # precision, parameters (padded vocabulary, as `gen --summary` counts them), FLOPs per
@@ -72,7 +72,8 @@ for c in $configs; do
   # 6N + 6LhT, exactly (`gen --summary` prints it to 4 digits)
   fpt=$(awk -v n="$params" -v l="$L" -v h="$H" -v t="$T" 'BEGIN {printf "%.0f", 6 * n + 6 * l * h * t}')
   t1=$(date +%s.%N)
-  log=$("$shardc" compile "$model" --precision "$precision" --emit-object "$out/$name.o" \
+  # --fuse-linear-ce: the logit GEMM and the loss in one chunked op (no B*T x V logits).
+  log=$("$shardc" compile "$model" --precision "$precision" --fuse-linear-ce --emit-object "$out/$name.o" \
     -o "$out/$name" "${extra[@]}")
   t2=$(date +%s.%N)
   echo "$log"

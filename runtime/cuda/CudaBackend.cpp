@@ -19,8 +19,9 @@
 //  - peephole fusions into cuBLASLt epilogues: a matmul whose result gets a
 //    bias in place (Bias), then GELU into another buffer (BiasGeluAux: the
 //    pre-activation is the aux output), or a matmul followed by gelu_grad in
-//    place on its result (DGelu); consecutive AdamW calls become one
-//    multi-tensor launch;
+//    place on its result (DGelu); an add whose sum is normalised next
+//    becomes the norm kernel's fused residual input; consecutive AdamW calls
+//    become one multi-tensor launch;
 //  - errors: every CUDA/cuBLASLt/NCCL call checked (CudaCheck.h: call, error
 //    and rank); bad token ids and targets found by kernels are reported
 //    after the entry, naming the call; NCCL async errors are polled while
@@ -308,6 +309,9 @@ private:
   /// Deferred work that may merge with the next call.
   void flushPending();
   bool tryFuse(const DecodedCall &d, void **buf);
+  bool tryFuseResidualNorm(const DecodedCall &d, void **buf);
+  /// Runs a kernel call now (operands aliasing results copied first).
+  void launch(const DecodedCall &d, void **buffers);
   struct PendingMatmul;
   GemmArgs pendingArgs(const PendingMatmul &p) const;
   void queueAdamW(const DecodedCall &d, void **buf);
@@ -361,6 +365,10 @@ private:
     TView bias, aux;
     void *out = nullptr; ///< where C goes (the matmul's result, or gelu's)
   } pendingMatmul_;
+  struct PendingAdd {
+    const DecodedCall *d = nullptr;
+    void *buf[3] = {};
+  } pendingAdd_;
   struct PendingAdamW {
     const DecodedCall *first = nullptr;
     std::vector<AdamWTensor> tensors;
@@ -499,7 +507,20 @@ void CudaBackend::kernel(int call, void **buffers) {
       return;
     }
   }
+  if (d.kind == OpKind::Add && !timing_ && d.operands[0].dtype == d.results[0].dtype &&
+      d.operands[1].dtype == d.results[0].dtype) {
+    // Wait one call for a layernorm/rmsnorm of the sum (the residual add).
+    pendingAdd_.d = &d;
+    std::copy(buffers, buffers + 3, pendingAdd_.buf);
+    return;
+  }
+  launch(d, buffers);
+  if (timing_)
+    time(kernelSeconds_, d.op, start);
+}
 
+void CudaBackend::launch(const DecodedCall &d, void **buffers) {
+  const int call = d.index;
   // Operands that overlap a result in a kernel that is not correct in place
   // are read from a copy (as the CPU runner does).
   size_t numOperands = d.operands.size(), numResults = d.results.size();
@@ -534,8 +555,6 @@ void CudaBackend::kernel(int call, void **buffers) {
   }
   runKernel(d, ptrs);
   SHARDC_CUDA_LAUNCH();
-  if (timing_)
-    time(kernelSeconds_, d.op, start);
 }
 
 GemmArgs CudaBackend::pendingArgs(const PendingMatmul &p) const {
@@ -562,6 +581,8 @@ GemmArgs CudaBackend::pendingArgs(const PendingMatmul &p) const {
 }
 
 bool CudaBackend::tryFuse(const DecodedCall &d, void **buf) {
+  if (pendingAdd_.d)
+    return tryFuseResidualNorm(d, buf);
   PendingMatmul &p = pendingMatmul_;
   if (!p.d)
     return false;
@@ -610,7 +631,53 @@ bool CudaBackend::tryFuse(const DecodedCall &d, void **buf) {
   return false;
 }
 
+bool CudaBackend::tryFuseResidualNorm(const DecodedCall &d, void **buf) {
+  // add(x, r) -> h; norm(h, gamma[, beta]) -> y becomes one kernel that forms
+  // h row by row, stores it (unless y overwrites it: then h is dead) and
+  // normalises it: h is written once and never read back from memory.
+  PendingAdd &p = pendingAdd_;
+  const DecodedCall &add = *p.d;
+  bool norm = d.kind == OpKind::LayerNorm || d.kind == OpKind::RmsNorm;
+  if (!norm || buf[0] != p.buf[2] || d.operands[0].dtype != add.results[0].dtype)
+    return false;
+  auto *y = static_cast<uint8_t *>(buf[d.operands.size()]);
+  const int64_t bytes = add.results[0].bytes();
+  // y may be h itself or x (the kernel's first input); anything else must be
+  // disjoint from x, the residual and h.
+  auto disjoint = [&](const void *q) {
+    auto *b = static_cast<const uint8_t *>(q);
+    return y + d.results[0].bytes() <= b || b + bytes <= y;
+  };
+  if (!(disjoint(p.buf[1]) && (y == p.buf[2] || disjoint(p.buf[2])) &&
+        (y == p.buf[0] || disjoint(p.buf[0]))))
+    return false;
+  // h must not alias the residual operand unless exactly (in place).
+  auto *h = static_cast<uint8_t *>(p.buf[2]);
+  for (int i = 0; i < 2; ++i) {
+    auto *q = static_cast<uint8_t *>(p.buf[i]);
+    if (q != h && q < h + bytes && h < q + bytes)
+      return false;
+  }
+  TView x = cview(p.buf[0], add.operands[0]), r = cview(p.buf[1], add.operands[1]);
+  TView hOut = y == h ? TView{} : view(p.buf[2], add.results[0]);
+  TView out = view(y, d.results[0]);
+  const int64_t rows = rowsOf(d.operands[0]), cols = lastDim(d.operands[0]);
+  pendingAdd_ = PendingAdd{};
+  if (d.kind == OpKind::LayerNorm)
+    layernorm(x, r, cview(buf[1], d.operands[1]), cview(buf[2], d.operands[2]), out, hOut, rows,
+              cols, d.epsilon, compute_);
+  else
+    rmsnorm(x, r, cview(buf[1], d.operands[1]), out, hOut, rows, cols, d.epsilon, compute_);
+  SHARDC_CUDA_LAUNCH();
+  return true;
+}
+
 void CudaBackend::flushPending() {
+  if (pendingAdd_.d) {
+    PendingAdd p = pendingAdd_;
+    pendingAdd_ = PendingAdd{};
+    launch(*p.d, p.buf);
+  }
   if (pendingMatmul_.d) {
     PendingMatmul p = pendingMatmul_;
     pendingMatmul_ = PendingMatmul{};
@@ -659,7 +726,8 @@ void CudaBackend::queueAdamW(const DecodedCall &d, void **buf) {
                   p.first->beta2 != d.beta2 || p.first->epsilon != d.epsilon ||
                   p.first->weightDecay != d.weightDecay))
     flushPending();
-  if (pendingMatmul_.d)
+  // One launch covers at most 65535 tensors (gridDim.y).
+  if (pendingMatmul_.d || pendingAdd_.d || p.tensors.size() >= 65535)
     flushPending();
   // Results not over their operands: copy first, then update in place.
   for (auto [o, r] : {std::pair<size_t, size_t>{0, 0}, {2, 1}, {3, 2}})
@@ -1042,17 +1110,11 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     failCall(d, "needs communicators");
   const TensorType &inT = d.operands[0], &outT = d.results[0];
   const int64_t es = dtype_size(inT.dtype), bytes = inT.bytes();
-  auto expectShape = [&](std::vector<int64_t> shape) {
-    if (shape != outT.shape)
-      failCall(d, "on a group of " + std::to_string(n) + " ranks the result is " +
-                      shape_str(shape) + ", but the call's result type is " +
-                      shape_str(outT.shape));
-  };
-  auto divisible = [&](int64_t dim) {
-    if (inT.shape[dim] % n != 0)
-      failCall(d, "cannot cut dim " + std::to_string(dim) + " of " + shape_str(inT.shape) +
-                      " into " + std::to_string(n) + " equal parts");
-  };
+  try {
+    checkCollectiveShapes(d, n);
+  } catch (const Error &e) {
+    failCall(d, e.what());
+  }
 
   // The handle's events: "inputs ready" on compute, "done" on comm.
   size_t handle = 0;
@@ -1101,7 +1163,6 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
   case OpKind::AllGather: {
     std::vector<int64_t> shape = inT.shape;
     shape[d.axis] *= n;
-    expectShape(shape);
     if (n == 1) {
       if (in != out)
         SHARDC_CUDA(cudaMemcpyAsync(out, in, static_cast<size_t>(bytes),
@@ -1125,10 +1186,8 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     }
     break;
   case OpKind::ReduceScatter: {
-    divisible(d.axis);
     std::vector<int64_t> shape = inT.shape;
     shape[d.axis] /= n;
-    expectShape(shape);
     const uint8_t *src = in;
     if (Split(inT.shape, d.axis, es).outer != 1) {
       uint8_t *tmp = ownBuffer(collectiveBuffers_, 3 * call, bytes);
@@ -1143,10 +1202,8 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     break;
   }
   case OpKind::AllSlice: {
-    divisible(d.axis);
     std::vector<int64_t> shape = inT.shape;
     shape[d.axis] /= n;
-    expectShape(shape);
     int64_t index = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
     Split sp(inT.shape, d.axis, es);
     int64_t part = sp.dimSize / n, run = part * sp.inner;
@@ -1155,12 +1212,10 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     break;
   }
   default: { // AllToAll
-    divisible(d.axis);
     std::vector<int64_t> piece = inT.shape;
     piece[d.axis] /= n;
     std::vector<int64_t> shape = piece;
     shape[d.axis2] *= n;
-    expectShape(shape);
     uint8_t *packed = ownBuffer(collectiveBuffers_, 3 * call, bytes);
     uint8_t *recv = ownBuffer(collectiveBuffers_, 3 * call + 1, bytes);
     pack(in, packed, inT.shape, d.axis);

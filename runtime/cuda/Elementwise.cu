@@ -21,6 +21,7 @@
 //    moves 32x32 tiles through shared memory so reads and writes coalesce.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/DeviceDType.cuh"
 #include "runtime/cuda/DeviceKernels.h"
 
 #include "runtime/Error.h"
@@ -74,57 +75,6 @@ bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 // Device-side loads and stores of any float dtype
 //===----------------------------------------------------------------------===//
 
-__device__ __forceinline__ float loadF(const void *p, DType t, int64_t i) {
-  switch (t) {
-  case DType::F32:
-    return static_cast<const float *>(p)[i];
-  case DType::BF16:
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
-  case DType::F16:
-    return __half2float(static_cast<const __half *>(p)[i]);
-  case DType::F64:
-    return float(static_cast<const double *>(p)[i]);
-  case DType::I32:
-    return float(static_cast<const int32_t *>(p)[i]);
-  }
-  return 0.0f;
-}
-
-__device__ __forceinline__ void storeF(void *p, DType t, int64_t i, float v) {
-  switch (t) {
-  case DType::F32:
-    static_cast<float *>(p)[i] = v;
-    break;
-  case DType::BF16:
-    static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
-    break;
-  case DType::F16:
-    static_cast<__half *>(p)[i] = __float2half_rn(v);
-    break;
-  case DType::F64:
-    static_cast<double *>(p)[i] = double(v);
-    break;
-  case DType::I32:
-    static_cast<int32_t *>(p)[i] = int32_t(v);
-    break;
-  }
-}
-
-__device__ __forceinline__ float load(TView v, int64_t i) { return loadF(v.p, v.dtype, i); }
-__device__ __forceinline__ void store(TView v, int64_t i, float x) { storeF(v.p, v.dtype, i, x); }
-
-__device__ __forceinline__ float toF(float v) { return v; }
-__device__ __forceinline__ float toF(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float toF(__half v) { return __half2float(v); }
-
-template <class T> __device__ __forceinline__ T fromF(float v) {
-  if constexpr (std::is_same_v<T, float>)
-    return v;
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    return __float2bfloat16_rn(v);
-  else
-    return __float2half_rn(v);
-}
 
 /// Elements of T in one 16-byte access.
 template <class T> constexpr int kPack = int(16 / sizeof(T));

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaCheck.h"
+#include "runtime/cuda/DeviceDType.cuh"
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/LossInternal.h"
 
@@ -46,16 +47,6 @@ constexpr int kReduceThreads = 1024;
 // Element access
 //===----------------------------------------------------------------------===//
 
-__device__ __forceinline__ float toF(float x) { return x; }
-__device__ __forceinline__ float toF(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float toF(__half x) { return __half2float(x); }
-
-template <class T> __device__ __forceinline__ T fromF(float x);
-template <> __device__ __forceinline__ float fromF<float>(float x) { return x; }
-template <> __device__ __forceinline__ __nv_bfloat16 fromF<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
-template <> __device__ __forceinline__ __half fromF<__half>(float x) { return __float2half_rn(x); }
 
 /// Element i of a device array of any dtype, as double (scalars, masks).
 __device__ __forceinline__ double loadAny(const void *p, DType t, int64_t i) {

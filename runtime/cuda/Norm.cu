@@ -29,6 +29,7 @@
 // residual).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/DeviceDType.cuh"
 #include "runtime/cuda/DeviceKernels.h"
 
 #include "runtime/Error.h"
@@ -59,66 +60,6 @@ constexpr int64_t kMaxGrid = 1 << 16;
 // Device helpers
 //===----------------------------------------------------------------------===//
 
-__device__ __forceinline__ float load(TView v, int64_t i) {
-  switch (v.dtype) {
-  case DType::F32:
-    return static_cast<const float *>(v.p)[i];
-  case DType::BF16:
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(v.p)[i]);
-  case DType::F16:
-    return __half2float(static_cast<const __half *>(v.p)[i]);
-  case DType::F64:
-    return float(static_cast<const double *>(v.p)[i]);
-  case DType::I32:
-    return float(static_cast<const int32_t *>(v.p)[i]);
-  }
-  return 0.0f;
-}
-
-__device__ __forceinline__ void store(TView v, int64_t i, float x) {
-  switch (v.dtype) {
-  case DType::F32:
-    static_cast<float *>(v.p)[i] = x;
-    break;
-  case DType::BF16:
-    static_cast<__nv_bfloat16 *>(v.p)[i] = __float2bfloat16_rn(x);
-    break;
-  case DType::F16:
-    static_cast<__half *>(v.p)[i] = __float2half_rn(x);
-    break;
-  case DType::F64:
-    static_cast<double *>(v.p)[i] = double(x);
-    break;
-  case DType::I32:
-    static_cast<int32_t *>(v.p)[i] = int32_t(x);
-    break;
-  }
-}
-
-/// x rounded to dtype t and widened back (what a store and a load give).
-__device__ __forceinline__ float roundTo(DType t, float x) {
-  switch (t) {
-  case DType::BF16:
-    return __bfloat162float(__float2bfloat16_rn(x));
-  case DType::F16:
-    return __half2float(__float2half_rn(x));
-  default:
-    return x;
-  }
-}
-
-__device__ __forceinline__ float toF(float v) { return v; }
-__device__ __forceinline__ float toF(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float toF(__half v) { return __half2float(v); }
-
-template <class E> __device__ __forceinline__ E fromF(float v) {
-  if constexpr (std::is_same_v<E, float>)
-    return v;
-  else if constexpr (std::is_same_v<E, __nv_bfloat16>)
-    return __float2bfloat16_rn(v);
-  else
-    return __float2half_rn(v);
-}
 
 // Row arrays in registers: thread `tid` of a team of T holds columns
 // tid + k * T. The dtype switch is outside the unrolled loop (one per row

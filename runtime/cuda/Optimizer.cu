@@ -18,6 +18,7 @@
 //    double, rounding each result once.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/DeviceDType.cuh"
 #include "runtime/cuda/DeviceKernels.h"
 
 #include "runtime/Error.h"
@@ -42,57 +43,6 @@ constexpr int kThreads = 256;
 // Device helpers
 //===----------------------------------------------------------------------===//
 
-__device__ __forceinline__ float loadF(const void *p, DType t, int64_t i) {
-  switch (t) {
-  case DType::F32:
-    return static_cast<const float *>(p)[i];
-  case DType::BF16:
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
-  case DType::F16:
-    return __half2float(static_cast<const __half *>(p)[i]);
-  case DType::F64:
-    return float(static_cast<const double *>(p)[i]);
-  case DType::I32:
-    return float(static_cast<const int32_t *>(p)[i]);
-  }
-  return 0.0f;
-}
-
-__device__ __forceinline__ void storeF(void *p, DType t, int64_t i, float v) {
-  switch (t) {
-  case DType::F32:
-    static_cast<float *>(p)[i] = v;
-    break;
-  case DType::BF16:
-    static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
-    break;
-  case DType::F16:
-    static_cast<__half *>(p)[i] = __float2half_rn(v);
-    break;
-  case DType::F64:
-    static_cast<double *>(p)[i] = double(v);
-    break;
-  case DType::I32:
-    static_cast<int32_t *>(p)[i] = int32_t(v);
-    break;
-  }
-}
-
-/// A one-element tensor of any dtype as a double (cpu::scalarValue).
-__device__ __forceinline__ double scalarOf(TView t) {
-  switch (t.dtype) {
-  case DType::F64:
-    return *static_cast<const double *>(t.p);
-  case DType::I32:
-    return double(*static_cast<const int32_t *>(t.p));
-  default:
-    return double(loadF(t.p, t.dtype, 0));
-  }
-}
-
-__device__ __forceinline__ float toF(float v) { return v; }
-__device__ __forceinline__ float toF(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float toF(__half v) { return __half2float(v); }
 
 template <class T> constexpr int kPack = int(16 / sizeof(T));
 

@@ -651,6 +651,38 @@ std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t i,
   return d;
 }
 
+void checkCollectiveShapes(const DecodedCall &d, int64_t n) {
+  const TensorType &in = d.operands[0], &out = d.results[0];
+  auto divisible = [&](int64_t dim) {
+    if (in.shape[dim] % n != 0)
+      throw Error("cannot cut dim " + std::to_string(dim) + " of " + shape_str(in.shape) +
+                  " into " + std::to_string(n) + " equal parts");
+  };
+  std::vector<int64_t> shape = in.shape;
+  switch (d.kind) {
+  case OpKind::AllGather:
+    shape[d.axis] *= n;
+    break;
+  case OpKind::AllReduce:
+    break;
+  case OpKind::ReduceScatter:
+  case OpKind::AllSlice:
+    divisible(d.axis);
+    shape[d.axis] /= n;
+    break;
+  case OpKind::AllToAll:
+    divisible(d.axis);
+    shape[d.axis] /= n;
+    shape[d.axis2] *= n;
+    break;
+  default:
+    throw Error("not a collective");
+  }
+  if (shape != out.shape)
+    throw Error("on a group of " + std::to_string(n) + " ranks the result is " +
+                shape_str(shape) + ", but the call's result type is " + shape_str(out.shape));
+}
+
 bool inPlaceOk(OpKind kind, size_t operand, size_t result) {
   switch (kind) {
   case OpKind::Add:

@@ -97,6 +97,11 @@ Equation parseEquation(const std::string &eq);
 std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t index,
                                         const std::vector<int64_t> &coords);
 
+/// Checks a collective call on a group of `members` ranks: the cut dims
+/// divide into equal parts and the result type is what the exchange
+/// produces. Throws Error (without the call prefix) otherwise.
+void checkCollectiveShapes(const DecodedCall &d, int64_t members);
+
 /// Throws Error prefixed with the call's index and op.
 [[noreturn]] void failCall(const DecodedCall &d, const std::string &what);
 

@@ -854,17 +854,7 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
   try {
     const TensorType &inT = d.operands[0], &outT = d.results[0];
     const int64_t n = f.n, es = dtype_size(inT.dtype), bytes = inT.bytes();
-    auto expectShape = [&](const std::vector<int64_t> &shape) {
-      if (shape != outT.shape)
-        throw Error("on a group of " + std::to_string(n) + " ranks the result is " +
-                    shape_str(shape) + ", but the call's result type is " +
-                    shape_str(outT.shape));
-    };
-    auto divisible = [&](int64_t dim) {
-      if (inT.shape[dim] % n != 0)
-        throw Error("cannot cut dim " + std::to_string(dim) + " of " + shape_str(inT.shape) +
-                    " into " + std::to_string(n) + " equal parts");
-    };
+    checkCollectiveShapes(d, n);
     // MPI needs distinct send and receive buffers, and the slices must not
     // read what they wrote: an input overlapping the output is copied (an
     // all-reduce exchanges into scratch before it writes: in place is fine).
@@ -884,7 +874,6 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
     case OpKind::AllGather: {
       std::vector<int64_t> shape = inT.shape;
       shape[d.axis] *= n;
-      expectShape(shape);
       if (n == 1) {
         std::memmove(f.out, f.in, bytes);
         return;
@@ -922,10 +911,8 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
       return;
     }
     case OpKind::ReduceScatter: {
-      divisible(d.axis);
       std::vector<int64_t> shape = inT.shape;
       shape[d.axis] /= n;
-      expectShape(shape);
       packParts();
       if (n > 1)
         f.request = comm_->ialltoall(axes, f.a.data(), f.b.data(), bytes / n);
@@ -934,21 +921,17 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
       return;
     }
     case OpKind::AllSlice: {
-      divisible(d.axis);
       std::vector<int64_t> shape = inT.shape;
       shape[d.axis] /= n;
-      expectShape(shape);
       int64_t index = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
       slicePart(f.in, f.out, inT.shape, d.axis, index, n, es);
       return;
     }
     default: { // AllToAll
-      divisible(d.axis);
       std::vector<int64_t> piece = inT.shape;
       piece[d.axis] /= n;
       std::vector<int64_t> shape = piece;
       shape[d.axis2] *= n;
-      expectShape(shape);
       packParts();
       if (n > 1)
         f.request = comm_->ialltoall(axes, f.a.data(), f.b.data(), bytes / n);

@@ -7,7 +7,8 @@
 //    GPU is an Error naming the arena and the planned bytes; call tables run
 //    on the GPU equal the CPU backend (a GEMM whose bias and GELU the backend
 //    fuses into cuBLASLt epilogues, its backward with dGELU, a multi-tensor
-//    AdamW over three parameters), eager and replayed from a CUDA graph.
+//    AdamW; residual adds fused into layernorm/rmsnorm), eager and replayed
+//    from a CUDA graph.
 //
 //===----------------------------------------------------------------------===//
 
@@ -199,6 +200,44 @@ TEST(CudaBackend, FusedGemmEpiloguesAndAdamWMatchTheCpu) {
     // f32 GEMMs without TF32: 1e-5 of the largest value.
     SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
     expectClose(got, want, 1e-5);
+  }
+}
+
+TEST(CudaBackend, FusedResidualNormMatchesTheCpu) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  const int64_t R = 37, C = 96;
+  int64_t at = 0;
+  auto place = [&](int64_t n) {
+    int64_t off = at;
+    at += n;
+    return off * 4;
+  };
+  int64_t x = place(R * C), r = place(R * C), h = place(R * C), y = place(R * C),
+          gamma = place(C), beta = place(C), h2 = place(R * C);
+  Program p = oneArena(at * 4);
+  nlohmann::json eps = {{"epsilon", 1e-5}};
+  p.calls = {
+      // h = x + r; y = layernorm(h): one kernel storing h and y.
+      call("xf.add", {f32({R, C}), f32({R, C})}, {f32({R, C})}),
+      call("xf.layernorm", {f32({R, C}), f32({C}), f32({C})}, {f32({R, C})}, eps),
+      // h2 = y + h (in place over h2's own buffer); rmsnorm in place over
+      // the sum: h2 is dead, the fused kernel stores only the norm.
+      call("xf.add", {f32({R, C}), f32({R, C})}, {f32({R, C})}),
+      call("xf.rmsnorm", {f32({R, C}), f32({C})}, {f32({R, C})}, eps),
+  };
+  std::vector<std::vector<int64_t>> offsets = {
+      {x, r, h}, {h, gamma, beta, y}, {y, h, h2}, {h2, gamma, h2}};
+  std::vector<float> init(at);
+  shardc::rng::init_normal(init.data(), at, 0, 11, "backend-norm-test", 0.0, 1.0);
+  auto cpu = makeCpuBackend(p, nullptr);
+  std::vector<float> want = runCalls(*cpu, p, offsets, init, false);
+  for (bool graphs : {false, true}) {
+    CudaOptions o;
+    o.graphs = graphs;
+    auto gpu = makeCudaBackend(p, nullptr, o);
+    SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
+    expectClose(runCalls(*gpu, p, offsets, init, graphs), want, 1e-5);
   }
 }
 
