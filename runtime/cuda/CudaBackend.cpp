@@ -526,23 +526,11 @@ void CudaBackend::launch(const DecodedCall &d, void **buffers) {
   size_t numOperands = d.operands.size(), numResults = d.results.size();
   void *ptrs[kMaxCallBuffers];
   std::copy(buffers, buffers + numOperands + numResults, ptrs);
-  int64_t copyBytes = 0;
   std::vector<std::pair<size_t, int64_t>> copies; // operand, offset in the alias scratch
-  for (size_t i = 0; i < numOperands; ++i) {
-    auto *a = static_cast<uint8_t *>(ptrs[i]);
-    int64_t aBytes = d.operands[i].bytes();
-    for (size_t r = 0; r < numResults; ++r) {
-      auto *b = static_cast<uint8_t *>(ptrs[numOperands + r]);
-      int64_t bBytes = d.results[r].bytes();
-      if (aBytes == 0 || bBytes == 0 || a + aBytes <= b || b + bBytes <= a)
-        continue;
-      if (a == b && aBytes == bBytes && d.operands[i].dtype == d.results[r].dtype &&
-          inPlaceOk(d.kind, i, r))
-        continue;
-      copies.push_back({i, copyBytes});
-      copyBytes += align256(aBytes);
-      break;
-    }
+  int64_t copyBytes = 0;
+  for (size_t i : operandsToCopy(d, ptrs)) {
+    copies.push_back({i, copyBytes});
+    copyBytes += align256(d.operands[i].bytes());
   }
   if (!copies.empty()) {
     uint8_t *scratch = ownBuffer(collectiveBuffers_, -1 - call, copyBytes);

@@ -97,6 +97,60 @@ template <class T> __device__ __forceinline__ T fromF(float v) {
     return __float2half_rn(v);
 }
 
+/// 16-byte vector access (the aligned fast paths): kPack<T> elements as
+/// floats, through bit intrinsics rather than pointer casts.
+/// Elements of T in one 16-byte access.
+template <class T> constexpr int kPack = int(16 / sizeof(T));
+
+/// 32-bit word w of a 16-byte pack as two (16-bit T) or one (f32) floats.
+/// Bit intrinsics, not pointer casts: no strict-aliasing questions.
+template <class T> __device__ __forceinline__ void unpackWord(uint32_t w, float *v) {
+  if constexpr (std::is_same_v<T, float>) {
+    v[0] = __uint_as_float(w);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    v[0] = __bfloat162float(__ushort_as_bfloat16((unsigned short)(w & 0xffffu)));
+    v[1] = __bfloat162float(__ushort_as_bfloat16((unsigned short)(w >> 16)));
+  } else {
+    v[0] = __half2float(__ushort_as_half((unsigned short)(w & 0xffffu)));
+    v[1] = __half2float(__ushort_as_half((unsigned short)(w >> 16)));
+  }
+}
+
+/// Loads elements [i, i + kPack) of p (16-byte aligned) as floats.
+template <class T>
+__device__ __forceinline__ void loadPack(const T *p, int64_t i, float (&v)[kPack<T>]) {
+  constexpr int E = kPack<T> / 4; // elements per 32-bit word
+  const uint4 raw = *reinterpret_cast<const uint4 *>(p + i);
+  unpackWord<T>(raw.x, v);
+  unpackWord<T>(raw.y, v + E);
+  unpackWord<T>(raw.z, v + 2 * E);
+  unpackWord<T>(raw.w, v + 3 * E);
+}
+
+template <class T> __device__ __forceinline__ uint32_t packWord(const float *v) {
+  if constexpr (std::is_same_v<T, float>) {
+    return __float_as_uint(v[0]);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return uint32_t(__bfloat16_as_ushort(__float2bfloat16_rn(v[0]))) |
+           uint32_t(__bfloat16_as_ushort(__float2bfloat16_rn(v[1]))) << 16;
+  } else {
+    return uint32_t(__half_as_ushort(__float2half_rn(v[0]))) |
+           uint32_t(__half_as_ushort(__float2half_rn(v[1]))) << 16;
+  }
+}
+
+/// Stores v, rounded to T, to elements [i, i + kPack) of p (16-byte aligned).
+template <class T>
+__device__ __forceinline__ void storePack(T *p, int64_t i, const float (&v)[kPack<T>]) {
+  constexpr int E = kPack<T> / 4;
+  uint4 raw;
+  raw.x = packWord<T>(v);
+  raw.y = packWord<T>(v + E);
+  raw.z = packWord<T>(v + 2 * E);
+  raw.w = packWord<T>(v + 3 * E);
+  *reinterpret_cast<uint4 *>(p + i) = raw;
+}
+
 } // namespace shardc::cuda
 
 #endif // SHARDC_RUNTIME_CUDA_DEVICEDTYPE_CUH

@@ -44,32 +44,6 @@ constexpr int kThreads = 256;
 //===----------------------------------------------------------------------===//
 
 
-template <class T> constexpr int kPack = int(16 / sizeof(T));
-
-/// 32-bit word w of a 16-byte pack as two (16-bit T) or one (f32) floats.
-/// Bit intrinsics, not pointer casts: no strict-aliasing questions.
-template <class T> __device__ __forceinline__ void unpackWord(uint32_t w, float *v) {
-  if constexpr (std::is_same_v<T, float>) {
-    v[0] = __uint_as_float(w);
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    v[0] = __bfloat162float(__ushort_as_bfloat16((unsigned short)(w & 0xffffu)));
-    v[1] = __bfloat162float(__ushort_as_bfloat16((unsigned short)(w >> 16)));
-  } else {
-    v[0] = __half2float(__ushort_as_half((unsigned short)(w & 0xffffu)));
-    v[1] = __half2float(__ushort_as_half((unsigned short)(w >> 16)));
-  }
-}
-
-/// Loads elements [i, i + kPack) of p (16-byte aligned) as floats.
-template <class T>
-__device__ __forceinline__ void loadPack(const T *p, int64_t i, float (&v)[kPack<T>]) {
-  constexpr int E = kPack<T> / 4; // elements per 32-bit word
-  const uint4 raw = *reinterpret_cast<const uint4 *>(p + i);
-  unpackWord<T>(raw.x, v);
-  unpackWord<T>(raw.y, v + E);
-  unpackWord<T>(raw.z, v + 2 * E);
-  unpackWord<T>(raw.w, v + 3 * E);
-}
 
 template <class V> __device__ __forceinline__ V warpSum(V v) {
 #pragma unroll

@@ -651,6 +651,27 @@ std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t i,
   return d;
 }
 
+std::vector<size_t> operandsToCopy(const DecodedCall &d, void *const *buffers) {
+  std::vector<size_t> copies;
+  const size_t numOperands = d.operands.size(), numResults = d.results.size();
+  for (size_t i = 0; i < numOperands; ++i) {
+    auto *a = static_cast<const uint8_t *>(buffers[i]);
+    int64_t aBytes = d.operands[i].bytes();
+    for (size_t r = 0; r < numResults; ++r) {
+      auto *b = static_cast<const uint8_t *>(buffers[numOperands + r]);
+      int64_t bBytes = d.results[r].bytes();
+      if (aBytes == 0 || bBytes == 0 || a + aBytes <= b || b + bBytes <= a)
+        continue;
+      if (a == b && aBytes == bBytes && d.operands[i].dtype == d.results[r].dtype &&
+          inPlaceOk(d.kind, i, r))
+        continue;
+      copies.push_back(i);
+      break;
+    }
+  }
+  return copies;
+}
+
 void checkCollectiveShapes(const DecodedCall &d, int64_t n) {
   const TensorType &in = d.operands[0], &out = d.results[0];
   auto divisible = [&](int64_t dim) {

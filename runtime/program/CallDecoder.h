@@ -97,6 +97,11 @@ Equation parseEquation(const std::string &eq);
 std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t index,
                                         const std::vector<int64_t> &coords);
 
+/// The operands of kernel call `d` (buffers: operands then results) that
+/// overlap a result without being exactly in place where the kernel allows
+/// it (inPlaceOk): the backend must read them from a copy.
+std::vector<size_t> operandsToCopy(const DecodedCall &d, void *const *buffers);
+
 /// Checks a collective call on a group of `members` ranks: the cut dims
 /// divide into equal parts and the result type is what the exchange
 /// produces. Throws Error (without the call prefix) otherwise.

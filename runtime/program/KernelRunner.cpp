@@ -269,22 +269,10 @@ void KernelRunner::kernel(int call, void **buffers, const StepContext &ctx) {
   std::copy(buffers, buffers + numOperands + numResults, ptrs);
   if (scratch_.size() < numOperands)
     scratch_.resize(numOperands);
-  for (size_t i = 0; i < numOperands; ++i) {
-    auto *a = static_cast<uint8_t *>(ptrs[i]);
-    int64_t aBytes = d.operands[i].bytes();
-    for (size_t r = 0; r < numResults; ++r) {
-      auto *b = static_cast<uint8_t *>(ptrs[numOperands + r]);
-      int64_t bBytes = d.results[r].bytes();
-      if (aBytes == 0 || bBytes == 0 || a + aBytes <= b || b + bBytes <= a)
-        continue;
-      if (a == b && aBytes == bBytes && d.operands[i].dtype == d.results[r].dtype &&
-          inPlaceOk(d.kind, i, r))
-        continue;
-      scratch_[i].resize(aBytes);
-      std::memcpy(scratch_[i].data(), a, aBytes);
-      ptrs[i] = scratch_[i].data();
-      break;
-    }
+  for (size_t i : operandsToCopy(d, ptrs)) {
+    const auto *a = static_cast<const uint8_t *>(ptrs[i]);
+    scratch_[i].assign(a, a + d.operands[i].bytes());
+    ptrs[i] = scratch_[i].data();
   }
 
   try {
