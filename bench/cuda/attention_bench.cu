@@ -5,8 +5,7 @@
 // warm iterations; bench/torch_attention.py prints the same lines for
 // torch.nn.functional.scaled_dot_product_attention.
 //
-//   nvcc -std=c++17 -O3 -arch=sm_90a -I. bench/cuda/attention_bench.cu
-//        runtime/cuda/Attention.cu -o attention_bench   (one command line)
+//   built by the CMake build where CUDA is found: build/bench/attention_bench
 //   ./attention_bench [--iters N]
 //
 // FLOPs (the usual FlashAttention accounting): forward 4 B H S^2 D (two

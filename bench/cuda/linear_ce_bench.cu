@@ -16,10 +16,7 @@
 // tflops: model FLOPs (6 * tokens * hidden * vocab: forward, dx, dW) per
 // second of total_ms; the backward also recomputes the logits (a 4th GEMM).
 //
-// Build (not part of the CMake build; from the repository root):
-//   nvcc -std=c++17 -O3 -arch=sm_90a -I. bench/cuda/linear_ce_bench.cu \
-//     runtime/cuda/Gemm.cpp runtime/cuda/LinearCrossEntropy.cpp runtime/cuda/Loss.cu \
-//     -lcublasLt -o linear_ce_bench
+//   built by the CMake build where CUDA is found: build/bench/linear_ce_bench
 // Run: ./linear_ce_bench [--tokens N] [--hidden H] [--vocab V] [--iters K]
 //                        [--chunk-elems E] [--chunking auto|rows|vocab]
 // Exits 77 without a CUDA device.
