@@ -491,7 +491,9 @@ void CudaBackend::kernel(int call, void **buffers) {
   if (tryFuse(d, buffers))
     return;
   flushPending();
-  if (d.kind == OpKind::Matmul && !timing_) {
+  // Deferred calls skip launch()'s alias copies: only calls that need none.
+  const bool deferrable = !timing_ && operandsToCopy(d, buffers).empty();
+  if (d.kind == OpKind::Matmul && deferrable) {
     const auto &e = d.eq;
     if (d.batch == 1 && e.out == e.batch + e.lhsFree + e.rhsFree &&
         (e.lhs == e.batch + e.lhsFree + e.contracted ||
@@ -507,7 +509,7 @@ void CudaBackend::kernel(int call, void **buffers) {
       return;
     }
   }
-  if (d.kind == OpKind::Add && !timing_ && d.operands[0].dtype == d.results[0].dtype &&
+  if (d.kind == OpKind::Add && deferrable && d.operands[0].dtype == d.results[0].dtype &&
       d.operands[1].dtype == d.results[0].dtype) {
     // Wait one call for a layernorm/rmsnorm of the sum (the residual add).
     pendingAdd_.d = &d;
