@@ -79,6 +79,10 @@ def compile_step(a, mesh, strategy, out):
 
 
 def mpirun(a, np, exe, args, **kw):
+    if a.mpirun == "none":  # one rank as an Open MPI singleton (a machine without mpirun)
+        if np != 1:
+            fail("--mpirun none runs one rank, not %d" % np)
+        return run([exe] + args, **kw)
     return run([a.mpirun, "-np", str(np), exe] + args, **kw)
 
 
@@ -179,7 +183,7 @@ def gpu(a):
         fail("gpu probe failed: " + p.stdout + p.stderr)
     print("gpu: " + p.stdout.strip())
     w = a.workdir
-    exe = compile_step(a, a.mesh, a.strategy, os.path.join(w, "step"))
+    exe = a.exe or compile_step(a, a.mesh, a.strategy, os.path.join(w, "step"))
     base = ["--data", a.data, "--steps", str(a.steps), "--seed", "1234"]
     cpu_log = os.path.join(w, "cpu.jsonl")
     mpirun(a, a.ranks, exe, base + ["--log-file", cpu_log])
@@ -347,9 +351,12 @@ def main():
     ap.add_argument("check", choices=["equivalence", "resume", "evaluate", "faults", "gpu"])
     ap.add_argument("--gpu-probe", default="",
                     help="gpu: a program that exits 0 where a CUDA device is usable, 77 elsewhere")
-    ap.add_argument("--shardc", required=True)
-    ap.add_argument("--mpirun", default="mpirun")
-    ap.add_argument("--model", required=True)
+    ap.add_argument("--shardc", default="")
+    ap.add_argument("--mpirun", default="mpirun",
+                    help="launcher; 'none' runs one rank directly (an MPI singleton)")
+    ap.add_argument("--model", default="")
+    ap.add_argument("--exe", default="",
+                    help="gpu: a step compiled beforehand (on a machine without MLIR)")
     ap.add_argument("--data", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--mesh", default="")
@@ -368,6 +375,8 @@ def main():
     ap.add_argument("--compile-args", default="",
                     help="extra `shardc compile` flags, one string (--compile-args='--bucket-mb 1')")
     a = ap.parse_args()
+    if not a.exe and not (a.shardc and a.model):
+        ap.error("--shardc and --model are required unless --exe names a compiled step")
     a.compile_args = shlex.split(a.compile_args)
     # The precision and --step-args are part of the step: compiled and
     # simulated runs alike.
