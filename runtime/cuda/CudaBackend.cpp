@@ -89,6 +89,16 @@ int localRank(int64_t rank) {
   return static_cast<int>(rank);
 }
 
+/// The number of ranks on this node, from the launcher's environment (0 when
+/// it does not say).
+int localSize() {
+  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
+                          "MV2_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE"})
+    if (const char *v = std::getenv(var))
+      return std::atoi(v);
+  return 0;
+}
+
 int64_t align256(int64_t n) { return (n + 255) / 256 * 256; }
 
 /// `shape` seen as [outer, shape[dim], inner bytes] (KernelRunner's Split3).
@@ -175,7 +185,15 @@ public:
     gemm_ = std::make_unique<Gemm>();
 
     if (comm && comm->numRanks() > 1) {
-      bool nccl = options.comm != "mpi";
+      // NCCL refuses two ranks on one GPU: with more ranks than GPUs on this
+      // node, --comm auto stages through the host and --comm nccl says why not.
+      const bool shared = localSize() > count;
+      if (shared && options.comm == "nccl")
+        throw Error("--comm nccl: " + std::to_string(localSize()) + " ranks on this node share " +
+                    std::to_string(count) +
+                    " GPU(s), and NCCL needs one GPU per rank; use --comm mpi (host-staged) "
+                    "or launch at most one rank per GPU");
+      bool nccl = options.comm == "nccl" || (options.comm == "auto" && !shared);
       deviceComm_ = nccl ? makeNcclComm(*comm, KernelRunner::axesSetsNeeded(program))
                          : makeHostStagedComm(*comm);
     }

@@ -80,7 +80,9 @@ std::unique_ptr<Backend> makeCpuBackend(const Program &program, Communicators *c
 
 /// What the CUDA backend is asked for (runtime/main's --comm, --no-graph).
 struct CudaOptions {
-  std::string comm = "auto"; ///< "auto" / "nccl": NCCL; "mpi": host-staged
+  /// "nccl", "mpi" (host-staged) or "auto": NCCL unless this node has more
+  /// ranks than GPUs (then host-staged).
+  std::string comm = "auto";
   bool graphs = true;        ///< capture each entry once, replay it
 };
 
