@@ -46,6 +46,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <thread>
 
 namespace shardc::cuda {
@@ -150,7 +152,11 @@ public:
       }
     }
 
-    // Arenas: one allocation each, zero-filled as on the CPU.
+    SHARDC_CUDA(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    SHARDC_CUDA(cudaStreamCreateWithFlags(&commStream_, cudaStreamNonBlocking));
+
+    // Arenas: one allocation each, zero-filled as on the CPU (on the compute
+    // stream: a non-blocking stream does not wait for the legacy one).
     size_t freeBytes = 0, totalBytes = 0;
     SHARDC_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
     for (const ArenaDesc &a : program.arenas) {
@@ -167,20 +173,22 @@ public:
                     std::to_string(freeBytes) + " of " + std::to_string(totalBytes) +
                     " free (use more ranks, ZeRO/FSDP, or smaller micro-batches)");
       }
-      SHARDC_CUDA(cudaMemset(p, 0, bytes));
       arenas_.push_back(p);
+      SHARDC_CUDA(cudaMemsetAsync(p, 0, bytes, compute_));
       void *h = std::calloc(bytes, 1); // pages are committed only where written
       if (!h)
         throw Error("cannot allocate the host copy of arena '" + a.name + "'");
       host_.push_back(static_cast<uint8_t *>(h));
     }
 
-    SHARDC_CUDA(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
-    SHARDC_CUDA(cudaStreamCreateWithFlags(&commStream_, cudaStreamNonBlocking));
+    for (cudaEvent_t &ev : lossEvents_)
+      SHARDC_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
     SHARDC_CUDA(cudaMalloc(&scalars_, sizeof(StepScalars)));
     SHARDC_CUDA(cudaMallocHost(&hostScalars_, sizeof(StepScalars)));
     SHARDC_CUDA(cudaMalloc(&errors_, sizeof(KernelError) * std::max<size_t>(calls_.size(), 1)));
-    SHARDC_CUDA(cudaMemset(errors_, 0, sizeof(KernelError) * std::max<size_t>(calls_.size(), 1)));
+    SHARDC_CUDA(cudaMemsetAsync(errors_, 0, sizeof(KernelError) * std::max<size_t>(calls_.size(), 1),
+                                compute_));
+    SHARDC_CUDA(cudaStreamSynchronize(compute_));
     SHARDC_CUDA(cudaMalloc(&groupCount_, sizeof(int32_t) * 2));
     gemm_ = std::make_unique<Gemm>();
 
@@ -201,13 +209,20 @@ public:
   }
 
   ~CudaBackend() override {
-    // Nothing here may throw: a failed device is reported by the run.
+    // Nothing here may throw: a failed device is reported by the run. After
+    // an error (unwinding) peers may be inside a collective: abort the NCCL
+    // communicators instead of waiting for them to quiesce.
+    if (std::uncaught_exceptions() > 0 && deviceComm_)
+      deviceComm_->abort();
     cudaDeviceSynchronize();
     for (auto &[id, exec] : graphExec_)
       if (exec)
         cudaGraphExecDestroy(exec);
     for (cudaEvent_t ev : events_)
       cudaEventDestroy(ev);
+    for (cudaEvent_t ev : lossEvents_)
+      if (ev)
+        cudaEventDestroy(ev);
     deviceComm_.reset();
     gemm_.reset();
     workspace_.reset();
@@ -287,6 +302,7 @@ private:
       if (capturing_)
         throw Error("internal: the kernel workspace grew during CUDA graph capture");
       SHARDC_CUDA(cudaStreamSynchronize(compute_));
+      dropGraphs(); // captured graphs hold the old buffer's address
       workspace_ = std::make_unique<DeviceBuffer>();
       SHARDC_CUDA(cudaMalloc(&workspace_->p, static_cast<size_t>(align256(bytes))));
       workspace_->bytes = align256(bytes);
@@ -300,11 +316,21 @@ private:
       if (capturing_)
         throw Error("internal: a collective's staging buffer grew during CUDA graph capture");
       SHARDC_CUDA(cudaDeviceSynchronize());
+      if (b)
+        dropGraphs(); // captured graphs hold the old buffer's address
       b = std::make_unique<DeviceBuffer>();
       SHARDC_CUDA(cudaMalloc(&b->p, static_cast<size_t>(align256(std::max<int64_t>(bytes, 1)))));
       b->bytes = align256(std::max<int64_t>(bytes, 1));
     }
     return static_cast<uint8_t *>(b->p);
+  }
+  /// Forgets every captured graph (recaptured on their next runs).
+  void dropGraphs() {
+    for (auto &[key, exec] : graphExec_)
+      if (exec) {
+        cudaGraphExecDestroy(exec);
+        exec = nullptr;
+      }
   }
   cudaEvent_t event(size_t i) {
     while (events_.size() <= i) {
@@ -323,6 +349,10 @@ private:
   /// Sums an i32 over the group on `axes` in place (device scalar).
   void groupAllGatherStats(const Axes &axes, float *stats, int64_t floats, float *gathered);
   void groupSumCount(const Axes &axes, int32_t *count);
+  /// Runs `exchange` on the communication stream between the compute
+  /// stream's work before it and after it.
+  void onCommStream(const std::function<void(cudaStream_t)> &exchange);
+  cudaEvent_t lossEvents_[2] = {nullptr, nullptr};
 
   /// Deferred work that may merge with the next call.
   void flushPending();
@@ -340,8 +370,7 @@ private:
 
   void time(std::map<std::string, double> &table, const std::string &name,
             std::chrono::steady_clock::time_point start) {
-    SHARDC_CUDA(cudaStreamSynchronize(compute_));
-    SHARDC_CUDA(cudaStreamSynchronize(commStream_));
+    waitForDevice();
     table[name] +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
@@ -404,6 +433,12 @@ private:
 void CudaBackend::run(const std::function<void()> &entry, int entryId, const StepContext &step) {
   step_ = step;
   training_ = step.training;
+  // Nothing of an entry that failed half-way carries over.
+  pendingMatmul_ = PendingMatmul{};
+  pendingAdd_ = PendingAdd{};
+  pendingAdam_ = PendingAdamW{};
+  std::fill(inFlight_.begin(), inFlight_.end(), false);
+  capturing_ = false;
   const int key = entryId * 2 + (step.training ? 1 : 0);
   // The step scalars go up before the launch, outside any graph.
   hostScalars_->seed = step.seed;
@@ -454,6 +489,8 @@ void CudaBackend::waitForDevice() {
   for (;;) {
     cudaError_t e = cudaStreamQuery(compute_);
     if (e == cudaSuccess)
+      e = cudaStreamQuery(commStream_);
+    if (e == cudaSuccess)
       break;
     if (e != cudaErrorNotReady)
       SHARDC_CUDA(e);
@@ -470,7 +507,6 @@ void CudaBackend::waitForDevice() {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
-  SHARDC_CUDA(cudaStreamSynchronize(commStream_));
 }
 
 void CudaBackend::checkKernelErrors() {
@@ -483,7 +519,8 @@ void CudaBackend::checkKernelErrors() {
     const KernelError &e = errs[i];
     if (e.code == kNoError)
       continue;
-    SHARDC_CUDA(cudaMemset(errors_, 0, sizeof(KernelError) * errs.size()));
+    SHARDC_CUDA(cudaMemsetAsync(errors_, 0, sizeof(KernelError) * errs.size(), compute_));
+    SHARDC_CUDA(cudaStreamSynchronize(compute_));
     const char *what = e.code == kBadTokenId ? "token id" : "target";
     failCall(*calls_[i], std::string(what) + " " + std::to_string(e.value) + " at position " +
                              std::to_string(e.position) + " is outside the vocabulary [0, " +
@@ -613,8 +650,18 @@ bool CudaBackend::tryFuse(const DecodedCall &d, void **buf) {
     return accept(q);
   }
   // ... -> gelu into another buffer: BiasGeluAux (aux = the pre-activation).
+  // cuBLASLt writes gelu's output while it reads A, B and the bias: the
+  // output must overlap none of them (nor the aux buffer).
+  auto apart = [](const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
+    auto *x = static_cast<const uint8_t *>(a), *y = static_cast<const uint8_t *>(b);
+    return x + aBytes <= y || y + bBytes <= x;
+  };
   if (d.kind == OpKind::Gelu && p.epilogue == Epilogue::Bias && buf[0] == p.buf[2] &&
-      buf[1] != p.buf[2] && d.results[0].dtype == c) {
+      d.results[0].dtype == c &&
+      apart(buf[1], d.results[0].bytes(), p.buf[2], mm.results[0].bytes()) &&
+      apart(buf[1], d.results[0].bytes(), p.buf[0], mm.operands[0].bytes()) &&
+      apart(buf[1], d.results[0].bytes(), p.buf[1], mm.operands[1].bytes()) &&
+      apart(buf[1], d.results[0].bytes(), p.bias.p, mm.n * dtype_size(p.bias.dtype))) {
     PendingMatmul q = p;
     q.epilogue = Epilogue::BiasGeluAux;
     q.aux = view(p.buf[2], mm.results[0]);
@@ -657,7 +704,8 @@ bool CudaBackend::tryFuseResidualNorm(const DecodedCall &d, void **buf) {
     return y + d.results[0].bytes() <= b || b + bytes <= y;
   };
   if (!(disjoint(p.buf[1]) && (y == p.buf[2] || disjoint(p.buf[2])) &&
-        (y == p.buf[0] || disjoint(p.buf[0]))))
+        ((y == p.buf[0] && d.results[0].dtype == add.operands[0].dtype) ||
+         disjoint(p.buf[0]))))
     return false;
   // h must not alias the residual operand unless exactly (in place).
   auto *h = static_cast<uint8_t *>(p.buf[2]);
@@ -703,8 +751,9 @@ void CudaBackend::flushPending() {
     if (!same) {
       if (capturing_)
         throw Error("internal: AdamW descriptors changed during CUDA graph capture");
-      SHARDC_CUDA(cudaMemcpy(desc, a.tensors.data(), a.tensors.size() * sizeof(AdamWTensor),
-                             cudaMemcpyHostToDevice));
+      // Stream-ordered (a pageable source is staged before the call returns).
+      SHARDC_CUDA(cudaMemcpyAsync(desc, a.tensors.data(), a.tensors.size() * sizeof(AdamWTensor),
+                                  cudaMemcpyHostToDevice, compute_));
       up = a.tensors;
     }
     const DecodedCall &d = *a.first;
@@ -714,11 +763,32 @@ void CudaBackend::flushPending() {
   }
 }
 
-void CudaBackend::queueAdamW(const DecodedCall &d, void **buf) {
+void CudaBackend::queueAdamW(const DecodedCall &d, void **callBuffers) {
   // Operands: param, grad, m, v, lr, grad_scale, step[, skip]; results
   // param, m, v (in place: the planner puts them over their operands).
   const auto &in = d.operands;
+  void *buf[kMaxCallBuffers];
+  std::copy(callBuffers, callBuffers + in.size() + d.results.size(), buf);
   void **res = buf + in.size();
+  // A call that must copy (results not over their operands, or operands
+  // overlapping a result) may overwrite what the queued tensors still read:
+  // the queue runs first, and overlapping operands are read from a copy.
+  std::vector<size_t> overlapping = operandsToCopy(d, buf);
+  bool moves = res[0] != buf[0] || res[1] != buf[2] || res[2] != buf[3];
+  if (moves || !overlapping.empty())
+    flushPending();
+  if (!overlapping.empty()) {
+    int64_t bytes = 0;
+    for (size_t i : overlapping)
+      bytes += align256(in[i].bytes());
+    uint8_t *scratch = ownBuffer(collectiveBuffers_, -1 - d.index, bytes);
+    for (size_t i : overlapping) {
+      SHARDC_CUDA(cudaMemcpyAsync(scratch, buf[i], static_cast<size_t>(in[i].bytes()),
+                                  cudaMemcpyDeviceToDevice, compute_));
+      buf[i] = scratch;
+      scratch += align256(in[i].bytes());
+    }
+  }
   AdamWScalars sc;
   sc.lr = cview(buf[4], in[4]);
   sc.gradScale = cview(buf[5], in[5]);
@@ -1004,14 +1074,28 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
 // Cross-entropy, whole or vocabulary-parallel
 //===----------------------------------------------------------------------===//
 
+void CudaBackend::onCommStream(const std::function<void(cudaStream_t)> &exchange) {
+  // Every NCCL operation goes to the communication stream, in program order:
+  // communicators used concurrently from two streams can deadlock.
+  cudaEvent_t ready = lossEvents_[0], done = lossEvents_[1];
+  SHARDC_CUDA(cudaEventRecord(ready, compute_));
+  SHARDC_CUDA(cudaStreamWaitEvent(commStream_, ready, 0));
+  exchange(commStream_);
+  SHARDC_CUDA(cudaEventRecord(done, commStream_));
+  SHARDC_CUDA(cudaStreamWaitEvent(compute_, done, 0));
+}
+
 void CudaBackend::groupAllGatherStats(const Axes &axes, float *stats, int64_t floats,
                                       float *gathered) {
-  deviceComm_->allgather(axes, stats, gathered, floats * static_cast<int64_t>(sizeof(float)),
-                         compute_);
+  onCommStream([&](cudaStream_t s) {
+    deviceComm_->allgather(axes, stats, gathered, floats * static_cast<int64_t>(sizeof(float)), s);
+  });
 }
 
 void CudaBackend::groupSumCount(const Axes &axes, int32_t *count) {
-  deviceComm_->allreduce(axes, count, count, 1, DType::I32, Reduction::Sum, compute_);
+  onCommStream([&](cudaStream_t s) {
+    deviceComm_->allreduce(axes, count, count, 1, DType::I32, Reduction::Sum, s);
+  });
 }
 
 void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
@@ -1143,6 +1227,11 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
                   int64_t dim) {
     Split sp(shape, dim, es);
     int64_t part = sp.dimSize / n, run = part * sp.inner;
+    if (sp.outer == 1) { // the parts are contiguous already
+      SHARDC_CUDA(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                  s));
+      return;
+    }
     for (int64_t j = 0; j < n; ++j)
       SHARDC_CUDA(cudaMemcpy2DAsync(dst + j * (bytes / n), run, src + j * run,
                                     sp.dimSize * sp.inner, run, sp.outer,
@@ -1153,6 +1242,11 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
                    int64_t dim, int64_t blockBytes) {
     Split sp(shape, dim, es);
     int64_t part = sp.dimSize / n, run = part * sp.inner;
+    if (sp.outer == 1 && blockBytes == run) { // contiguous parts, back to back
+      SHARDC_CUDA(cudaMemcpyAsync(dst, src, static_cast<size_t>(n * run),
+                                  cudaMemcpyDeviceToDevice, s));
+      return;
+    }
     for (int64_t j = 0; j < n; ++j)
       SHARDC_CUDA(cudaMemcpy2DAsync(dst + j * run, sp.dimSize * sp.inner, src + j * blockBytes,
                                     run, run, sp.outer, cudaMemcpyDeviceToDevice, s));
@@ -1215,8 +1309,12 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     int64_t index = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
     Split sp(inT.shape, d.axis, es);
     int64_t part = sp.dimSize / n, run = part * sp.inner;
-    SHARDC_CUDA(cudaMemcpy2DAsync(out, run, in + index * run, sp.dimSize * sp.inner, run,
-                                  sp.outer, cudaMemcpyDeviceToDevice, s));
+    if (sp.outer == 1)
+      SHARDC_CUDA(cudaMemcpyAsync(out, in + index * run, static_cast<size_t>(run),
+                                  cudaMemcpyDeviceToDevice, s));
+    else
+      SHARDC_CUDA(cudaMemcpy2DAsync(out, run, in + index * run, sp.dimSize * sp.inner, run,
+                                    sp.outer, cudaMemcpyDeviceToDevice, s));
     break;
   }
   default: { // AllToAll
