@@ -59,6 +59,7 @@ manifest=$stepdir/steps.tsv
 out=${out:-$stepdir/results-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-step.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 results=$out/results.txt
 : >"$results"
 
@@ -189,4 +190,3 @@ echo
   done
   echo "RESULT lines: $results; logs: $out"
 } | tee "$out/summary.txt"
-rm -rf "$work"

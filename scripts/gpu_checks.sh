@@ -51,6 +51,7 @@ fi
 py=${PYTHON:-python3}
 stepdir=$dir
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-checks.XXXXXX")
+trap 'rm -rf "$work"' EXIT # scratch; every log goes to $out
 libdir=$work/lib
 mkdir -p "$libdir"
 # shellcheck source=bench/gpu_libs.sh
@@ -78,7 +79,7 @@ for s in fp32:1e-4 bf16:1e-2 fused:1e-4; do
   name=${s%%:*} rtol=${s#*:}
   check "step-$name" "$py" "$root/test/compiled/check_compiled.py" gpu --exe "$dir/tiny_$name" \
     --mpirun none --gpu-probe "$dir/shardc_gpu_probe" --data "$dir/tokens.bin" \
-    --workdir "$work/$name" --rtol "$rtol"
+    --workdir "$out/step-$name" --rtol "$rtol"
 done
 check attention-bench "$dir/attention_bench"
 check attention-torch "$py" "$root/bench/torch_attention.py"

@@ -48,6 +48,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <thread>
 
 namespace shardc::cuda {
@@ -82,39 +83,30 @@ Dims dimsOf(const std::vector<int64_t> &v, const DecodedCall &d) {
   return r;
 }
 
-/// The local rank on this node, from the launcher's environment.
-int localRank(int64_t rank) {
-  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-                          "MV2_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK"})
+/// The first of `vars` that the launcher (Open MPI, MPICH, Slurm, MVAPICH,
+/// torchrun-style) set, as an integer; `fallback` when none is set.
+int launcherValue(std::initializer_list<const char *> vars, int fallback) {
+  for (const char *var : vars)
     if (const char *v = std::getenv(var))
       return std::atoi(v);
-  return static_cast<int>(rank);
+  return fallback;
 }
 
-/// The number of ranks on this node, from the launcher's environment (0 when
-/// it does not say).
+/// The local rank on this node (the global rank when the launcher does not say).
+int localRank(int64_t rank) {
+  return launcherValue({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                        "MV2_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK"},
+                       static_cast<int>(rank));
+}
+
+/// The number of ranks on this node (0 when the launcher does not say).
 int localSize() {
-  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
-                          "MV2_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE"})
-    if (const char *v = std::getenv(var))
-      return std::atoi(v);
-  return 0;
+  return launcherValue({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
+                        "MV2_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE"},
+                       0);
 }
 
 int64_t align256(int64_t n) { return (n + 255) / 256 * 256; }
-
-/// `shape` seen as [outer, shape[dim], inner bytes] (KernelRunner's Split3).
-struct Split {
-  int64_t outer = 1, dimSize = 1, inner = 1;
-  Split(const std::vector<int64_t> &shape, int64_t dim, int64_t elemBytes) {
-    for (int64_t d = 0; d < dim; ++d)
-      outer *= shape[d];
-    dimSize = shape[dim];
-    inner = elemBytes;
-    for (size_t d = dim + 1; d < shape.size(); ++d)
-      inner *= shape[d];
-  }
-};
 
 class CudaBackend final : public Backend {
 public:
@@ -849,34 +841,28 @@ void CudaBackend::runMatmul(const DecodedCall &d, void **buf, void *outPtr) {
   int64_t outBytes = natural != e.out ? align256(ot.bytes()) : 0;
   uint8_t *ws = (lhsBytes + rhsBytes + outBytes) ? workspace(lhsBytes + rhsBytes + outBytes)
                                                  : nullptr;
-  auto prepare = [&](const void *src, const TensorType &t, const std::string &have,
-                     const std::string &want, uint8_t *scratch) -> TView {
-    TView v = cview(src, t);
-    if (t.dtype != ab) {
-      // Widen first (same layout), then permute in place of the scratch's end.
-      TView wide{scratch, ab};
-      cast(v, wide, t.numel(), compute_);
-      if (have == want)
-        return wide;
-      throw Error("internal: a permuted mixed-dtype matmul operand"); // decoded out below
-    }
-    if (have == want)
-      return v;
+  if ((lt.dtype != ab && e.lhs != lhsWant) || (rt_.dtype != ab && e.rhs != rhsWant))
+    failCall(d, "mixes operand dtypes with a transposed operand layout, which the CUDA "
+                "backend does not run");
+  // The letters `have` of src laid out as `want` in dst.
+  auto relayout = [&](const void *src, void *dst, int64_t elemBytes, const std::string &have,
+                      const std::string &want) {
     std::vector<int64_t> shape, perm;
     for (char ch : have)
       shape.push_back(d.letter[ch - 'a']);
     for (char ch : want)
       perm.push_back(static_cast<int64_t>(have.find(ch)));
-    transpose(src, scratch, es, dimsOf(shape, d), dimsOf(perm, d), compute_);
+    transpose(src, dst, elemBytes, dimsOf(shape, d), dimsOf(perm, d), compute_);
+  };
+  // An operand cuBLASLt cannot read as it is: widened or permuted into scratch.
+  auto prepare = [&](const void *src, const TensorType &t, const std::string &have,
+                     const std::string &want, uint8_t *scratch) -> TView {
+    if (t.dtype != ab)
+      cast(cview(src, t), TView{scratch, ab}, t.numel(), compute_);
+    else
+      relayout(src, scratch, es, have, want);
     return TView{scratch, ab};
   };
-  auto mixedPermuted = [&](const TensorType &t, const std::string &have,
-                           const std::string &want) { return t.dtype != ab && have != want; };
-  if (mixedPermuted(lt, e.lhs, lhsWant) || mixedPermuted(rt_, e.rhs, rhsWant)) {
-    // Permute in the storage dtype into the output scratch area, then widen.
-    failCall(d, "mixes operand dtypes with a transposed operand layout, which the CUDA "
-                "backend does not run");
-  }
   TView a = lhsBytes ? prepare(buf[0], lt, e.lhs, lhsWant, ws) : cview(buf[0], lt);
   TView b = rhsBytes ? prepare(buf[1], rt_, e.rhs, rhsWant, ws + lhsBytes) : cview(buf[1], rt_);
   TView c{outBytes ? ws + lhsBytes + rhsBytes : outPtr, ot.dtype};
@@ -898,14 +884,8 @@ void CudaBackend::runMatmul(const DecodedCall &d, void **buf, void *outPtr) {
   g.strideB = d.k * d.n;
   g.strideC = d.m * d.n;
   gemm_->run(g, compute_);
-  if (outBytes) {
-    std::vector<int64_t> shape, perm;
-    for (char ch : natural)
-      shape.push_back(d.letter[ch - 'a']);
-    for (char ch : e.out)
-      perm.push_back(static_cast<int64_t>(natural.find(ch)));
-    transpose(c.p, outPtr, dtype_size(ot.dtype), dimsOf(shape, d), dimsOf(perm, d), compute_);
-  }
+  if (outBytes)
+    relayout(c.p, outPtr, dtype_size(ot.dtype), natural, e.out);
 }
 
 void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
@@ -1225,7 +1205,7 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
   // Blocks j of `packed` go to member j: parts of `shape` along `dim`.
   auto pack = [&](const uint8_t *src, uint8_t *dst, const std::vector<int64_t> &shape,
                   int64_t dim) {
-    Split sp(shape, dim, es);
+    Split3 sp(shape, dim, es);
     int64_t part = sp.dimSize / n, run = part * sp.inner;
     if (sp.outer == 1) { // the parts are contiguous already
       SHARDC_CUDA(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
@@ -1240,7 +1220,7 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
   // The inverse: member j's contiguous block becomes part j along `dim`.
   auto place = [&](const uint8_t *src, uint8_t *dst, const std::vector<int64_t> &shape,
                    int64_t dim, int64_t blockBytes) {
-    Split sp(shape, dim, es);
+    Split3 sp(shape, dim, es);
     int64_t part = sp.dimSize / n, run = part * sp.inner;
     if (sp.outer == 1 && blockBytes == run) { // contiguous parts, back to back
       SHARDC_CUDA(cudaMemcpyAsync(dst, src, static_cast<size_t>(n * run),
@@ -1269,7 +1249,7 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
       if (in != out)
         SHARDC_CUDA(cudaMemcpyAsync(out, in, static_cast<size_t>(bytes),
                                     cudaMemcpyDeviceToDevice, s));
-    } else if (Split(shape, d.axis, es).outer == 1) {
+    } else if (Split3(shape, d.axis, es).outer == 1) {
       deviceComm_->allgather(axes, in, out, bytes, s);
     } else {
       uint8_t *tmp = ownBuffer(collectiveBuffers_, 3 * call, n * bytes);
@@ -1291,7 +1271,7 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     std::vector<int64_t> shape = inT.shape;
     shape[d.axis] /= n;
     const uint8_t *src = in;
-    if (Split(inT.shape, d.axis, es).outer != 1) {
+    if (Split3(inT.shape, d.axis, es).outer != 1) {
       uint8_t *tmp = ownBuffer(collectiveBuffers_, 3 * call, bytes);
       pack(in, tmp, inT.shape, d.axis);
       src = tmp;
@@ -1307,7 +1287,7 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     std::vector<int64_t> shape = inT.shape;
     shape[d.axis] /= n;
     int64_t index = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
-    Split sp(inT.shape, d.axis, es);
+    Split3 sp(inT.shape, d.axis, es);
     int64_t part = sp.dimSize / n, run = part * sp.inner;
     if (sp.outer == 1)
       SHARDC_CUDA(cudaMemcpyAsync(out, in + index * run, static_cast<size_t>(run),

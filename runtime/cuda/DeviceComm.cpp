@@ -2,7 +2,7 @@
 
 #include "runtime/cuda/DeviceComm.h"
 
-#include "runtime/cpu/Kernels.h"
+#include "runtime/program/KernelRunner.h"
 #include "runtime/cuda/CudaCheck.h"
 
 #include <cuda_runtime.h>
@@ -194,12 +194,6 @@ struct PinnedBuffer {
   }
 };
 
-float widen(const uint8_t *p, DType t, int64_t i) {
-  uint16_t h;
-  std::memcpy(&h, p + 2 * i, 2);
-  return t == DType::BF16 ? cpu::bf16_to_f32(h) : cpu::f16_to_f32(h);
-}
-
 class HostStagedComm final : public DeviceComm {
 public:
   explicit HostStagedComm(rt::Communicators &host) : host_(host) {}
@@ -220,7 +214,7 @@ public:
     uint8_t *hin = down(a_, in, n * es, s);
     uint8_t *all = b_.ensure(members * n * es);
     host_.allgather(axes, hin, all, n * es);
-    reduceInto(all, members, n, dtype, op, hin);
+    rt::reduceBlocks(all, members, n, dtype, op, hin);
     up(out, hin, n * es, s);
   }
   void reduceScatter(const Axes &axes, const void *in, void *out, int64_t n, DType dtype,
@@ -229,7 +223,7 @@ public:
     uint8_t *hin = down(a_, in, members * n * es, s);
     uint8_t *recv = b_.ensure(members * n * es);
     host_.alltoall(axes, hin, recv, n * es);
-    reduceInto(recv, members, n, dtype, op, hin);
+    rt::reduceBlocks(recv, members, n, dtype, op, hin);
     up(out, hin, n * es, s);
   }
   void alltoall(const Axes &axes, const void *in, void *out, int64_t bytes,
@@ -254,68 +248,6 @@ private:
     SHARDC_CUDA(cudaMemcpyAsync(dst, h, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, s));
     SHARDC_CUDA(cudaStreamSynchronize(s));
   }
-  /// out (n elements) = the reduction of `members` blocks of n, in group
-  /// order, accumulated in f32 (f64 for f64, i64 for i32).
-  static void reduceInto(const uint8_t *blocks, int64_t members, int64_t n, DType t,
-                         rt::Reduction op, uint8_t *out) {
-    auto combine = [op](double acc, double next) {
-      switch (op) {
-      case rt::Reduction::Max:
-        return next > acc || next != next ? next : acc;
-      case rt::Reduction::Min:
-        return next < acc || next != next ? next : acc;
-      default:
-        return acc + next;
-      }
-    };
-    int64_t es = rt::dtype_size(t);
-    for (int64_t i = 0; i < n; ++i) {
-      auto value = [&](int64_t j) -> double {
-        const uint8_t *b = blocks + j * n * es;
-        switch (t) {
-        case DType::F32: {
-          float f;
-          std::memcpy(&f, b + 4 * i, 4);
-          return f;
-        }
-        case DType::F64: {
-          double d;
-          std::memcpy(&d, b + 8 * i, 8);
-          return d;
-        }
-        case DType::I32: {
-          int32_t v;
-          std::memcpy(&v, b + 4 * i, 4);
-          return v;
-        }
-        default:
-          return widen(b, t, i);
-        }
-      };
-      if (t == DType::F64 || t == DType::I32) {
-        double acc = value(0);
-        for (int64_t j = 1; j < members; ++j)
-          acc = combine(acc, value(j));
-        if (t == DType::F64)
-          std::memcpy(out + 8 * i, &acc, 8);
-        else {
-          int32_t v = static_cast<int32_t>(acc);
-          std::memcpy(out + 4 * i, &v, 4);
-        }
-        continue;
-      }
-      float acc = static_cast<float>(value(0));
-      for (int64_t j = 1; j < members; ++j)
-        acc = static_cast<float>(combine(acc, value(j)));
-      if (t == DType::F32) {
-        std::memcpy(out + 4 * i, &acc, 4);
-      } else {
-        uint16_t h = t == DType::BF16 ? cpu::f32_to_bf16(acc) : cpu::f32_to_f16(acc);
-        std::memcpy(out + 2 * i, &h, 2);
-      }
-    }
-  }
-
   rt::Communicators &host_;
   PinnedBuffer a_, b_;
 };

@@ -102,6 +102,20 @@ std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t index,
 /// it (inPlaceOk): the backend must read them from a copy.
 std::vector<size_t> operandsToCopy(const DecodedCall &d, void *const *buffers);
 
+/// `shape` seen as [outer, shape[dim], inner bytes]: how a collective cuts a
+/// tensor along `dim` into parts (KernelRunner, the CUDA backend).
+struct Split3 {
+  int64_t outer = 1, dimSize = 1, inner = 1;
+  Split3(const std::vector<int64_t> &shape, int64_t dim, int64_t elemBytes) {
+    for (int64_t d = 0; d < dim; ++d)
+      outer *= shape[d];
+    dimSize = shape[dim];
+    inner = elemBytes;
+    for (size_t d = dim + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+  }
+};
+
 /// Checks a collective call on a group of `members` ranks: the cut dims
 /// divide into equal parts and the result type is what the exchange
 /// produces. Throws Error (without the call prefix) otherwise.

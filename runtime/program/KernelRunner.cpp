@@ -81,19 +81,6 @@ private:
 // Blocks of raw tensors (MeshSimulation's slicePart and concat)
 //===----------------------------------------------------------------------===//
 
-/// `shape` seen as [outer, shape[dim], inner bytes].
-struct Split3 {
-  int64_t outer = 1, dimSize = 1, inner = 1;
-  Split3(const std::vector<int64_t> &shape, int64_t dim, int64_t elemBytes) {
-    for (int64_t d = 0; d < dim; ++d)
-      outer *= shape[d];
-    dimSize = shape[dim];
-    inner = elemBytes;
-    for (size_t d = dim + 1; d < shape.size(); ++d)
-      inner *= shape[d];
-  }
-};
-
 /// dst (contiguous) = the `index`-th of `parts` equal blocks of src along dim.
 void slicePart(const uint8_t *src, uint8_t *dst, const std::vector<int64_t> &shape, int64_t dim,
                int64_t index, int64_t parts, int64_t elemBytes) {
@@ -166,6 +153,8 @@ void reduceBlocksAs(const uint8_t *blocks, int64_t members, int64_t n, DType dty
   }
 }
 
+} // namespace
+
 void reduceBlocks(const uint8_t *blocks, int64_t members, int64_t n, DType dtype, Reduction kind,
                   void *out) {
   if (dtype == DType::I32)
@@ -176,7 +165,6 @@ void reduceBlocks(const uint8_t *blocks, int64_t members, int64_t n, DType dtype
     reduceBlocksAs<float>(blocks, members, n, dtype, kind, out);
 }
 
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // KernelRunner

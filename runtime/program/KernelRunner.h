@@ -42,6 +42,14 @@ namespace shardc::rt {
 class Communicators;
 
 
+/// Element-wise reduction of `members` blocks of n elements of `dtype`
+/// (contiguous, in group order) into `out`: accumulated in f32 (f64 for f64,
+/// i64 for i32) in group order and rounded once, as MeshSimulation reduces.
+/// Every transport that reduces on the host (the MPI all-reduce, the CUDA
+/// backend's host-staged path) uses this one, so all agree bit for bit.
+void reduceBlocks(const uint8_t *blocks, int64_t members, int64_t n, DType dtype,
+                  Reduction kind, void *out);
+
 class KernelRunner {
 public:
   /// Decodes every call of `program` for rank `rank`. `comm` (not owned, may
