@@ -43,7 +43,8 @@ std::string Mesh::axesName(llvm::ArrayRef<Axis> axes) const {
   for (Axis a : axes) {
     if (!s.empty())
       s += ",";
-    s += names[a];
+    // Callers pass verified axes; an out-of-range one still prints, never reads past the mesh.
+    s += a >= 0 && a < rank() ? names[a] : "<axis " + std::to_string(a) + ">";
   }
   return s;
 }
@@ -97,6 +98,17 @@ std::string Mesh::str() const {
   return s;
 }
 
+/// The product of `sizes` is at most kMaxDevices (checked without overflow).
+static bool withinDeviceLimit(llvm::ArrayRef<int64_t> sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    if (s <= 0 || s > shardc::xf::XfDialect::kMaxDevices / n)
+      return false;
+    n *= s;
+  }
+  return true;
+}
+
 static bool isIdentifier(llvm::StringRef s) {
   if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
     return false;
@@ -128,6 +140,11 @@ FailureOr<Mesh> Mesh::parse(llvm::StringRef spec, std::string &error) {
     error = "a mesh has 1 to 8 axes, got '" + spec.str() + "'";
     return failure();
   }
+  if (!withinDeviceLimit(mesh.sizes)) {
+    error = "the mesh '" + spec.str() + "' has more than " +
+            std::to_string(shardc::xf::XfDialect::kMaxDevices) + " devices";
+    return failure();
+  }
   return mesh;
 }
 
@@ -148,6 +165,9 @@ FailureOr<Mesh> Mesh::fromGrid(shard::GridOp grid) {
       return grid.emitError() << "'" << kAxisNamesAttr << "' must hold strings";
     mesh.names.push_back(name ? name.str() : "a" + std::to_string(i));
   }
+  if (!withinDeviceLimit(mesh.sizes))
+    return grid.emitError() << "the grid has more than " << shardc::xf::XfDialect::kMaxDevices
+                            << " devices";
   return mesh;
 }
 

@@ -18,6 +18,8 @@
 #ifndef SHARDC_COMPILER_SHARDING_SHARDING_H
 #define SHARDC_COMPILER_SHARDING_SHARDING_H
 
+#include "dialects/xf/XfDialect.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -33,17 +35,13 @@ namespace shardc::sharding {
 using Axis = int16_t;
 using AxisList = llvm::SmallVector<Axis, 2>;
 
-/// Discardable attribute names of the sharding passes.
-inline constexpr llvm::StringLiteral kAxisNamesAttr = "xf.axis_names";
-/// On shard.shard: the annotated value is a pending sum over these axes.
-inline constexpr llvm::StringLiteral kPartialAttr = "xf.partial";
-/// On partitioned func.func: the grid the function is partitioned over.
-inline constexpr llvm::StringLiteral kGridAttr = "xf.grid";
-/// On partitioned func args/results: the global sharding (#shard<axisarray ...>).
-inline constexpr llvm::StringLiteral kShardingAttr = "xf.sharding";
-/// On partitioned local ops with indexed/logSumExp factors: per factor of the
-/// op's rule, the mesh axes it is split over (array of array<i16>).
-inline constexpr llvm::StringLiteral kFactorAxesAttr = "xf.factor_axes";
+/// Discardable attribute names of the sharding passes (declared and verified
+/// by the xf dialect, XfBase.td).
+inline constexpr llvm::StringLiteral kAxisNamesAttr = xf::XfDialect::kAxisNamesAttrName;
+inline constexpr llvm::StringLiteral kPartialAttr = xf::XfDialect::kPartialAttrName;
+inline constexpr llvm::StringLiteral kGridAttr = xf::XfDialect::kGridAttrName;
+inline constexpr llvm::StringLiteral kShardingAttr = xf::XfDialect::kShardingAttrName;
+inline constexpr llvm::StringLiteral kFactorAxesAttr = xf::XfDialect::kFactorAxesAttrName;
 
 struct Mesh {
   std::string symbol = "mesh";

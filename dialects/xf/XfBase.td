@@ -28,6 +28,8 @@ def Xf_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Argument attribute naming a parameter: #xf.param<...>.
     static constexpr llvm::StringLiteral kParamAttrName = "xf.param";
@@ -45,6 +47,30 @@ def Xf_Dialect : Dialect {
     /// Result attribute: a per-step quantity for the log ("loss", "lr",
     /// "grad_norm", "loss_scale", "skipped").
     static constexpr llvm::StringLiteral kReportAttrName = "xf.report";
+
+    // Discardable attributes of the sharding passes. Each is verified here
+    // (verifyOperationAttribute, and the sharding-rule interface's verifier
+    // for `xf.factor_axes`), so a pass reading one may trust its shape.
+
+    /// Module attribute: the generator's description of the model.
+    static constexpr llvm::StringLiteral kModelAttrName = "xf.model";
+    /// On shard.grid: the axis names (upstream grids only have sizes).
+    static constexpr llvm::StringLiteral kAxisNamesAttrName = "xf.axis_names";
+    /// On a partitioned func.func: the grid it is partitioned over.
+    static constexpr llvm::StringLiteral kGridAttrName = "xf.grid";
+    /// On partitioned func args/results: the global layout (#shard<axisarray>).
+    static constexpr llvm::StringLiteral kShardingAttrName = "xf.sharding";
+    /// On shard.shard: the annotated value is a pending sum over these axes.
+    static constexpr llvm::StringLiteral kPartialAttrName = "xf.partial";
+    /// On ops with a sharding rule: per factor, the grid axes splitting it.
+    static constexpr llvm::StringLiteral kFactorAxesAttrName = "xf.factor_axes";
+    /// With xf.factor_axes: a pending sum passed through one linear group.
+    static constexpr llvm::StringLiteral kLinearPartialAttrName = "xf.linear_partial";
+    static constexpr llvm::StringLiteral kLinearGroupAttrName = "xf.linear_group";
+
+    /// Largest number of devices a grid may have (2^24): sizes beyond it
+    /// are typos or overflow, never a machine.
+    static constexpr int64_t kMaxDevices = int64_t(1) << 24;
   }];
 }
 

@@ -7,6 +7,13 @@
 #include "llvm/ADT/SmallVector.h"
 #include "dialects/xf/ShardingRule.h"
 
+namespace shardc::xf {
+/// Verifies the sharding decision attributes an op carries
+/// (`xf.factor_axes`, `xf.linear_partial`, `xf.linear_group`) against its
+/// sharding rule and its grid. Run by ShardingRuleOpInterface's verifier.
+mlir::LogicalResult verifyShardingDecision(mlir::Operation *op);
+} // namespace shardc::xf
+
 #include "dialects/xf/XfInterfaces.h.inc"
 
 #endif // SHARDC_DIALECTS_XF_XFINTERFACES_H

@@ -49,6 +49,10 @@ def Xf_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
     InterfaceMethod<"Returns the op's sharding rule.",
       "::shardc::xf::OpShardingRule", "getShardingRule", (ins)>
   ];
+  // After the op's own verifier (the rule is computed from verified types):
+  // `xf.factor_axes` must fit the rule and the grid.
+  let verify = [{ return ::shardc::xf::verifyShardingDecision($_op); }];
+  let verifyWithRegions = 1;
 }
 
 #endif // SHARDC_XF_INTERFACES_TD

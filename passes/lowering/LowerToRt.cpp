@@ -113,20 +113,27 @@ struct OpToRt : ConversionPattern {
     ArrayAttr operandAxes, resultAxes;
     if (op->hasAttr(sharding::kFactorAxesAttr)) {
       // Where the rank's block lies in the global op, per buffer and dim.
-      exec::OpPlacement place(op, mesh, 0);
-      auto dimsOf = [&](Value v, bool result, unsigned i) {
-        SmallVector<Attribute> dims;
-        for (unsigned d = 0; d < cast<ShapedType>(v.getType()).getRank(); ++d) {
-          exec::OpPlacement::Dim dim = result ? place.resultDim(i, d) : place.operandDim(i, d);
-          dims.push_back(rewriter.getDenseI16ArrayAttr(dim.axes));
-        }
-        return rewriter.getArrayAttr(dims);
-      };
+      // The verifier has checked xf.factor_axes against the rule and the grid;
+      // OpPlacement's errors (shared with the executor, which throws) still
+      // end as a diagnostic here, never as an exception out of the pass.
       SmallVector<Attribute> ins, res;
-      for (auto [i, v] : llvm::enumerate(op->getOperands()))
-        ins.push_back(dimsOf(v, false, i));
-      for (auto [i, v] : llvm::enumerate(op->getResults()))
-        res.push_back(dimsOf(v, true, i));
+      try {
+        exec::OpPlacement place(op, mesh, 0);
+        auto dimsOf = [&](Value v, bool result, unsigned i) {
+          SmallVector<Attribute> dims;
+          for (unsigned d = 0; d < cast<ShapedType>(v.getType()).getRank(); ++d) {
+            exec::OpPlacement::Dim dim = result ? place.resultDim(i, d) : place.operandDim(i, d);
+            dims.push_back(rewriter.getDenseI16ArrayAttr(dim.axes));
+          }
+          return rewriter.getArrayAttr(dims);
+        };
+        for (auto [i, v] : llvm::enumerate(op->getOperands()))
+          ins.push_back(dimsOf(v, false, i));
+        for (auto [i, v] : llvm::enumerate(op->getResults()))
+          res.push_back(dimsOf(v, true, i));
+      } catch (const rt::Error &e) {
+        return op->emitError() << "xf-lower-to-rt: " << e.what();
+      }
       operandAxes = rewriter.getArrayAttr(ins);
       resultAxes = rewriter.getArrayAttr(res);
       // The cross-entropy ops share their token mean over the axes of their

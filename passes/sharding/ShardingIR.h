@@ -32,8 +32,8 @@ struct OpDecision {
   int linearGroup = -1;
 };
 
-inline constexpr llvm::StringLiteral kLinearPartialAttr = "xf.linear_partial";
-inline constexpr llvm::StringLiteral kLinearGroupAttr = "xf.linear_group";
+inline constexpr llvm::StringLiteral kLinearPartialAttr = xf::XfDialect::kLinearPartialAttrName;
+inline constexpr llvm::StringLiteral kLinearGroupAttr = xf::XfDialect::kLinearGroupAttrName;
 
 /// Reads / writes `xf.factor_axes` (+ the linear pending sum) on an op.
 std::optional<OpDecision> readDecision(mlir::Operation *op, size_t numFactors);

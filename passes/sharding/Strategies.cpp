@@ -137,7 +137,13 @@ public:
 
 LogicalResult parseSpec(func::FuncOp func, const Mesh &mesh, StringRef strategy, Spec &spec) {
   SmallVector<StringRef> parts;
-  strategy.split(parts, '+', -1, /*KeepEmpty=*/false);
+  if (!strategy.trim().empty())
+    strategy.split(parts, '+', -1, /*KeepEmpty=*/true);
+  for (StringRef p : parts)
+    if (p.trim().empty() || p.trim().starts_with("@"))
+      return func.emitError() << "strategy '" << strategy
+                              << "' has an empty component (expected components joined by '+', "
+                                 "as in dp+tp or zero1@dp+tp)";
   auto axisNamed = [&](StringRef name, StringRef component) -> FailureOr<Axis> {
     int a = mesh.axisIndex(name);
     if (a < 0)

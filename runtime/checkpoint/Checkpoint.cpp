@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -26,7 +27,6 @@ namespace shardc::ckpt {
 namespace {
 
 constexpr const char *kFormat = "shardc-checkpoint";
-constexpr int kFormatVersion = 1;
 constexpr const char *kManifest = "manifest.json";
 constexpr const char *kLatest = "latest";
 constexpr const char *kTmpSuffix = ".tmp";
@@ -95,11 +95,17 @@ std::string axesWords(const rt::Axes &axes) {
 void checkSharding(const TensorMeta &t, const rt::MeshDesc &mesh, const std::string &where) {
   if (t.sharding.size() != t.globalShape.size())
     throw rt::Error(where + ": sharding and global_shape differ in rank");
+  std::vector<bool> used(mesh.sizes.size());
   for (size_t d = 0; d < t.sharding.size(); ++d) {
-    for (int a : t.sharding[d])
+    for (int a : t.sharding[d]) {
       if (a < 0 || a >= static_cast<int>(mesh.sizes.size()))
         throw rt::Error(where + ": dim " + std::to_string(d) + " is split over mesh axis " +
                         std::to_string(a) + ", outside mesh " + mesh.str());
+      if (used[a])
+        throw rt::Error(where + ": mesh axis " + std::to_string(a) +
+                        " splits it more than once");
+      used[a] = true;
+    }
     if (t.globalShape[d] < 0 || t.globalShape[d] % mesh.size(t.sharding[d]) != 0)
       throw rt::Error(where + ": dim " + std::to_string(d) + " of size " +
                       std::to_string(t.globalShape[d]) + " does not split over axes " +
@@ -114,6 +120,117 @@ bool intersects(const std::vector<int64_t> &ao, const std::vector<int64_t> &as,
     if (std::max(ao[d], bo[d]) >= std::min(ao[d] + as[d], bo[d] + bs[d]))
       return false;
   return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading manifest fields
+//===----------------------------------------------------------------------===//
+//
+// nlohmann's get<> converts whatever it finds (1e18 or 2.5 to an integer, a
+// huge unsigned to a negative), so integers are taken only from JSON
+// integers and range-checked here. Every error names the manifest and the
+// field, as a path into the JSON: "mesh.sizes[1]", "tensors[2].dtype".
+
+/// The precisions a program can have (`shardc compile --precision`).
+constexpr const char *kPrecisions[] = {"fp32", "bf16", "fp16"};
+
+[[noreturn]] void badField(const std::string &path, const std::string &field,
+                           const std::string &what) {
+  throw rt::Error(path + ": \"" + field + "\" " + what);
+}
+
+/// The member `key` of `object`, which must be a JSON object holding it;
+/// `field` is its path.
+const json &member(const std::string &path, const json &object, const char *key,
+                   const std::string &field) {
+  auto it = object.find(key);
+  if (it == object.end())
+    throw rt::Error(path + ": no \"" + field + "\"");
+  return *it;
+}
+
+std::string stringField(const std::string &path, const json &value, const std::string &field) {
+  if (!value.is_string())
+    badField(path, field, "is " + value.dump() + ", not a string");
+  return value.get<std::string>();
+}
+
+const json &arrayField(const std::string &path, const json &value, const std::string &field) {
+  if (!value.is_array())
+    badField(path, field, "is " + value.dump() + ", not an array");
+  return value;
+}
+
+const json &objectField(const std::string &path, const json &value, const std::string &field) {
+  if (!value.is_object())
+    badField(path, field, "is " + value.dump() + ", not an object");
+  return value;
+}
+
+/// A JSON integer in [lo, hi]; 3.0, 1e18, "3" and out-of-range values are
+/// errors, never converted.
+int64_t integerField(const std::string &path, const json &value, const std::string &field,
+                     int64_t lo, int64_t hi) {
+  if (!value.is_number_integer())
+    badField(path, field, "is " + value.dump() + ", not an integer");
+  bool fits = !value.is_number_unsigned() || value.get<uint64_t>() <= uint64_t(INT64_MAX);
+  int64_t v = fits ? value.get<int64_t>() : 0;
+  if (!fits || v < lo || v > hi)
+    badField(path, field,
+             "is " + value.dump() + ", outside [" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + "]");
+  return v;
+}
+
+/// A JSON integer in [0, 2^64 - 1].
+uint64_t unsignedField(const std::string &path, const json &value, const std::string &field) {
+  if (!value.is_number_integer())
+    badField(path, field, "is " + value.dump() + ", not an integer");
+  if (!value.is_number_unsigned())
+    badField(path, field, "is " + value.dump() + ", negative");
+  return value.get<uint64_t>();
+}
+
+std::string indexed(const std::string &field, size_t i) {
+  return field + "[" + std::to_string(i) + "]";
+}
+
+/// One entry of "tensors"; `field` is its path ("tensors[2]").
+TensorMeta readTensorMeta(const std::string &path, const json &entry, const std::string &field) {
+  objectField(path, entry, field);
+  TensorMeta t;
+  t.name = stringField(path, member(path, entry, "name", field + ".name"), field + ".name");
+  std::string dtype =
+      stringField(path, member(path, entry, "dtype", field + ".dtype"), field + ".dtype");
+  try {
+    t.dtype = rt::dtype_from_name(dtype);
+  } catch (const rt::Error &) {
+    badField(path, field + ".dtype", "is \"" + dtype + "\", not a dtype of the runtime");
+  }
+
+  std::string shapeField = field + ".global_shape";
+  const json &shape = arrayField(path, member(path, entry, "global_shape", shapeField), shapeField);
+  int64_t bytes = rt::dtype_size(t.dtype); // of the whole tensor, overflow-checked
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t extent = integerField(path, shape[d], indexed(shapeField, d), 0, INT64_MAX);
+    t.globalShape.push_back(extent);
+    if (extent != 0 && bytes > INT64_MAX / extent)
+      badField(path, shapeField, shape.dump() + " holds more than 2^63 bytes");
+    bytes *= extent;
+  }
+
+  std::string shardingField = field + ".sharding";
+  const json &sharding =
+      arrayField(path, member(path, entry, "sharding", shardingField), shardingField);
+  for (size_t d = 0; d < sharding.size(); ++d) {
+    const json &axes = arrayField(path, sharding[d], indexed(shardingField, d));
+    rt::Axes dimAxes;
+    for (size_t i = 0; i < axes.size(); ++i)
+      dimAxes.push_back(static_cast<int>(
+          integerField(path, axes[i], indexed(indexed(shardingField, d), i), 0, INT_MAX)));
+    t.sharding.push_back(std::move(dimAxes));
+  }
+  return t;
 }
 
 /// Validates a rank file against the manifest: exactly its tensors, with
@@ -230,7 +347,7 @@ std::string commitCheckpoint(const std::string &dir, const Manifest &manifest) {
                       (tmp / rankFileName(r)).string() + "' was not written");
 
   json j = {{"format", kFormat},
-            {"version", kFormatVersion},
+            {"version", kManifestVersion},
             {"source", manifest.source},
             {"strategy", manifest.strategy},
             {"precision", manifest.precision},
@@ -291,45 +408,65 @@ Manifest readManifest(const std::string &stepDir) {
     throw rt::Error("cannot read '" + path + "' (not a checkpoint step directory?)");
   std::stringstream ss;
   ss << in.rdbuf();
-  Manifest m;
+  json j;
   try {
-    json j = json::parse(ss.str());
-    if (j.value("format", "") != kFormat)
-      throw rt::Error(path + ": not a shardc checkpoint manifest (\"format\" is not \"" +
-                      kFormat + "\")");
-    if (j.at("version").get<int>() != kFormatVersion)
-      throw rt::Error(path + ": manifest version " + j.at("version").dump() +
-                      " (this runtime reads version 1)");
-    m.source = j.at("source").get<std::string>();
-    m.strategy = j.at("strategy").get<std::string>();
-    m.precision = j.at("precision").get<std::string>();
-    m.mesh.names = j.at("mesh").at("names").get<std::vector<std::string>>();
-    m.mesh.sizes = j.at("mesh").at("sizes").get<std::vector<int64_t>>();
-    m.step = j.at("step").get<int64_t>();
-    m.nextPosition = j.at("next_position").get<int64_t>();
-    m.seed = j.at("seed").get<uint64_t>();
-    if (!j.at("loss_scale").is_null())
-      m.lossScale = j.at("loss_scale").get<double>();
-    for (const json &t : j.at("tensors"))
-      m.tensors.push_back(TensorMeta{t.at("name").get<std::string>(),
-                                     rt::dtype_from_name(t.at("dtype").get<std::string>()),
-                                     t.at("global_shape").get<std::vector<int64_t>>(),
-                                     t.at("sharding").get<std::vector<rt::Axes>>()});
+    j = json::parse(ss.str());
   } catch (const json::exception &e) {
     throw rt::Error(path + ": malformed manifest (" + e.what() + ")");
-  } catch (const rt::Error &e) {
-    std::string what = e.what();
-    if (what.compare(0, path.size(), path) == 0)
-      throw;
-    throw rt::Error(path + ": " + what);
   }
-  if (m.mesh.names.size() != m.mesh.sizes.size())
-    throw rt::Error(path + ": mesh names and sizes differ in length");
-  for (int64_t s : m.mesh.sizes)
-    if (s < 1)
-      throw rt::Error(path + ": a mesh axis has size < 1");
-  if (m.step < 0 || m.nextPosition < 0)
-    throw rt::Error(path + ": negative step or data position");
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
+    throw rt::Error(path + ": not a shardc checkpoint manifest (\"format\" is not \"" +
+                    kFormat + "\")");
+
+  Manifest m;
+  m.version = static_cast<int>(integerField(path, member(path, j, "version", "version"),
+                                            "version", 0, INT_MAX));
+  if (m.version != 1 && m.version != kManifestVersion)
+    throw rt::Error(path + ": manifest version " + std::to_string(m.version) +
+                    " (this runtime reads versions 1 and " + std::to_string(kManifestVersion) +
+                    ")");
+  m.source = stringField(path, member(path, j, "source", "source"), "source");
+  m.strategy = stringField(path, member(path, j, "strategy", "strategy"), "strategy");
+  m.precision = stringField(path, member(path, j, "precision", "precision"), "precision");
+  if (std::none_of(std::begin(kPrecisions), std::end(kPrecisions),
+                   [&](const char *p) { return m.precision == p; }))
+    badField(path, "precision", "is \"" + m.precision + "\", not fp32, bf16 or fp16");
+
+  const json &mesh = objectField(path, member(path, j, "mesh", "mesh"), "mesh");
+  const json &names = arrayField(path, member(path, mesh, "names", "mesh.names"), "mesh.names");
+  const json &sizes = arrayField(path, member(path, mesh, "sizes", "mesh.sizes"), "mesh.sizes");
+  if (names.size() != sizes.size())
+    throw rt::Error(path + ": \"mesh.names\" and \"mesh.sizes\" differ in length");
+  int64_t meshRanks = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    m.mesh.names.push_back(stringField(path, names[i], indexed("mesh.names", i)));
+    int64_t size = integerField(path, sizes[i], indexed("mesh.sizes", i), 1, kMaxRanks);
+    m.mesh.sizes.push_back(size);
+    // Both factors are at most kMaxRanks = 2^24: the product cannot overflow.
+    meshRanks *= size;
+    if (meshRanks > kMaxRanks)
+      badField(path, "mesh.sizes",
+               sizes.dump() + " make more than " + std::to_string(kMaxRanks) + " ranks");
+  }
+  int64_t ranks = integerField(path, member(path, j, "ranks", "ranks"), "ranks", 1, kMaxRanks);
+  if (ranks != meshRanks)
+    badField(path, "ranks",
+             "is " + std::to_string(ranks) + " but mesh " + m.mesh.str() + " has " +
+                 std::to_string(meshRanks));
+
+  m.step = integerField(path, member(path, j, "step", "step"), "step", 0, kMaxManifestCount);
+  m.nextPosition = integerField(path, member(path, j, "next_position", "next_position"),
+                                "next_position", 0, kMaxManifestCount);
+  m.seed = unsignedField(path, member(path, j, "seed", "seed"), "seed");
+  const json &lossScale = member(path, j, "loss_scale", "loss_scale");
+  if (!lossScale.is_null() && !lossScale.is_number())
+    badField(path, "loss_scale", "is " + lossScale.dump() + ", not a number or null");
+  if (lossScale.is_number())
+    m.lossScale = lossScale.get<double>();
+
+  const json &tensors = arrayField(path, member(path, j, "tensors", "tensors"), "tensors");
+  for (size_t i = 0; i < tensors.size(); ++i)
+    m.tensors.push_back(readTensorMeta(path, tensors[i], indexed("tensors", i)));
   for (const TensorMeta &t : m.tensors) {
     checkSharding(t, m.mesh, path + ": tensor '" + t.name + "'");
     if (std::count_if(m.tensors.begin(), m.tensors.end(),
@@ -345,6 +482,14 @@ void checkCompatible(const std::string &stepDir, const Manifest &manifest,
   if (manifest.source != program.source)
     throw rt::Error(path + ": the checkpoint is of '" + manifest.source +
                     "' but this program was compiled from '" + program.source + "'");
+  // Same state tensors are not enough: fp32 and bf16 steps can keep the same
+  // (fp32) state, but resuming on another precision would silently change
+  // the run's numerics.
+  if (manifest.precision != program.precision)
+    throw rt::Error(path + ": \"precision\" is " + manifest.precision +
+                    " but this program was compiled with --precision " + program.precision +
+                    " (resume with a step compiled with --precision " + manifest.precision +
+                    ")");
   std::vector<TensorMeta> state = stateTensors(program);
   for (const TensorMeta &t : state) {
     const TensorMeta *saved = manifest.find(t.name);
@@ -411,7 +556,8 @@ void loadBlocks(const std::string &stepDir, const Manifest &manifest,
 
   for (const auto &[r, list] : needs) {
     std::string path = join(stepDir, rankFileName(r));
-    std::map<std::string, TensorData> file = read_safetensors(path);
+    std::map<std::string, TensorData> file = read_safetensors(
+        path, nullptr, manifest.version >= 2 ? Checksums::Require : Checksums::VerifyPresent);
     checkRankFile(path, file, manifest);
     for (size_t i : list) {
       const BlockTarget &target = targets[i];

@@ -11,6 +11,11 @@
 //                                           dtype and sharding
 //   DIR/latest                              "step-000010"
 //
+// Every tensor in a rank file carries a CRC32C checksum (Safetensors.h), so
+// a damaged byte is an error naming the file and the tensor, not a silently
+// different model. Resuming validates every manifest field (types, ranges,
+// the mesh against "ranks", the precision against the program) first.
+//
 // Saving is three phases so that the caller can put a barrier between them
 // (this library has no MPI): rank 0 begins (step-000010.tmp/), every rank
 // writes its file, rank 0 commits (manifest, rename of the directory, then
@@ -35,6 +40,17 @@
 
 namespace shardc::ckpt {
 
+/// The manifest version written. Version 2 rank files carry a checksum per
+/// tensor, required on read; version 1 checkpoints (which have none) load.
+constexpr int kManifestVersion = 2;
+/// The most ranks a checkpoint's mesh may have.
+constexpr int64_t kMaxRanks = int64_t(1) << 24;
+/// Bound of the step count and the data position a manifest records: 2^53,
+/// the integers every JSON reader (double-based ones too) reads exactly, and
+/// far beyond any run's tokens. Positions wrap around the data file
+/// (data::TokenFile::batch), so a run never needs a larger one.
+constexpr int64_t kMaxManifestCount = int64_t(1) << 53;
+
 /// A state tensor as the checkpoint records it: its place on the mesh.
 struct TensorMeta {
   std::string name; ///< the state name: "param:<n>", "adam_m:<n>", "step", ...
@@ -53,10 +69,11 @@ std::vector<TensorMeta> stateTensors(const rt::Program &program);
 
 /// manifest.json of one checkpoint.
 struct Manifest {
+  int version = kManifestVersion;
   rt::MeshDesc mesh;
   std::string source, strategy, precision;
   int64_t step = 0;         ///< optimizer steps done
-  int64_t nextPosition = 0; ///< data position of the next step
+  int64_t nextPosition = 0; ///< data position of the next step (unwrapped)
   uint64_t seed = 0;
   std::optional<double> lossScale; ///< the "loss_scale" state (fp16)
   std::vector<TensorMeta> tensors;
@@ -104,12 +121,18 @@ std::string commitCheckpoint(const std::string &dir, const Manifest &manifest);
 /// there is none or `latest` names a step that is not complete.
 std::string latestCheckpoint(const std::string &dir);
 
-/// Reads and checks STEPDIR/manifest.json; throws Error naming the file.
+/// Reads and checks STEPDIR/manifest.json: every field present with its type,
+/// every integer in range (no float or out-of-range value is converted), the
+/// precision one a program can have, "ranks" the product of the mesh sizes
+/// (at most kMaxRanks), step and next_position in [0, kMaxManifestCount], and
+/// every tensor's shape and sharding consistent with the mesh. Throws Error
+/// naming the file and the field.
 Manifest readManifest(const std::string &stepDir);
 
-/// Checks that a checkpoint can resume `program`: the same source and the
-/// same state tensors (names, global shapes, dtypes). Shardings and the mesh
-/// may differ. Throws Error naming the manifest and the first mismatch.
+/// Checks that a checkpoint can resume `program`: the same source, the same
+/// precision and the same state tensors (names, global shapes, dtypes).
+/// Shardings and the mesh may differ. Throws Error naming the manifest and the
+/// first mismatch.
 void checkCompatible(const std::string &stepDir, const Manifest &manifest,
                      const rt::Program &program);
 

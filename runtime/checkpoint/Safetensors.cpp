@@ -3,18 +3,22 @@
 // The reader trusts nothing in the header: every size and offset is checked
 // against the file before a byte of tensor data is read, and all arithmetic on
 // them is overflow-checked, so a corrupt file is an rt::Error, never a crash
-// or an out-of-bounds read.
+// or an out-of-bounds read. Then each tensor's bytes are checked against
+// the CRC-32C the writer stored for it, so damage that leaves the structure
+// intact (a flipped mantissa bit) is an error as well.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/checkpoint/Safetensors.h"
 
 #include "runtime/Error.h"
+#include "runtime/checkpoint/Crc32c.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +66,34 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+/// A checksum as the metadata stores it: 8 lowercase hex digits.
+std::string hex8(uint32_t value) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", value);
+  return buf;
+}
+
+/// The value of 8 hex digits (either case), or nullopt.
+std::optional<uint32_t> parseHex8(const std::string &text) {
+  if (text.size() != 8)
+    return std::nullopt;
+  uint32_t value = 0;
+  for (char c : text) {
+    int digit = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+    if (digit < 0)
+      return std::nullopt;
+    value = value << 4 | static_cast<uint32_t>(digit);
+  }
+  return value;
+}
+
+bool isChecksumKey(const std::string &key) {
+  return key.compare(0, kChecksumKeyPrefix.size(), kChecksumKeyPrefix) == 0;
+}
+
 /// Where one tensor's bytes lie in the data buffer.
 struct Extent {
   const std::string *name;
@@ -96,7 +128,8 @@ size_t shardc::ckpt::safetensors_dtype_size(std::string_view dtype) {
 
 std::map<std::string, TensorData>
 shardc::ckpt::read_safetensors(const std::string &path,
-                               std::map<std::string, std::string> *metadata) {
+                               std::map<std::string, std::string> *metadata,
+                               Checksums checksums) {
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file)
     throw rt::Error("cannot open safetensors file '" + path +
@@ -138,6 +171,7 @@ shardc::ckpt::read_safetensors(const std::string &path,
 
   const uint64_t bufferBytes = afterLength - headerBytes;
   std::map<std::string, TensorData> tensors;
+  std::map<std::string, uint32_t> stored; // tensor name -> its CRC-32C
   std::vector<Extent> extents;
   for (const auto &item : header.items()) {
     // Named references, not structured bindings: lambdas below capture them.
@@ -149,8 +183,15 @@ shardc::ckpt::read_safetensors(const std::string &path,
       for (const auto &[key, value] : entry.items()) {
         if (!value.is_string())
           throw corrupt("metadata \"" + key + "\" is not a string");
-        if (metadata)
+        if (isChecksumKey(key)) {
+          std::optional<uint32_t> crc = parseHex8(value.get<std::string>());
+          if (!crc)
+            throw corrupt("metadata \"" + key + "\" is " + value.dump() +
+                          ", not a CRC32C of 8 hex digits");
+          stored[key.substr(kChecksumKeyPrefix.size())] = *crc;
+        } else if (metadata) {
           (*metadata)[key] = value.get<std::string>();
+        }
       }
       continue;
     }
@@ -235,6 +276,19 @@ shardc::ckpt::read_safetensors(const std::string &path,
                   std::to_string(bufferBytes) +
                   ") of the data buffer belong to no tensor");
 
+  for (const auto &[name, crc] : stored)
+    if (!tensors.count(name))
+      throw corrupt("metadata \"" + std::string(kChecksumKeyPrefix) + name +
+                    "\" is the checksum of a tensor the file does not have");
+  if (checksums == Checksums::Require)
+    for (const auto &[name, tensor] : tensors)
+      if (!stored.count(name))
+        throw rt::Error(path + ": tensor '" + name +
+                        "' has no CRC32C checksum (metadata \"" +
+                        std::string(kChecksumKeyPrefix) + name +
+                        "\"); shardc writes one for every tensor, so the "
+                        "file is damaged or was not written by shardc");
+
   // Offset order reads the file front to back.
   const uint64_t bufferStart = 8 + headerBytes;
   for (const Extent &e : extents) {
@@ -245,6 +299,15 @@ shardc::ckpt::read_safetensors(const std::string &path,
                    static_cast<std::streamsize>(bytes.size())))
       throw rt::Error("cannot read tensor '" + *e.name +
                       "' from safetensors file '" + path + "'");
+    auto crc = stored.find(*e.name);
+    if (crc == stored.end())
+      continue;
+    uint32_t computed = crc32c(bytes.data(), bytes.size());
+    if (computed != crc->second)
+      throw rt::Error(path + ": tensor '" + *e.name +
+                      "' fails its CRC32C check (stored " + hex8(crc->second) +
+                      ", computed " + hex8(computed) +
+                      "): the file is damaged");
   }
   return tensors;
 }
@@ -253,8 +316,15 @@ void shardc::ckpt::write_safetensors(
     const std::string &path, const std::map<std::string, TensorData> &tensors,
     const std::map<std::string, std::string> &metadata) {
   nlohmann::json header = nlohmann::json::object();
-  if (!metadata.empty())
-    header[kMetadataKey] = metadata;
+  nlohmann::json meta = nlohmann::json::object();
+  for (const auto &[key, value] : metadata) {
+    if (isChecksumKey(key))
+      throw rt::Error("cannot write safetensors file '" + path +
+                      "': metadata key \"" + key + "\" is reserved (\"" +
+                      std::string(kChecksumKeyPrefix) +
+                      "<tensor>\" holds a tensor's checksum)");
+    meta[key] = value;
+  }
   uint64_t offset = 0;
   for (const auto &item : tensors) {
     const std::string &name = item.first;
@@ -276,8 +346,12 @@ void shardc::ckpt::write_safetensors(
     header[name] = {{"dtype", tensor.dtype},
                     {"shape", tensor.shape},
                     {"data_offsets", {offset, offset + tensor.bytes.size()}}};
+    meta[std::string(kChecksumKeyPrefix) + name] =
+        hex8(crc32c(tensor.bytes.data(), tensor.bytes.size()));
     offset += tensor.bytes.size();
   }
+  if (!meta.empty())
+    header[kMetadataKey] = std::move(meta);
 
   std::string headerText;
   try {

@@ -7,6 +7,11 @@
 // and then the data buffer, which the offsets (relative to its start) must
 // cover exactly, without holes or overlaps.
 //
+// Files written here carry a CRC-32C of every tensor's bytes in the metadata,
+// "crc32c:<tensor name>": "<8 lowercase hex digits>" (string values, as the
+// format requires, so other readers see ordinary metadata and ignore it).
+// The reader verifies every checksum a file has.
+//
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_RUNTIME_CHECKPOINT_SAFETENSORS_H
 #define SHARDC_RUNTIME_CHECKPOINT_SAFETENSORS_H
@@ -27,22 +32,39 @@ struct TensorData {
   std::vector<uint8_t> bytes;
 };
 
+/// The metadata key of a tensor's checksum is this prefix and its name.
+inline constexpr std::string_view kChecksumKeyPrefix = "crc32c:";
+
+/// What read_safetensors asks of the per-tensor checksums.
+enum class Checksums {
+  /// Verify those present; files without them (Hugging Face's, other tools',
+  /// shardc's before checksums) load.
+  VerifyPresent,
+  /// Every tensor must have one: for files that shardc always writes.
+  Require,
+};
+
 /// Bytes per element of a safetensors dtype ("F32", "BF16", "I64", ...), or 0
 /// for a name the format does not define.
 size_t safetensors_dtype_size(std::string_view dtype);
 
-/// Reads every tensor of a safetensors file, and its "__metadata__" into
-/// `metadata` if given. The whole file is validated before any data is used;
-/// anything malformed throws rt::Error naming the file and the problem.
+/// Reads every tensor of a safetensors file, and its "__metadata__" (less the
+/// checksums) into `metadata` if given. The header is validated before any
+/// data is read, and every tensor with a checksum is checked against it;
+/// anything malformed, a checksum that does not match, or (with
+/// Checksums::Require) a tensor without one throws rt::Error naming the file,
+/// the tensor and the problem.
 std::map<std::string, TensorData>
 read_safetensors(const std::string &path,
-                 std::map<std::string, std::string> *metadata = nullptr);
+                 std::map<std::string, std::string> *metadata = nullptr,
+                 Checksums checksums = Checksums::VerifyPresent);
 
-/// Writes tensors in name order, the header padded with spaces to a multiple
-/// of 8 bytes. The file is written to path + ".tmp.<pid>", synced and renamed
-/// over `path`, so a crash leaves either the old file or the new one. Throws
-/// rt::Error if a tensor's byte size does not match its dtype and shape or the
-/// file cannot be written.
+/// Writes tensors in name order, each with its checksum in the metadata, the
+/// header padded with spaces to a multiple of 8 bytes. The file is written to
+/// path + ".tmp.<pid>", synced and renamed over `path`, so a crash leaves
+/// either the old file or the new one. Throws rt::Error if a tensor's byte
+/// size does not match its dtype and shape, a metadata key starts with
+/// kChecksumKeyPrefix, or the file cannot be written.
 void write_safetensors(const std::string &path,
                        const std::map<std::string, TensorData> &tensors,
                        const std::map<std::string, std::string> &metadata = {});

@@ -431,6 +431,18 @@ Plan plan(const Program &program, const StepOptions &opts, const data::TokenFile
       throw Error("'" + opts.checkpointDir + "' already holds checkpoints (" + existing +
                   "); pass --resume to continue from it, or use another --checkpoint-dir");
   }
+  // Positions only grow (TokenFile::batch wraps them around the data) and
+  // checkpoints record them: every one the run reaches stays within what a
+  // manifest may hold, so it neither overflows nor is refused on resume.
+  const int64_t stepTokens = static_cast<int64_t>(pl.inputs.size()) * pl.B * pl.T;
+  const int64_t steps = opts.steps - pl.firstStep;
+  if (stepTokens > 0 && steps > (ckpt::kMaxManifestCount - pl.position) / stepTokens)
+    throw Error("--steps " + std::to_string(opts.steps) + ": " + std::to_string(steps) +
+                " steps of " + std::to_string(stepTokens) + " tokens from data position " +
+                std::to_string(pl.position) +
+                (opts.resume ? " (\"next_position\" of " + pl.resumeDir + "/manifest.json)"
+                             : std::string(" (--position)")) +
+                " pass data position 2^53, the most a checkpoint records");
   if (!opts.logFile.empty() && launcherRank() == 0) {
     pl.log = std::make_shared<std::ofstream>(
         opts.logFile, opts.resume ? std::ios::app : std::ios::trunc);

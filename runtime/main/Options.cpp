@@ -2,6 +2,8 @@
 
 #include "runtime/main/Options.h"
 
+#include "runtime/checkpoint/Checkpoint.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -42,7 +44,8 @@ uint64_t parseCount(const std::string &flag, const std::string &value, uint64_t 
   errno = 0;
   unsigned long long v = std::strtoull(value.c_str(), nullptr, 10);
   if (errno == ERANGE || v > max)
-    throw UsageError("option '--" + flag + "' is out of range: '" + value + "'");
+    throw UsageError("option '--" + flag + "' is out of range: '" + value + "' (at most " +
+                     std::to_string(max) + ")");
   return v;
 }
 
@@ -94,12 +97,14 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
     if (value->empty())
       throw UsageError("option '--" + name + "' expects a value");
     const uint64_t maxCount = static_cast<uint64_t>(INT64_MAX);
+    // Checkpoints record the step and the data position.
+    const uint64_t maxRecorded = static_cast<uint64_t>(ckpt::kMaxManifestCount);
     if (name == "data")
       o.data = *value;
     else if (name == "steps")
-      o.steps = static_cast<int64_t>(parseCount(name, *value, maxCount));
+      o.steps = static_cast<int64_t>(parseCount(name, *value, maxRecorded));
     else if (name == "position")
-      o.position = static_cast<int64_t>(parseCount(name, *value, maxCount));
+      o.position = static_cast<int64_t>(parseCount(name, *value, maxRecorded));
     else if (name == "seed")
       o.seed = parseCount(name, *value, UINT64_MAX);
     else if (name == "checkpoint-dir")

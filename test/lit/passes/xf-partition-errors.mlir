@@ -1,41 +1,7 @@
 // Hand-written or damaged annotations: diagnostics, never a crash.
 // RUN: shardc-opt %s -split-input-file -verify-diagnostics -xf-partition=function=f
-
-shard.grid @mesh(shape = 2) {xf.axis_names = ["tp"]}
-func.func @f(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  %rep = shard.sharding @mesh split_axes = [[], []] : !shard.sharding
-  %x1 = shard.shard %x to %rep : tensor<8x4xf32>
-  // expected-error@+1 {{invalid sharding decision: a mesh axis is out of range (the mesh tp=2 has 1 axes)}}
-  %y = xf.gelu %x1 {xf.factor_axes = [array<i16: 5>, array<i16>]} : tensor<8x4xf32>
-  %y1 = shard.shard %y to %rep : tensor<8x4xf32>
-  return %y1 : tensor<8x4xf32>
-}
-
-// -----
-
-shard.grid @mesh(shape = 2) {xf.axis_names = ["tp"]}
-func.func @f(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  %rep = shard.sharding @mesh split_axes = [[], []] : !shard.sharding
-  %x1 = shard.shard %x to %rep : tensor<8x4xf32>
-  // expected-error@+1 {{invalid sharding decision: mesh axis tp splits two factors}}
-  %y = xf.gelu %x1 {xf.factor_axes = [array<i16: 0>, array<i16: 0>]} : tensor<8x4xf32>
-  %y1 = shard.shard %y to %rep : tensor<8x4xf32>
-  return %y1 : tensor<8x4xf32>
-}
-
-// -----
-
-shard.grid @mesh(shape = 2) {xf.axis_names = ["tp"]}
-func.func @f(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  %rep = shard.sharding @mesh split_axes = [[], []] : !shard.sharding
-  %x1 = shard.shard %x to %rep : tensor<8x4xf32>
-  %y = xf.gelu %x1 {xf.factor_axes = [array<i16>, array<i16>]} : tensor<8x4xf32>
-  // expected-error@+1 {{'xf.partial' names mesh axis 3 (the mesh tp=2 has 1 axes)}}
-  %y1 = shard.shard %y to %rep {xf.partial = array<i16: 3>} : tensor<8x4xf32>
-  return %y1 : tensor<8x4xf32>
-}
-
-// -----
+// (Axes outside the grid, repeated axes and bad xf.partial are verifier errors:
+// test/lit/xf/sharding_attrs_verification.mlir.)
 
 shard.grid @mesh(shape = 4) {xf.axis_names = ["tp"]}
 func.func @f(%x: tensor<6x4xf32>) -> tensor<6x4xf32> {

@@ -8,10 +8,13 @@
 #include "runtime/checkpoint/Safetensors.h"
 
 #include "runtime/Error.h"
+#include "runtime/checkpoint/Crc32c.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -337,4 +340,117 @@ TEST_F(SafetensorsTest, EveryTruncationAndByteFlipIsAnErrorOrValid) {
       attempt(bytes);
     }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Checksums
+//===----------------------------------------------------------------------===//
+
+TEST_F(SafetensorsTest, WritesTheCrc32cOfEveryTensor) {
+  std::mt19937 rng(5);
+  std::map<std::string, TensorData> tensors = {
+      {"a", randomTensor("F32", {3, 5}, rng)},
+      {"empty", randomTensor("BF16", {0}, rng)}};
+  std::string p = path("sums.safetensors");
+  write_safetensors(p, tensors, {{"format", "pt"}});
+  std::string bytes = readBytes(p);
+  uint64_t headerBytes = 0;
+  for (int i = 0; i < 8; ++i)
+    headerBytes |= uint64_t(uint8_t(bytes[i])) << (8 * i);
+  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, headerBytes));
+  const nlohmann::json &meta = header.at("__metadata__");
+  char expected[9];
+  std::snprintf(expected, sizeof expected, "%08x",
+                crc32c(tensors["a"].bytes.data(), tensors["a"].bytes.size()));
+  EXPECT_EQ(meta.at("crc32c:a"), expected);
+  EXPECT_EQ(meta.at("crc32c:empty"), "00000000");
+  EXPECT_EQ(meta.at("format"), "pt");
+
+  // The reader returns the caller's metadata only.
+  std::map<std::string, std::string> readMetadata;
+  read_safetensors(p, &readMetadata, Checksums::Require);
+  EXPECT_EQ(readMetadata,
+            (std::map<std::string, std::string>{{"format", "pt"}}));
+}
+
+TEST_F(SafetensorsTest, EveryFlippedDataBitIsAnError) {
+  // One flipped bit anywhere in a tensor's bytes, whatever value it makes
+  // (most are ordinary finite numbers), names the file and the tensor.
+  std::mt19937 rng(9);
+  std::string p = path("good.safetensors");
+  write_safetensors(p, {{"a", randomTensor("F32", {2, 3}, rng)},
+                        {"b", randomTensor("BF16", {5}, rng)}});
+  const std::string good = readBytes(p);
+  const size_t dataStart = good.size() - (6 * 4 + 5 * 2);
+  for (size_t i = dataStart; i < good.size(); ++i) {
+    for (int bit : {0, 3, 7}) {
+      std::string bytes = good;
+      bytes[i] = static_cast<char>(bytes[i] ^ (1 << bit));
+      std::string tensor = i < dataStart + 24 ? "tensor 'a'" : "tensor 'b'";
+      expectReadError(writeRaw(bytes),
+                      tensor + " fails its CRC32C check (stored ");
+      expectReadError(writeRaw(bytes), "): the file is damaged");
+    }
+  }
+}
+
+TEST_F(SafetensorsTest, ChecksumsAreVerifiedWhenPresentAndRequiredOnRequest) {
+  // A file without checksums (as Hugging Face writes them) loads...
+  std::string header = f32Header(2, "[0, 8]");
+  std::string data(8, '\0');
+  std::string p = writeFile(header, data);
+  EXPECT_EQ(read_safetensors(p).at("t").bytes.size(), 8u);
+  // ...unless every tensor must have one.
+  try {
+    read_safetensors(p, nullptr, Checksums::Require);
+    ADD_FAILURE() << "no error for a tensor without a checksum";
+  } catch (const Error &e) {
+    EXPECT_NE(
+        std::string(e.what()).find(p + ": tensor 't' has no CRC32C checksum"),
+        std::string::npos)
+        << e.what();
+  }
+
+  // CRC-32C of 8 zero bytes, in either case of hex digits.
+  char crc[9];
+  std::snprintf(crc, sizeof crc, "%08x", crc32c(data.data(), data.size()));
+  auto withChecksum = [&](const std::string &key, const std::string &value) {
+    return writeFile("{\"__metadata__\": {\"" + key + "\": \"" + value +
+                         "\"}, " + header.substr(1),
+                     data);
+  };
+  EXPECT_NO_THROW(read_safetensors(withChecksum("crc32c:t", crc), nullptr,
+                                   Checksums::Require));
+  std::string upper = crc;
+  for (char &c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_NO_THROW(read_safetensors(withChecksum("crc32c:t", upper)));
+
+  expectReadError(
+      withChecksum("crc32c:t", "00000000"),
+      "tensor 't' fails its CRC32C check (stored 00000000, computed " +
+          std::string(crc) + "): the file is damaged");
+  expectReadError(
+      withChecksum("crc32c:t", "xyz"),
+      "metadata \"crc32c:t\" is \"xyz\", not a CRC32C of 8 hex digits");
+  expectReadError(withChecksum("crc32c:t", std::string(crc) + "0"),
+                  "not a CRC32C of 8 hex digits");
+  expectReadError(withChecksum("crc32c:u", crc),
+                  "metadata \"crc32c:u\" is the checksum of a tensor the file "
+                  "does not have");
+}
+
+TEST_F(SafetensorsTest, ChecksumKeysAreReservedOnWrite) {
+  std::mt19937 rng(2);
+  try {
+    write_safetensors(path("x.safetensors"),
+                      {{"a", randomTensor("F32", {1}, rng)}},
+                      {{"crc32c:a", "00000000"}});
+    ADD_FAILURE() << "a checksum key was accepted as caller metadata";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("\"crc32c:a\" is reserved"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path("x.safetensors")));
 }

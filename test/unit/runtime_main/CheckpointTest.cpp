@@ -10,7 +10,10 @@
 #include "runtime/checkpoint/Safetensors.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -346,6 +349,7 @@ TEST_F(CheckpointTest, IncompatibleProgram) {
   Manifest m = readManifest(stepDir);
   rt::Program p;
   p.source = "synthetic.mlir";
+  p.precision = "fp32";
   p.mesh = mesh({1});
   for (const TensorMeta &t : m.tensors) {
     rt::BoundaryTensor b;
@@ -362,6 +366,12 @@ TEST_F(CheckpointTest, IncompatibleProgram) {
   rt::Program other = p;
   other.source = "other.mlir";
   expectError([&] { checkCompatible(stepDir, m, other); }, manifestPath);
+  // bf16 keeps fp32 state, so the tensors alone would match.
+  other = p;
+  other.precision = "bf16";
+  expectError([&] { checkCompatible(stepDir, m, other); },
+              manifestPath + ": \"precision\" is fp32 but this program was compiled with "
+                             "--precision bf16");
   other = p;
   other.tensors[1].globalShape = {8, 8};
   expectError([&] { checkCompatible(stepDir, m, other); }, "param:b");
@@ -440,4 +450,265 @@ TEST_F(CheckpointTest, ConsolidatesGpt2Names) {
   // A step directory works as well as the checkpoint directory.
   consolidateCheckpoint(dir + "/step-000010", dir + "/again.safetensors");
   EXPECT_EQ(read_safetensors(dir + "/again.safetensors").size(), 3u);
+}
+
+//===----------------------------------------------------------------------===//
+// Checksums
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A safetensors file as its header JSON and its data buffer.
+struct RawFile {
+  nlohmann::json header;
+  std::string data;
+
+  explicit RawFile(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    uint64_t n = 0;
+    for (int i = 0; i < 8; ++i)
+      n |= uint64_t(uint8_t(bytes.at(i))) << (8 * i);
+    header = nlohmann::json::parse(bytes.substr(8, n));
+    data = bytes.substr(8 + n);
+  }
+
+  void write(const std::string &path) const {
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');
+    std::string length(8, '\0');
+    for (int i = 0; i < 8; ++i)
+      length[i] = static_cast<char>(uint64_t(text.size()) >> (8 * i));
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << length << text << data;
+  }
+
+  /// Where tensor `name`'s bytes start in `data`.
+  size_t offset(const std::string &name) const {
+    return header.at(name).at("data_offsets").at(0).get<size_t>();
+  }
+};
+
+/// Runs `f`, expecting an rt::Error whose message contains every needle.
+template <class F> void expectErrorNaming(F &&f, const std::vector<std::string> &needles) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one naming " << needles.front();
+  } catch (const rt::Error &e) {
+    for (const std::string &needle : needles)
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+          << "'" << e.what() << "' lacks '" << needle << "'";
+  }
+}
+
+} // namespace
+
+TEST_F(CheckpointTest, RankFilesCarryChecksums) {
+  std::string stepDir = data.save(dir);
+  EXPECT_EQ(readManifest(stepDir).version, kManifestVersion);
+  for (int r = 0; r < 4; ++r) {
+    RawFile file((fs::path(stepDir) / rankFileName(r)).string());
+    for (const TensorMeta &t : data.manifest.tensors)
+      EXPECT_TRUE(file.header.at("__metadata__").contains("crc32c:" + t.name))
+          << "rank " << r << ", " << t.name;
+  }
+}
+
+TEST_F(CheckpointTest, FlippedMantissaBitIsAnError) {
+  // The lowest mantissa bit of one element: the value stays finite (no NaN
+  // loss would ever show it) and the file's structure valid; only the
+  // checksum can tell.
+  std::string stepDir = data.save(dir);
+  std::string path = (fs::path(stepDir) / rankFileName(2)).string();
+  RawFile file(path);
+  size_t at = file.offset("param:b") + 4; // element 1, its low byte
+  float before, after;
+  std::memcpy(&before, file.data.data() + at, 4);
+  file.data[at] = static_cast<char>(file.data[at] ^ 1);
+  std::memcpy(&after, file.data.data() + at, 4);
+  ASSERT_TRUE(std::isfinite(after) && after != before) << before << " -> " << after;
+  file.write(path);
+
+  std::vector<std::string> needles = {path + ": tensor 'param:b' fails its CRC32C check (stored ",
+                                      "): the file is damaged"};
+  expectErrorNaming([&] { loadAll(stepDir); }, needles);
+  // Rank 2 resuming on the saved mesh reads only its own file: caught too.
+  Manifest m = readManifest(stepDir);
+  const TensorMeta &b = *m.find("param:b");
+  std::vector<int64_t> local = b.localShape(m.mesh);
+  std::vector<uint8_t> block(rt::num_elements(local) * 4);
+  expectErrorNaming(
+      [&] {
+        loadBlocks(stepDir, m, {{b.name, b.blockOffsets(m.mesh, 2), local, block.data()}}, 2);
+      },
+      needles);
+  // And so is `shardc export`.
+  expectErrorNaming([&] { consolidateCheckpoint(dir, dir + "/model.safetensors"); }, needles);
+  EXPECT_FALSE(fs::exists(dir + "/model.safetensors"));
+}
+
+TEST_F(CheckpointTest, FlippedByteInEveryTensorIsAnError) {
+  std::string stepDir = data.save(dir);
+  std::string path = (fs::path(stepDir) / rankFileName(1)).string();
+  const RawFile good(path);
+  for (const TensorMeta &t : data.manifest.tensors) {
+    RawFile file = good;
+    size_t at = file.offset(t.name);
+    file.data[at] = static_cast<char>(file.data[at] ^ 0x40);
+    file.write(path);
+    expectErrorNaming([&] { loadAll(stepDir); },
+                      {path, "tensor '" + t.name + "' fails its CRC32C check"});
+  }
+}
+
+TEST_F(CheckpointTest, RankFileWithoutChecksumIsAnError) {
+  std::string stepDir = data.save(dir);
+  std::string path = (fs::path(stepDir) / rankFileName(3)).string();
+  RawFile file(path);
+  file.header.at("__metadata__").erase("crc32c:adam_m:a");
+  file.write(path);
+  expectErrorNaming([&] { loadAll(stepDir); },
+                    {path + ": tensor 'adam_m:a' has no CRC32C checksum"});
+}
+
+TEST_F(CheckpointTest, Version1CheckpointsWithoutChecksumsLoad) {
+  // Written before rank files carried checksums: they load, and a checksum
+  // a file does have is still verified.
+  std::string stepDir = data.save(dir);
+  std::string manifestPath = (fs::path(stepDir) / "manifest.json").string();
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(manifestPath));
+  j["version"] = 1;
+  std::ofstream(manifestPath, std::ios::trunc) << j.dump(2);
+  for (int r = 0; r < 4; ++r) {
+    std::string path = (fs::path(stepDir) / rankFileName(r)).string();
+    RawFile file(path);
+    for (const TensorMeta &t : data.manifest.tensors)
+      file.header.at("__metadata__").erase("crc32c:" + t.name);
+    file.write(path);
+  }
+  EXPECT_EQ(readManifest(stepDir).version, 1);
+  expectLoads(stepDir, mesh({1}), {});
+
+  std::string path = (fs::path(stepDir) / rankFileName(0)).string();
+  RawFile file(path);
+  file.header["__metadata__"]["crc32c:step"] = "00000000";
+  file.write(path);
+  expectErrorNaming([&] { loadAll(stepDir); }, {path, "tensor 'step' fails its CRC32C check"});
+}
+
+//===----------------------------------------------------------------------===//
+// Manifest fields
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class ManifestFieldTest : public CheckpointTest {
+protected:
+  void SetUp() override {
+    CheckpointTest::SetUp();
+    stepDir = data.save(dir);
+    path = (fs::path(stepDir) / "manifest.json").string();
+    good = nlohmann::json::parse(std::ifstream(path));
+  }
+
+  /// Writes the saved manifest with `edit` applied and expects readManifest
+  /// to fail naming the file and every needle.
+  template <class F> void expectRejected(F &&edit, const std::vector<std::string> &needles) {
+    nlohmann::json j = good;
+    edit(j);
+    std::ofstream(path, std::ios::trunc) << j.dump(2);
+    std::vector<std::string> all = {path + ": "};
+    all.insert(all.end(), needles.begin(), needles.end());
+    SCOPED_TRACE(j.dump());
+    expectErrorNaming([&] { readManifest(stepDir); }, all);
+  }
+
+  std::string stepDir, path;
+  nlohmann::json good;
+};
+
+} // namespace
+
+TEST_F(ManifestFieldTest, Precision) {
+  expectRejected([](auto &j) { j["precision"] = "fp8"; },
+                 {"\"precision\" is \"fp8\", not fp32, bf16 or fp16"});
+  expectRejected([](auto &j) { j["precision"] = 16; }, {"\"precision\" is 16, not a string"});
+}
+
+TEST_F(ManifestFieldTest, Ranks) {
+  expectRejected([](auto &j) { j["ranks"] = 0; }, {"\"ranks\" is 0, outside [1, 16777216]"});
+  expectRejected([](auto &j) { j["ranks"] = 1000000; },
+                 {"\"ranks\" is 1000000 but mesh dp=2,tp=2 has 4"});
+  expectRejected([](auto &j) { j["ranks"] = 2; }, {"\"ranks\" is 2 but mesh dp=2,tp=2 has 4"});
+  expectRejected([](auto &j) { j["ranks"] = 4.0; }, {"\"ranks\" is 4.0, not an integer"});
+  expectRejected([](auto &j) { j["ranks"] = "4"; }, {"\"ranks\" is \"4\", not an integer"});
+  expectRejected([](auto &j) { j["ranks"] = -4; }, {"\"ranks\" is -4, outside"});
+  expectRejected([](auto &j) { j["ranks"] = 18446744073709551615u; },
+                 {"\"ranks\" is 18446744073709551615, outside"});
+  expectRejected([](auto &j) { j.erase("ranks"); }, {"no \"ranks\""});
+}
+
+TEST_F(ManifestFieldTest, MeshSizes) {
+  expectRejected([](auto &j) { j["mesh"]["sizes"] = {0, 4}; },
+                 {"\"mesh.sizes[0]\" is 0, outside [1, 16777216]"});
+  expectRejected([](auto &j) { j["mesh"]["sizes"] = {int64_t(1) << 32, int64_t(1) << 32}; },
+                 {"\"mesh.sizes[0]\" is 4294967296, outside"});
+  expectRejected([](auto &j) { j["mesh"]["sizes"] = {1 << 13, 1 << 13}; },
+                 {"\"mesh.sizes\" [8192,8192] make more than 16777216 ranks"});
+  expectRejected([](auto &j) { j["mesh"]["sizes"] = {2.5, 2}; },
+                 {"\"mesh.sizes[0]\" is 2.5, not an integer"});
+  expectRejected([](auto &j) { j["mesh"]["sizes"] = {2}; },
+                 {"\"mesh.names\" and \"mesh.sizes\" differ in length"});
+  expectRejected([](auto &j) { j["mesh"] = "dp=2,tp=2"; }, {"\"mesh\" is \"dp=2,tp=2\""});
+}
+
+TEST_F(ManifestFieldTest, StepAndNextPosition) {
+  expectRejected([](auto &j) { j["step"] = -1; }, {"\"step\" is -1, outside [0, "});
+  expectRejected([](auto &j) { j["step"] = 10.5; }, {"\"step\" is 10.5, not an integer"});
+  expectRejected([](auto &j) { j["next_position"] = 1e18; },
+                 {"\"next_position\" is 1e+18, not an integer"});
+  expectRejected([](auto &j) { j["next_position"] = int64_t(1000000000000000000); },
+                 {"\"next_position\" is 1000000000000000000, outside [0, 9007199254740992]"});
+  expectRejected([](auto &j) { j["next_position"] = -1; }, {"\"next_position\" is -1"});
+  expectRejected([](auto &j) { j["next_position"] = nullptr; },
+                 {"\"next_position\" is null, not an integer"});
+}
+
+TEST_F(ManifestFieldTest, SeedAndLossScale) {
+  expectRejected([](auto &j) { j["seed"] = -7; }, {"\"seed\" is -7, negative"});
+  expectRejected([](auto &j) { j["seed"] = 7.0; }, {"\"seed\" is 7.0, not an integer"});
+  expectRejected([](auto &j) { j["loss_scale"] = "big"; },
+                 {"\"loss_scale\" is \"big\", not a number or null"});
+  // The whole range of --seed.
+  nlohmann::json j = good;
+  j["seed"] = 18446744073709551615u;
+  std::ofstream(path, std::ios::trunc) << j.dump(2);
+  EXPECT_EQ(readManifest(stepDir).seed, 18446744073709551615u);
+}
+
+TEST_F(ManifestFieldTest, VersionAndFormat) {
+  expectRejected([](auto &j) { j["version"] = 3; }, {"manifest version 3"});
+  expectRejected([](auto &j) { j["version"] = 2.0; }, {"\"version\" is 2.0, not an integer"});
+  expectRejected([](auto &j) { j["format"] = 1; }, {"not a shardc checkpoint manifest"});
+}
+
+TEST_F(ManifestFieldTest, Tensors) {
+  expectRejected([](auto &j) { j["tensors"][1]["global_shape"] = {8.0, 4}; },
+                 {"\"tensors[1].global_shape[0]\" is 8.0, not an integer"});
+  expectRejected([](auto &j) { j["tensors"][1]["global_shape"] = {-8, 4}; },
+                 {"\"tensors[1].global_shape[0]\" is -8, outside"});
+  expectRejected(
+      [](auto &j) {
+        j["tensors"][1]["global_shape"] = {int64_t(1) << 40, int64_t(1) << 40};
+      },
+      {"\"tensors[1].global_shape\" [1099511627776,1099511627776] holds more than 2^63 bytes"});
+  expectRejected([](auto &j) { j["tensors"][0]["sharding"] = {{0}, {1e3}}; },
+                 {"\"tensors[0].sharding[1][0]\" is 1000.0, not an integer"});
+  expectRejected([](auto &j) { j["tensors"][0]["sharding"] = {{0}, {0}}; },
+                 {"tensor 'param:a': mesh axis 0 splits it more than once"});
+  expectRejected([](auto &j) { j["tensors"][0]["sharding"] = {{0}, {2}}; },
+                 {"tensor 'param:a': dim 1 is split over mesh axis 2"});
+  expectRejected([](auto &j) { j["tensors"][2]["dtype"] = "F8_E4M3"; },
+                 {"\"tensors[2].dtype\" is \"F8_E4M3\", not a dtype of the runtime"});
+  expectRejected([](auto &j) { j["tensors"][2].erase("name"); }, {"no \"tensors[2].name\""});
+  expectRejected([](auto &j) { j["tensors"][3] = 5; }, {"\"tensors[3]\" is 5, not an object"});
 }

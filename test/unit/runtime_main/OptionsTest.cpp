@@ -55,6 +55,14 @@ TEST(StepOptionsTest, BadCommandLinesNameTheFlag) {
             std::string::npos);
   EXPECT_NE(usageError({"--data", "t", "--steps", "99999999999999999999"}).find("--steps"),
             std::string::npos);
+  // Checkpoints record steps and data positions, up to 2^53.
+  EXPECT_NE(usageError({"--data", "t", "--steps", "9007199254740993"})
+                .find("option '--steps' is out of range: '9007199254740993' (at most "
+                      "9007199254740992)"),
+            std::string::npos);
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--position", "1000000000000000000"})
+                .find("--position"),
+            std::string::npos);
   EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--resume=yes"}).find("--resume"),
             std::string::npos);
   EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--resume"}).find("--checkpoint-dir"),

@@ -1,0 +1,313 @@
+//===- XfShardingAttrs.cpp - verifiers of the sharding attributes ---------===//
+//
+// The sharding passes record their decisions in discardable `xf.*`
+// attributes (XfBase.td lists them). Every pass that reads one may trust it:
+// the dialect verifies its shape where it sits (verifyOperationAttribute), and
+// the sharding-rule interface checks `xf.factor_axes` against the op's rule
+// and its grid once the op itself has verified. A mutated or hand-written
+// attribute is then a diagnostic at the op, never an out-of-range axis inside
+// a pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/xf/XfDialect.h"
+#include "dialects/xf/XfInterfaces.h"
+#include "dialects/xf/XfOps.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace shardc::xf;
+
+//===----------------------------------------------------------------------===//
+// Grids
+//===----------------------------------------------------------------------===//
+
+/// The grid an op's axis numbers refer to: the `xf.grid` of its function
+/// (partitioned IR), else the module's only shard.grid. Null when there is
+/// none or the choice is ambiguous (the passes then check against the grid
+/// they are given).
+static shard::GridOp gridOf(Operation *op) {
+  Operation *func = isa<FunctionOpInterface>(op) ? op : op->getParentOfType<FunctionOpInterface>();
+  if (func)
+    if (auto ref = func->getAttrOfType<FlatSymbolRefAttr>(XfDialect::kGridAttrName))
+      return SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(func, ref);
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return {};
+  shard::GridOp found;
+  for (auto grid : module.getOps<shard::GridOp>()) {
+    if (found)
+      return {};
+    found = grid;
+  }
+  return found;
+}
+
+/// The grid of a `shard.shard`'s sharding, else the op's grid.
+static shard::GridOp gridOfAnnotation(shard::ShardOp ann) {
+  if (auto def = ann.getSharding().getDefiningOp<shard::ShardingOp>())
+    if (auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(ann, def.getGridAttr()))
+      return grid;
+  return gridOf(ann);
+}
+
+/// Checks that every axis of `axes` is an axis of `grid` (when known) and
+/// that none repeats; `what` names the attribute in the message.
+static LogicalResult verifyAxes(Operation *op, StringRef what, ArrayRef<int16_t> axes,
+                                shard::GridOp grid) {
+  llvm::SmallSet<int16_t, 8> seen;
+  for (int16_t a : axes) {
+    if (a < 0)
+      return op->emitOpError() << "'" << what << "' names grid axis " << a
+                               << "; axes are numbered from 0";
+    if (grid && a >= static_cast<int64_t>(grid.getShape().size()))
+      return op->emitOpError() << "'" << what << "' names grid axis " << a << " but @"
+                               << grid.getSymName() << " has " << grid.getShape().size()
+                               << " axes";
+    if (!seen.insert(a).second)
+      return op->emitOpError() << "'" << what << "' names grid axis " << a << " twice";
+  }
+  return success();
+}
+
+static bool isIdentifier(StringRef s) {
+  if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
+    return false;
+  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+/// `xf.axis_names` on a shard.grid: one identifier per axis, unique; the grid
+/// static, every size positive, the device count bounded.
+static LogicalResult verifyAxisNames(Operation *op, Attribute value) {
+  auto grid = dyn_cast<shard::GridOp>(op);
+  if (!grid)
+    return op->emitOpError() << "'" << XfDialect::kAxisNamesAttrName
+                             << "' belongs on a shard.grid";
+  auto names = dyn_cast<ArrayAttr>(value);
+  if (!names)
+    return op->emitOpError() << "'" << XfDialect::kAxisNamesAttrName
+                             << "' must be an array of strings";
+  ArrayRef<int64_t> shape = grid.getShape();
+  if (names.size() != shape.size())
+    return op->emitOpError() << "'" << XfDialect::kAxisNamesAttrName << "' names "
+                             << names.size() << " axes but the grid has " << shape.size();
+  llvm::StringSet<> seen;
+  for (Attribute a : names) {
+    auto name = dyn_cast<StringAttr>(a);
+    if (!name || !isIdentifier(name.getValue()))
+      return op->emitOpError() << "'" << XfDialect::kAxisNamesAttrName
+                               << "' must hold identifiers, got " << a;
+    if (!seen.insert(name.getValue()).second)
+      return op->emitOpError() << "grid axis '" << name.getValue() << "' is named twice";
+  }
+  int64_t devices = 1;
+  for (auto [i, size] : llvm::enumerate(shape)) {
+    if (ShapedType::isDynamic(size) || size <= 0)
+      return op->emitOpError() << "grid axis '" << cast<StringAttr>(names[i]).getValue()
+                               << "' must have a static positive size";
+    if (size > XfDialect::kMaxDevices / devices)
+      return op->emitOpError() << "the grid has more than " << XfDialect::kMaxDevices
+                               << " devices";
+    devices *= size;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Dialect hooks
+//===----------------------------------------------------------------------===//
+
+LogicalResult XfDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  if (name == kModelAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(value))
+      return op->emitOpError() << "'" << name << "' must be a dictionary on the module";
+    return success();
+  }
+  if (name == kAxisNamesAttrName)
+    return verifyAxisNames(op, value);
+  if (name == kGridAttrName) {
+    auto ref = dyn_cast<FlatSymbolRefAttr>(value);
+    if (!isa<FunctionOpInterface>(op) || !ref)
+      return op->emitOpError() << "'" << name << "' must be a symbol reference on a function";
+    if (!SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, ref))
+      return op->emitOpError() << "'" << name << "' names " << ref << ", which is not a shard.grid";
+    return success();
+  }
+  if (name == kPartialAttrName) {
+    auto ann = dyn_cast<shard::ShardOp>(op);
+    auto axes = dyn_cast<DenseI16ArrayAttr>(value);
+    if (!ann || !axes)
+      return op->emitOpError() << "'" << name << "' must be an array<i16> on a shard.shard";
+    return verifyAxes(op, name, axes.asArrayRef(), gridOfAnnotation(ann));
+  }
+  if (name == kFactorAxesAttrName) {
+    auto entries = dyn_cast<ArrayAttr>(value);
+    if (!entries || !llvm::all_of(entries, [](Attribute a) { return isa<DenseI16ArrayAttr>(a); }))
+      return op->emitOpError() << "'" << name << "' must be an array of array<i16>";
+    if (!isa<ShardingRuleOpInterface>(op))
+      return op->emitOpError() << "'" << name << "' on an op without a sharding rule";
+    return success(); // against the rule: verifyShardingDecision
+  }
+  if (name == kLinearPartialAttrName) {
+    if (!isa<DenseI16ArrayAttr>(value) || !isa<ShardingRuleOpInterface>(op))
+      return op->emitOpError() << "'" << name
+                               << "' must be an array<i16> on an op with a sharding rule";
+    return success();
+  }
+  if (name == kLinearGroupAttrName) {
+    auto group = dyn_cast<IntegerAttr>(value);
+    if (!group || !isa<ShardingRuleOpInterface>(op))
+      return op->emitOpError() << "'" << name
+                               << "' must be an integer on an op with a sharding rule";
+    return success();
+  }
+  return op->emitOpError() << "unknown xf attribute '" << name << "'";
+}
+
+/// A step's state flows from a result to the next step's argument with the
+/// same `xf.state`, and a gradient has its parameter's type: checked once per
+/// function (at its first result carrying either), so that the passes pairing
+/// results with arguments (ReturnTargets, the runtime's state binding) never
+/// meet two arguments of one state or a result of another type.
+static LogicalResult verifyStateAndGradResults(FunctionOpInterface func) {
+  llvm::StringMap<unsigned> argOfState, argOfParam;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    if (auto st = func.getArgAttrOfType<StringAttr>(i, XfDialect::kStateAttrName))
+      if (!argOfState.try_emplace(st.getValue(), i).second)
+        return func->emitOpError() << "arguments #" << argOfState.lookup(st.getValue())
+                                   << " and #" << i << " carry the same xf.state \""
+                                   << st.getValue() << "\"";
+    if (auto p = func.getArgAttrOfType<ParamAttr>(i, XfDialect::kParamAttrName))
+      argOfParam.try_emplace(p.getName(), i);
+  }
+  llvm::StringMap<unsigned> resultOfState;
+  ArrayRef<Type> argTypes = func.getArgumentTypes(), resultTypes = func.getResultTypes();
+  for (unsigned k = 0, e = func.getNumResults(); k < e; ++k) {
+    if (auto st = func.getResultAttrOfType<StringAttr>(k, XfDialect::kStateAttrName)) {
+      if (!resultOfState.try_emplace(st.getValue(), k).second)
+        return func->emitOpError() << "results #" << resultOfState.lookup(st.getValue())
+                                   << " and #" << k << " carry the same xf.state \""
+                                   << st.getValue() << "\"";
+      auto arg = argOfState.find(st.getValue());
+      if (arg != argOfState.end() && argTypes[arg->second] != resultTypes[k])
+        return func->emitOpError() << "result #" << k << " (xf.state \"" << st.getValue()
+                                   << "\") has type " << resultTypes[k] << " but argument #"
+                                   << arg->second << " of the same state has "
+                                   << argTypes[arg->second];
+    }
+    if (auto g = func.getResultAttrOfType<StringAttr>(k, XfDialect::kGradAttrName)) {
+      auto arg = argOfParam.find(g.getValue());
+      if (arg == argOfParam.end())
+        return func->emitOpError() << "result #" << k << " is the gradient of '" << g.getValue()
+                                   << "', which is not a parameter of the function";
+      if (argTypes[arg->second] != resultTypes[k])
+        return func->emitOpError() << "result #" << k << " (the gradient of '" << g.getValue()
+                                   << "') has type " << resultTypes[k] << " but the parameter has "
+                                   << argTypes[arg->second];
+    }
+  }
+  return success();
+}
+
+LogicalResult XfDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
+                                                     unsigned resultIndex, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kStateAttrName || name == kGradAttrName || name == kReportAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "result #" << resultIndex << ": '" << name
+                               << "' must be a string";
+    if (name == kReportAttrName)
+      return success();
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func)
+      return op->emitOpError() << "'" << name << "' is only meaningful on function results";
+    // Once per function: at the first result carrying xf.state or xf.grad.
+    for (unsigned k = 0; k < resultIndex; ++k)
+      if (func.getResultAttr(k, kStateAttrName) || func.getResultAttr(k, kGradAttrName))
+        return success();
+    if (name == kGradAttrName && func.getResultAttr(resultIndex, kStateAttrName))
+      return success(); // checked at the xf.state of the same result
+    return verifyStateAndGradResults(func);
+  }
+  if (name == kShardingAttrName) {
+    if (!isa<shard::GridAxesArrayAttr>(attr.getValue()))
+      return op->emitOpError() << "result #" << resultIndex << ": '" << name
+                               << "' must be a #shard<axisarray ...>";
+    return success();
+  }
+  return op->emitOpError() << "unknown xf result attribute '" << name << "'";
+}
+
+//===----------------------------------------------------------------------===//
+// xf.factor_axes against the rule
+//===----------------------------------------------------------------------===//
+
+LogicalResult shardc::xf::verifyShardingDecision(Operation *op) {
+  auto entries = op->getAttrOfType<ArrayAttr>(XfDialect::kFactorAxesAttrName);
+  auto linearPartial = op->getAttrOfType<DenseI16ArrayAttr>(XfDialect::kLinearPartialAttrName);
+  auto linearGroup = op->getAttrOfType<IntegerAttr>(XfDialect::kLinearGroupAttrName);
+  if (!entries) {
+    if (linearPartial || linearGroup)
+      return op->emitOpError() << "'" << XfDialect::kLinearPartialAttrName << "' and '"
+                               << XfDialect::kLinearGroupAttrName << "' need '"
+                               << XfDialect::kFactorAxesAttrName << "'";
+    return success();
+  }
+  if (!linearPartial != !linearGroup)
+    return op->emitOpError() << "'" << XfDialect::kLinearPartialAttrName << "' and '"
+                             << XfDialect::kLinearGroupAttrName << "' come together";
+  OpShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
+  StringRef what = XfDialect::kFactorAxesAttrName;
+  if (entries.size() != rule.factors.size())
+    return op->emitOpError() << "'" << what << "' has " << entries.size()
+                             << " entries but the op's sharding rule has " << rule.factors.size()
+                             << " factors";
+  shard::GridOp grid = gridOf(op);
+  SmallVector<int16_t> used;
+  if (linearPartial)
+    used.append(linearPartial.asArrayRef().begin(), linearPartial.asArrayRef().end());
+  for (auto [f, entry] : llvm::enumerate(entries)) {
+    ArrayRef<int16_t> axes = cast<DenseI16ArrayAttr>(entry).asArrayRef();
+    if (axes.empty())
+      continue;
+    if (rule.factors[f].kind == FactorKind::Replicated)
+      return op->emitOpError() << "'" << what << "' splits factor " << f
+                               << ", which the op's sharding rule keeps whole";
+    used.append(axes.begin(), axes.end());
+  }
+  // Every axis splits at most one factor (or carries the linear sum).
+  if (failed(verifyAxes(op, what, used, grid)))
+    return failure();
+  // Only the major factor of a merged dimension may be split.
+  auto minorSplit = [&](const TensorFactors &tensor) {
+    return llvm::any_of(tensor, [&](const DimFactors &dim) {
+      return llvm::any_of(llvm::drop_begin(dim), [&](int f) {
+        return !cast<DenseI16ArrayAttr>(entries[f]).asArrayRef().empty();
+      });
+    });
+  };
+  if (llvm::any_of(rule.operands, minorSplit) || llvm::any_of(rule.results, minorSplit))
+    return op->emitOpError() << "'" << what
+                             << "' splits a minor factor of a merged dimension";
+  if (linearGroup) {
+    int64_t g = linearGroup.getInt();
+    if (g < 0 || g >= static_cast<int64_t>(rule.linearGroups.size()))
+      return op->emitOpError() << "'" << XfDialect::kLinearGroupAttrName << "' is " << g
+                               << " but the op has " << rule.linearGroups.size()
+                               << " linear groups";
+  }
+  return success();
+}
