@@ -101,7 +101,9 @@ def XfAdamW : Pass<"xf-adamw", "mlir::ModuleOp"> {
     step counter `"good_steps"`) and returns, instead of the gradients:
     the loss, the gradient norm and the learning rate (`xf.report`), with
     loss scaling also the scale used and whether the step was skipped, then
-    the next value of every state argument (same `xf.state`).
+    the next value of every state argument (same `xf.state`). The options
+    travel with the step as its `xf.optimizer` dictionary (for the runtime's
+    logs and the initial loss scale), never as edits after lowering.
 
     The update is torch.optim.AdamW after torch.nn.utils.clip_grad_norm_:
     weight decay only on parameters with role weight or embedding (not
@@ -123,6 +125,8 @@ def XfAdamW : Pass<"xf-adamw", "mlir::ModuleOp"> {
     Option<"epsilon", "epsilon", "double", "1.0e-8", "Adam epsilon">,
     Option<"clipGrad", "clip-grad", "double", "1.0", "max global gradient norm (0: no clipping)">,
     Option<"lossScaleWindow", "loss-scale-window", "int64_t", "2000", "clean steps before the loss scale doubles">,
+    Option<"initialLossScale", "initial-loss-scale", "double", "65536.0",
+           "with a loss-scale argument: the scale the runtime starts from">,
   ];
   let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::func::FuncDialect"];
 }
@@ -313,7 +317,9 @@ def XfLowerToRt : Pass<"xf-lower-to-rt", "mlir::ModuleOp"> {
     step's boundary (state, inputs, reports with their global shapes and
     shardings), the mesh and the arenas go to the module's `rt.program`
     attribute (JSON), which -rt-to-llvm completes into the program
-    descriptor (runtime/program/Program.h).
+    descriptor (runtime/program/Program.h); the step's `xf.optimizer`
+    (-xf-adamw) becomes its `train` entry. Other functions (the forward the
+    step was synthesized from) are erased: the module becomes the program.
 
     ```mlir
     %y = xf.gelu %x {rt.buffers = [array<i64: 4, 8192>]} : tensor<2x32x128xf32>

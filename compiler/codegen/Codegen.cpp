@@ -3,10 +3,8 @@
 #include "compiler/codegen/Codegen.h"
 #include "compiler/codegen/LinkConfig.h"
 
-#include "passes/Passes.h"
 #include "runtime/Error.h"
 
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -24,44 +22,6 @@
 using namespace mlir;
 
 namespace shardc::codegen {
-
-LogicalResult lowerToRt(ModuleOp module, const LoweringOptions &options) {
-  PassManager pm(module.getContext());
-  if (!options.evalFunction.empty()) {
-    XfExtractEvalOptions extract;
-    extract.function = options.function;
-    extract.output = options.evalFunction;
-    pm.addPass(createXfExtractEval(extract));
-  }
-  if (options.overlap) {
-    XfScheduleOptions schedule;
-    schedule.function = options.function;
-    pm.addPass(createXfSchedule(schedule));
-  }
-  XfPlanMemoryOptions plan;
-  plan.function = options.function;
-  plan.evalFunction = options.evalFunction;
-  pm.addPass(createXfPlanMemory(plan));
-  XfLowerToRtOptions lower;
-  lower.function = options.function;
-  lower.source = options.source;
-  lower.strategy = options.strategy;
-  lower.evalFunction = options.evalFunction;
-  pm.addPass(createXfLowerToRt(lower));
-  RtBucketAllReducesOptions bucket;
-  bucket.bucketBytes = options.bucketBytes;
-  pm.addPass(createRtBucketAllReduces(bucket));
-  RtScheduleCollectivesOptions schedule;
-  schedule.overlap = options.overlap;
-  pm.addPass(createRtScheduleCollectives(schedule));
-  return pm.run(module);
-}
-
-LogicalResult lowerRtToLLVM(ModuleOp module) {
-  PassManager pm(module.getContext());
-  pm.addPass(createRtToLLVM());
-  return pm.run(module);
-}
 
 LogicalResult emitObjectFile(ModuleOp module, const std::string &path) {
   llvm::InitializeNativeTarget();

@@ -16,25 +16,6 @@
 
 namespace shardc::codegen {
 
-/// Runs -xf-extract-eval (when evalFunction is set), -xf-schedule,
-/// -xf-plan-memory, -xf-lower-to-rt, -rt-bucket-all-reduces and
-/// -rt-schedule-collectives on the (partitioned) step `function`: the module
-/// then holds @shardc_step (and @shardc_eval) in rt and its `rt.program`.
-struct LoweringOptions {
-  std::string function = "train_step";
-  /// A loss-only twin (-xf-extract-eval) lowered to @shardc_eval; none if empty.
-  std::string evalFunction;
-  std::string source, strategy;
-  /// -xf-schedule and start/wait placement (-rt-schedule-collectives).
-  bool overlap = true;
-  /// -rt-bucket-all-reduces{bucket-bytes}; 0: no buckets.
-  int64_t bucketBytes = 25 * 1024 * 1024;
-};
-mlir::LogicalResult lowerToRt(mlir::ModuleOp module, const LoweringOptions &options);
-
-/// Runs -rt-to-llvm.
-mlir::LogicalResult lowerRtToLLVM(mlir::ModuleOp module);
-
 /// Translates an LLVM-dialect module to LLVM IR and writes an object file for
 /// the host (x86-64 here). Errors are emitted on the module.
 mlir::LogicalResult emitObjectFile(mlir::ModuleOp module, const std::string &path);

@@ -52,6 +52,8 @@ def Xf_Dialect : Dialect {
     // (verifyOperationAttribute, and the sharding-rule interface's verifier
     // for `xf.factor_axes`), so a pass reading one may trust its shape.
 
+    /// On a training step (-xf-adamw): the optimizer settings, for the runtime.
+    static constexpr llvm::StringLiteral kOptimizerAttrName = "xf.optimizer";
     /// Module attribute: the generator's description of the model.
     static constexpr llvm::StringLiteral kModelAttrName = "xf.model";
     /// On shard.grid: the axis names (upstream grids only have sizes).

@@ -138,6 +138,13 @@ LogicalResult XfDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
   }
   if (name == kAxisNamesAttrName)
     return verifyAxisNames(op, value);
+  if (name == kOptimizerAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(value);
+    if (!isa<FunctionOpInterface>(op) || !dict ||
+        !llvm::all_of(dict, [](NamedAttribute a) { return isa<FloatAttr, IntegerAttr>(a.getValue()); }))
+      return op->emitOpError() << "'" << name << "' must be a dictionary of numbers on a function";
+    return success();
+  }
   if (name == kGridAttrName) {
     auto ref = dyn_cast<FlatSymbolRefAttr>(value);
     if (!isa<FunctionOpInterface>(op) || !ref)

@@ -324,6 +324,19 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
                                 "steps (-xf-adamw)";
     }
     program["micro_batches"] = microBatches;
+    // The optimizer settings the step was synthesized with (-xf-adamw).
+    if (auto opt = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kOptimizerAttrName)) {
+      json::Object train;
+      for (NamedAttribute a : opt) {
+        if (auto f = dyn_cast<FloatAttr>(a.getValue()))
+          train[a.getName().getValue()] = f.getValueAsDouble();
+        else if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
+          train[a.getName().getValue()] = i.getInt();
+      }
+      train["precision"] = precision;
+      train["micro_batches"] = microBatches;
+      program["train"] = std::move(train);
+    }
 
     // The eval function's loss (it reads the step's arguments in place).
     func::FuncOp eval;
@@ -345,6 +358,10 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
       return failure();
     if (eval && failed(convert(eval, mesh, {}, "shardc_eval")))
       return failure();
+    // The module is now the program: what was not lowered goes.
+    for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))
+      if (auto other = dyn_cast<func::FuncOp>(op); other && other != func && other != eval)
+        other.erase();
     std::string text;
     llvm::raw_string_ostream os(text);
     os << json::Value(std::move(program));
@@ -401,7 +418,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
         return op.emitError("xf-lower-to-rt: a tensor value is left unconverted");
 
     for (StringRef attr : {sharding::kGridAttr.data(), kArenaBytesAttr.data(),
-                           kPlannedBytesAttr.data()})
+                           kPlannedBytesAttr.data(), xf::XfDialect::kOptimizerAttrName.data()})
       func->removeAttr(attr);
     func.setSymName(name);
     return success();

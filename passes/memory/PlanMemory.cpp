@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Debug.h"
 #include "passes/Passes.h"
 #include "passes/memory/MemoryPlan.h"
 
@@ -268,11 +269,11 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       total += bytes;
     func->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
     func->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
-    LLVM_DEBUG({
-      llvm::dbgs() << "planned bytes per rank:";
+    SHARDC_DEBUG({
+      DBGS() << "planned bytes per rank:";
       for (int a = 0; a < NumArenas; ++a)
-        llvm::dbgs() << " " << kArenaNames[a] << "=" << arenaBytes[a];
-      llvm::dbgs() << " total=" << total << "\n";
+        DBGS() << " " << kArenaNames[a] << "=" << arenaBytes[a];
+      DBGS() << " total=" << total << "\n";
     });
     return success();
   }

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Debug.h"
 #include "passes/Passes.h"
 #include "passes/schedule/BufferAccess.h"
 
@@ -73,7 +74,7 @@ struct RtBucketAllReducesPass : shardc::impl::RtBucketAllReducesBase<RtBucketAll
       rt_dialect::CollectiveOp::create(builder, loc, "shard.all_reduce",
                                        builder.getDenseI16ArrayAttr(b.axes), whole, whole,
                                        b.members.front().getAttrsAttr());
-      LLVM_DEBUG(llvm::dbgs() << "bucket of " << b.members.size() << " all-reduces, "
+      SHARDC_DEBUG(DBGS() << "bucket of " << b.members.size() << " all-reduces, "
                               << b.range.end - b.range.begin << " bytes\n");
       for (rt_dialect::CollectiveOp c : b.members)
         c.erase();

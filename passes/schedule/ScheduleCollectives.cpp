@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Debug.h"
 #include "passes/Passes.h"
 #include "passes/schedule/BufferAccess.h"
 
@@ -82,7 +83,7 @@ struct RtScheduleCollectivesPass
         ++movedDown;
       }
     }
-    LLVM_DEBUG(llvm::dbgs() << starts.size() << " collectives: starts moved up " << movedUp
+    SHARDC_DEBUG(DBGS() << starts.size() << " collectives: starts moved up " << movedUp
                             << " ops, waits down " << movedDown << "\n");
   }
 };

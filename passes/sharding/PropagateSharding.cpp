@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Debug.h"
 #include "passes/Passes.h"
 
 #include "compiler/cost/CostModel.h"
@@ -182,7 +183,7 @@ private:
   double budget_;
   bool memoryTight_ = false;
   const char *phase_ = "";
-  bool trace_ = getenv("SHARDC_TRACE_PROPAGATION") != nullptr;
+  bool trace_ = debug::enabled(DEBUG_TYPE);
   ReturnTargets returnTargets_;
   llvm::DenseMap<Value, SmallVector<unsigned, 1>> followers_;
   std::vector<Node> nodes_;
@@ -469,7 +470,7 @@ void Propagator::decideByCost(Node &n) {
       d.factorAxes.push_back(options[f][index[f]]);
     if (isValidDecision(rule, d, mesh_)) {
       double c = decisionCost(n, d);
-      LLVM_DEBUG(llvm::dbgs() << "  candidate cost " << c << "\n");
+      SHARDC_DEBUG(DBGS() << "  candidate cost " << c << "\n");
       if (!best || c < bestCost * (1 - 1e-9)) {
         best = d;
         bestCost = c;
@@ -530,9 +531,9 @@ void Propagator::applyDecision(Node &n, const OpDecision &d) {
     if (!llvm::is_contained(paid, need))
       paid.push_back(need);
   }
-  // SHARDC_TRACE_PROPAGATION=1: every decision, in order, with its tier.
+  // SHARDC_DEBUG=xf-propagate-sharding: every decision, in order, with its tier.
   if (trace_) {
-    llvm::errs() << "xf-propagate-sharding: " << phase_ << ": " << n.op->getName() << " at "
+    DBGS() << phase_ << ": " << n.op->getName() << " at "
                  << n.op->getLoc() << " factors [";
     for (size_t f = 0; f < d.factorAxes.size(); ++f)
       llvm::errs() << (f ? ", " : "") << mesh_.axesName(d.factorAxes[f]);
@@ -722,7 +723,7 @@ LogicalResult Propagator::run() {
       next = &nodes_[i];
       break;
     }
-    LLVM_DEBUG(llvm::dbgs() << "deciding by cost: " << *next->op << "\n");
+    SHARDC_DEBUG(DBGS() << "deciding by cost: " << *next->op << "\n");
     phase_ = "cost";
     decideByCost(*next);
   }

@@ -22,6 +22,8 @@ namespace shardc {
 #include "passes/Passes.h.inc"
 } // namespace shardc
 
+#include <cmath>
+
 using namespace mlir;
 using namespace shardc::xf;
 
@@ -63,6 +65,8 @@ LogicalResult AdamW::checkOptions(func::FuncOp f) {
     return bad("clip-grad must not be negative (0 disables clipping)");
   if (lossScaleWindow < 1)
     return bad("loss-scale-window must be at least 1");
+  if (!(initialLossScale >= 1.0) || !std::isfinite(static_cast<double>(initialLossScale)))
+    return bad("initial-loss-scale must be a finite number >= 1");
   return success();
 }
 
@@ -203,6 +207,22 @@ LogicalResult AdamW::apply() {
     resultAttrs.push_back(DictionaryAttr::get(
         ctx, {NamedAttribute(StringAttr::get(ctx, k), StringAttr::get(ctx, v))}));
   f.setAllResultAttrs(resultAttrs);
+  // The settings travel with the step (the runtime logs them; fp16 starts
+  // from the initial loss scale).
+  Builder ab(ctx);
+  NamedAttrList optimizer;
+  optimizer.append("lr", ab.getF64FloatAttr(lr));
+  optimizer.append("min_lr", ab.getF64FloatAttr(minLr));
+  optimizer.append("warmup", ab.getI64IntegerAttr(warmup));
+  optimizer.append("decay_steps", ab.getI64IntegerAttr(decaySteps));
+  optimizer.append("weight_decay", ab.getF64FloatAttr(weightDecay));
+  optimizer.append("beta1", ab.getF64FloatAttr(beta1));
+  optimizer.append("beta2", ab.getF64FloatAttr(beta2));
+  optimizer.append("adam_eps", ab.getF64FloatAttr(epsilon));
+  optimizer.append("clip_grad", ab.getF64FloatAttr(clipGrad));
+  optimizer.append("loss_scale", ab.getF64FloatAttr(initialLossScale));
+  optimizer.append("loss_scale_window", ab.getI64IntegerAttr(lossScaleWindow));
+  f->setAttr(XfDialect::kOptimizerAttrName, optimizer.getDictionary(ctx));
   return success();
 }
 

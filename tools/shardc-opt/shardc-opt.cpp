@@ -2,11 +2,14 @@
 //
 // The opt-style driver for pass authors and lit tests: the xf dialect, the
 // upstream shard dialect, func/arith/tensor, the generic transforms
-// (canonicalize, cse, ...), upstream shard passes and every shardc pass.
+// (canonicalize, cse, ...), upstream shard passes, every shardc pass and the
+// registered pipelines (shardc-train-step, -shard, -lower, -compile).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ModuleLoading.h"
+#include "compiler/pipelines/Pipelines.h"
+#include "passes/Debug.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -14,8 +17,18 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "mlir/Transforms/Passes.h"
+
+/// Release LLVM has no -debug-only: shardc's passes have their own switch.
+static llvm::cl::opt<std::string> debugTypes(
+    "shardc-debug", llvm::cl::desc("debug output of these shardc passes (comma-separated "
+                                   "pass flags, or all); also $SHARDC_DEBUG"),
+    llvm::cl::value_desc("passes"), llvm::cl::cb<void, std::string>([](const std::string &v) {
+      shardc::debug::enable(v);
+    }));
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -23,6 +36,33 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::shard::registerShardPasses();
   shardc::registerShardcPasses();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "shardc optimizer driver\n", registry));
+  shardc::registerShardcPipelines();
+  // As MlirOptMain(argc, argv, ...), plus each enabled pass's summary
+  // (debug::instrument) in every pass manager it sets up.
+  auto [inputFile, outputFile] =
+      mlir::registerAndParseCLIOptions(argc, argv, "shardc optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+  // The command line's passes, then the summaries.
+  mlir::MlirOptMainConfig fromCommandLine = config;
+  config.setPassPipelineSetupFn([fromCommandLine](mlir::PassManager &pm) {
+    shardc::debug::instrument(pm);
+    return fromCommandLine.setupPassPipeline(pm);
+  });
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return EXIT_FAILURE;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output = mlir::openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return EXIT_FAILURE;
+  }
+  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return EXIT_FAILURE;
+  output->keep();
+  return EXIT_SUCCESS;
 }

@@ -19,7 +19,7 @@
 #include "compiler/executor/Params.h"
 #include "compiler/executor/Trainer.h"
 #include "passes/Passes.h"
-#include "passes/sharding/Pipeline.h"
+#include "compiler/pipelines/Pipelines.h"
 #include "compiler/sharding/Sharding.h"
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfDialect.h"
@@ -254,8 +254,7 @@ func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, boo
   copy.setSymName((func.getSymName() + "_sharded").str());
   module.push_back(copy);
   PassManager pm(module.getContext());
-  ShardingPipelineOptions o;
-  o.function = copy.getSymName().str();
+  PipelineOptions o;
   o.mesh = meshOption(args);
   o.strategy = args.has("strategy") ? args.str("strategy") : "";
   o.hardware = args.str("hardware");
@@ -265,8 +264,7 @@ func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, boo
       throw UsageError{"option '--memory-budget' must be a positive number of GiB"};
     o.memoryBudget = gib * 1024 * 1024 * 1024;
   }
-  o.partition = partition;
-  addShardingPipeline(pm, o);
+  buildShardingPipeline(pm, o, copy.getSymName(), partition);
   if (failed(pm.run(module)))
     throw Failed{};
   return copy;
@@ -377,29 +375,33 @@ TrainSetup stepShapeOptions(const Args &args) {
   return setup;
 }
 
+/// The step's pipeline options (shardc-train-step) from the train setup.
+void setTrainStepOptions(PipelineOptions &o, StringRef forward, const TrainSetup &setup,
+                         double lossScale) {
+  o.function = forward.str();
+  o.precision = setup.precision;
+  o.microBatches = setup.microBatches;
+  o.fuseLinearCE = setup.fuseLinearCE;
+  const auto &a = setup.adamw;
+  o.lr = a.lr;
+  o.minLr = a.minLr;
+  o.warmup = a.warmup;
+  o.decaySteps = a.decaySteps;
+  o.weightDecay = a.weightDecay;
+  o.beta1 = a.beta1;
+  o.beta2 = a.beta2;
+  o.adamEps = a.epsilon;
+  o.clipGrad = a.clipGrad;
+  o.lossScaleWindow = a.lossScaleWindow;
+  if (lossScale > 0)
+    o.lossScale = lossScale;
+}
+
 void buildTrainStep(ModuleOp module, StringRef forward, const TrainSetup &setup) {
   PassManager pm(module.getContext());
-  if (setup.fuseLinearCE) {
-    // The logit GEMM and the loss become one op before anything else sees
-    // them: the step never holds the tokens x vocabulary logits.
-    OpPassManager &fpm = pm.nest<func::FuncOp>();
-    fpm.addPass(shardc::createXfFuseLinearCrossEntropy());
-  }
-  if (setup.precision != "fp32") {
-    shardc::XfMixedPrecisionOptions mp;
-    mp.function = forward.str();
-    mp.compute = setup.precision == "bf16" ? "bf16" : "f16";
-    pm.addPass(shardc::createXfMixedPrecision(mp));
-  }
-  shardc::XfAutodiffOptions ad;
-  ad.function = forward.str();
-  ad.output = "train_step";
-  ad.microBatches = setup.microBatches;
-  ad.lossScale = setup.precision == "fp16";
-  pm.addPass(shardc::createXfAutodiff(ad));
-  shardc::XfAdamWOptions opt = setup.adamw;
-  opt.function = "train_step";
-  pm.addPass(shardc::createXfAdamW(opt));
+  PipelineOptions o;
+  setTrainStepOptions(o, forward, setup, 0);
+  buildTrainStepPipeline(pm, o);
   if (failed(pm.run(module)))
     throw Failed{};
 }
@@ -714,45 +716,36 @@ int cmdCompile(const std::vector<std::string> &argv) {
   SourceDiagnostics diagnostics(ctx);
   OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
   func::FuncOp forward = modelFunction(*module, args);
-  std::string forwardName = forward.getSymName().str();
-  buildTrainStep(*module, forwardName, setup);
-  auto stepFunc = module->lookupSymbol<func::FuncOp>("train_step");
-  func::FuncOp runFunc = args.has("mesh") ? shardCopy(*module, stepFunc, args, true) : stepFunc;
-  std::string runName = runFunc.getSymName().str();
-  // Only the step to compile (and its grid) stay.
-  for (Operation &op : llvm::make_early_inc_range(module->getBody()->getOperations()))
-    if (auto f = dyn_cast<func::FuncOp>(op); f && f.getSymName() != runName)
-      f.erase();
 
-  codegen::LoweringOptions lowering;
-  lowering.function = runName;
-  lowering.evalFunction = "eval_step";
-  lowering.overlap = !args.isSet("no-overlap");
+  // `shardc-opt --pass-pipeline='builtin.module(shardc-compile{...})'` runs
+  // exactly this (test/lit/tools/compile-pipeline.test).
+  PipelineOptions o;
+  setTrainStepOptions(o, forward.getSymName(), setup, lossScale);
+  o.mesh = args.has("mesh") ? meshOption(args) : "";
+  o.strategy = args.has("strategy") ? args.str("strategy") : "";
+  o.hardware = args.str("hardware");
+  if (args.has("memory-budget")) {
+    double gib = args.real("memory-budget");
+    if (!(gib > 0))
+      throw UsageError{"option '--memory-budget' must be a positive number of GiB"};
+    o.memoryBudget = gib * 1024 * 1024 * 1024;
+  }
+  o.overlap = !args.isSet("no-overlap");
   double bucketMiB = args.real("bucket-mb");
   if (!(bucketMiB >= 0) || !std::isfinite(bucketMiB))
     throw UsageError{"option '--bucket-mb' must be a non-negative number of MiB"};
-  lowering.bucketBytes = static_cast<int64_t>(bucketMiB * 1024 * 1024);
-  lowering.source = llvm::sys::path::filename(args.positional()[0]).str();
-  lowering.strategy = args.has("strategy") ? args.str("strategy") : "";
-  if (failed(codegen::lowerToRt(*module, lowering)))
-    throw Failed{};
-  // The optimizer settings travel with the program (logs, --describe) and
-  // fp16's initial loss scale is where the runtime starts it.
+  o.bucketBytes = static_cast<int64_t>(bucketMiB * 1024 * 1024);
+  o.source = llvm::sys::path::filename(args.positional()[0]).str();
+  {
+    PassManager pm(&ctx);
+    buildCompilePipeline(pm, o);
+    if (failed(pm.run(*module)))
+      throw Failed{};
+  }
   auto programAttr = (*module)->getAttrOfType<StringAttr>("rt.program");
   llvm::Expected<llvm::json::Value> program = llvm::json::parse(programAttr.getValue());
   if (!program)
     throw rt::Error("internal error: rt.program is not JSON");
-  const auto &o = setup.adamw;
-  (*program->getAsObject())["train"] = llvm::json::Object{
-      {"lr", o.lr},           {"min_lr", o.minLr},         {"warmup", o.warmup},
-      {"decay_steps", o.decaySteps}, {"weight_decay", o.weightDecay}, {"beta1", o.beta1},
-      {"beta2", o.beta2},     {"adam_eps", o.epsilon},     {"clip_grad", o.clipGrad},
-      {"loss_scale", lossScale}, {"loss_scale_window", o.lossScaleWindow},
-      {"precision", setup.precision}, {"micro_batches", setup.microBatches}};
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << *program;
-  (*module)->setAttr("rt.program", StringAttr::get(&ctx, text));
   int64_t planned = (*program->getAsObject()).getInteger("planned_peak_bytes").value_or(0);
   auto emit = [&](const char *flag) {
     if (!args.has(flag))
@@ -760,11 +753,16 @@ int cmdCompile(const std::vector<std::string> &argv) {
     std::string ir;
     llvm::raw_string_ostream irs(ir);
     module->print(irs);
+    irs << "\n"; // as shardc-opt writes it
     writeOutput(args.str(flag), ir);
   };
   emit("emit-mlir");
-  if (failed(codegen::lowerRtToLLVM(*module)))
-    throw Failed{};
+  {
+    PassManager pm(&ctx);
+    buildLLVMPipeline(pm);
+    if (failed(pm.run(*module)))
+      throw Failed{};
+  }
   emit("emit-llvm");
   std::string output = args.str("o");
   std::string object = args.has("emit-object") ? args.str("emit-object") : output + ".o";
@@ -778,10 +776,10 @@ int cmdCompile(const std::vector<std::string> &argv) {
   double totalSecs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << llvm::formatv("compiled {0} -> {1}: mesh {2}, {3}, planned memory {4:F1} MiB per "
                              "rank; compile {5:F2} s, link {6:F2} s\n",
-                             lowering.source, output,
+                             std::string(o.source), output,
                              args.has("mesh") ? args.str("mesh") : std::string("(one rank)"),
-                             lowering.strategy.empty() ? std::string("no preset")
-                                                       : "strategy " + lowering.strategy,
+                             o.strategy.empty() ? std::string("no preset")
+                                                : "strategy " + std::string(o.strategy),
                              planned / (1024.0 * 1024.0), compileSecs, totalSecs - compileSecs)
                    .str();
   return 0;

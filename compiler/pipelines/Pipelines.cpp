@@ -1,0 +1,118 @@
+//===- Pipelines.cpp - shardc's pass pipelines, registered ----------------===//
+
+#include "compiler/pipelines/Pipelines.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace shardc {
+
+void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
+  // The logit GEMM and the loss become one op before anything else sees
+  // them: the step never holds the tokens x vocabulary logits.
+  if (o.fuseLinearCE)
+    pm.nest<func::FuncOp>().addPass(createXfFuseLinearCrossEntropy());
+  if (o.precision != "fp32") {
+    XfMixedPrecisionOptions mp;
+    mp.function = o.function;
+    mp.compute = o.precision == "bf16" ? "bf16" : "f16";
+    pm.addPass(createXfMixedPrecision(mp));
+  }
+  XfAutodiffOptions ad;
+  ad.function = o.function;
+  ad.output = kStepFunction;
+  ad.microBatches = o.microBatches;
+  ad.lossScale = o.precision == "fp16";
+  pm.addPass(createXfAutodiff(ad));
+  XfAdamWOptions opt;
+  opt.function = kStepFunction;
+  opt.lr = o.lr;
+  opt.minLr = o.minLr;
+  opt.warmup = o.warmup;
+  opt.decaySteps = o.decaySteps;
+  opt.weightDecay = o.weightDecay;
+  opt.beta1 = o.beta1;
+  opt.beta2 = o.beta2;
+  opt.epsilon = o.adamEps;
+  opt.clipGrad = o.clipGrad;
+  opt.lossScaleWindow = o.lossScaleWindow;
+  opt.initialLossScale = o.lossScale;
+  pm.addPass(createXfAdamW(opt));
+}
+
+void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::StringRef function,
+                           bool partition) {
+  if (o.mesh.empty())
+    return;
+  XfPropagateShardingOptions propagate;
+  propagate.function = function.str();
+  propagate.mesh = o.mesh;
+  propagate.strategy = o.strategy;
+  propagate.hardware = o.hardware;
+  propagate.memoryBudget = o.memoryBudget;
+  pm.addPass(createXfPropagateSharding(propagate));
+  if (!partition)
+    return;
+  XfPartitionOptions p;
+  p.function = function.str();
+  pm.addPass(createXfPartition(p));
+}
+
+void buildLoweringPipeline(OpPassManager &pm, const PipelineOptions &o) {
+  if (o.eval) {
+    XfExtractEvalOptions extract;
+    extract.function = kStepFunction;
+    extract.output = kEvalFunction;
+    pm.addPass(createXfExtractEval(extract));
+  }
+  if (o.overlap) {
+    XfScheduleOptions schedule;
+    schedule.function = kStepFunction;
+    pm.addPass(createXfSchedule(schedule));
+  }
+  XfPlanMemoryOptions plan;
+  plan.function = kStepFunction;
+  plan.evalFunction = o.eval ? kEvalFunction : "";
+  pm.addPass(createXfPlanMemory(plan));
+  XfLowerToRtOptions lower;
+  lower.function = kStepFunction;
+  lower.source = o.source;
+  lower.strategy = o.strategy;
+  lower.evalFunction = o.eval ? kEvalFunction : "";
+  pm.addPass(createXfLowerToRt(lower));
+  RtBucketAllReducesOptions bucket;
+  bucket.bucketBytes = o.bucketBytes;
+  pm.addPass(createRtBucketAllReduces(bucket));
+  RtScheduleCollectivesOptions collectives;
+  collectives.overlap = o.overlap;
+  pm.addPass(createRtScheduleCollectives(collectives));
+}
+
+void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &o) {
+  buildTrainStepPipeline(pm, o);
+  buildShardingPipeline(pm, o);
+  buildLoweringPipeline(pm, o);
+}
+
+void buildLLVMPipeline(OpPassManager &pm) { pm.addPass(createRtToLLVM()); }
+
+void registerShardcPipelines() {
+  PassPipelineRegistration<PipelineOptions>(
+      "shardc-train-step", "forward + loss -> training step (autodiff, AdamW, mixed precision)",
+      buildTrainStepPipeline);
+  PassPipelineRegistration<PipelineOptions>(
+      "shardc-shard", "propagate shardings over --mesh and partition the training step",
+      [](OpPassManager &pm, const PipelineOptions &o) { buildShardingPipeline(pm, o); });
+  PassPipelineRegistration<PipelineOptions>(
+      "shardc-lower", "plan memory and lower the (partitioned) step to rt",
+      buildLoweringPipeline);
+  PassPipelineRegistration<PipelineOptions>(
+      "shardc-compile", "what `shardc compile` runs before codegen: train step, shard, lower",
+      buildCompilePipeline);
+}
+
+} // namespace shardc
