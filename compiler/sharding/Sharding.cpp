@@ -263,7 +263,7 @@ std::string TensorSharding::str(const Mesh &mesh) const {
       continue;
     }
     for (size_t i = 0; i < dims[d].size(); ++i)
-      s += (i ? "+" : "") + mesh.names[dims[d][i]];
+      s += (i ? "+" : "") + mesh.axesName(dims[d][i]);
   }
   s += "]";
   if (!partial.empty())

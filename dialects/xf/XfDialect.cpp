@@ -1,6 +1,7 @@
 //===- XfDialect.cpp - xf dialect, attributes and argument checks ---------===//
 
 #include "dialects/xf/XfDialect.h"
+#include "dialects/xf/XfInterfaces.h"
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -109,13 +110,8 @@ LogicalResult XfDialect::verifyRegionArgAttribute(Operation *op, unsigned region
                                << "' must be a non-negative integer";
     return success();
   }
-  if (attr.getName() == "xf.sharding") {
-    // Set by -xf-partition: the argument's global layout over the grid.
-    if (!isa<shard::GridAxesArrayAttr>(attr.getValue()))
-      return op->emitOpError() << "argument #" << argIndex
-                               << ": 'xf.sharding' must be a #shard<axisarray ...>";
-    return success();
-  }
+  if (attr.getName() == kShardingAttrName) // set by -xf-partition: the global layout
+    return verifyLayoutAxes(op, "argument #" + std::to_string(argIndex), attr.getValue());
   return op->emitOpError() << "unknown xf argument attribute '" << attr.getName().strref()
                            << "'";
 }

@@ -12,6 +12,10 @@ namespace shardc::xf {
 /// (`xf.factor_axes`, `xf.linear_partial`, `xf.linear_group`) against its
 /// sharding rule and its grid. Run by ShardingRuleOpInterface's verifier.
 mlir::LogicalResult verifyShardingDecision(mlir::Operation *op);
+/// Verifies an `xf.sharding` layout of a function's argument or result
+/// (`what` names it): every split axis an axis of the function's grid.
+mlir::LogicalResult verifyLayoutAxes(mlir::Operation *func, llvm::StringRef what,
+                                     mlir::Attribute layout);
 } // namespace shardc::xf
 
 #include "dialects/xf/XfInterfaces.h.inc"

@@ -249,13 +249,30 @@ LogicalResult XfDialect::verifyRegionResultAttribute(Operation *op, unsigned reg
       return success(); // checked at the xf.state of the same result
     return verifyStateAndGradResults(func);
   }
-  if (name == kShardingAttrName) {
-    if (!isa<shard::GridAxesArrayAttr>(attr.getValue()))
-      return op->emitOpError() << "result #" << resultIndex << ": '" << name
-                               << "' must be a #shard<axisarray ...>";
-    return success();
-  }
+  if (name == kShardingAttrName)
+    return verifyLayoutAxes(op, "result #" + std::to_string(resultIndex), attr.getValue());
   return op->emitOpError() << "unknown xf result attribute '" << name << "'";
+}
+
+LogicalResult shardc::xf::verifyLayoutAxes(Operation *func, StringRef what, Attribute layout) {
+  auto axes = dyn_cast<shard::GridAxesArrayAttr>(layout);
+  if (!axes)
+    return func->emitOpError() << what << ": '" << XfDialect::kShardingAttrName
+                               << "' must be a #shard<axisarray ...>";
+  shard::GridOp grid = gridOf(func);
+  int64_t rank = grid ? static_cast<int64_t>(grid.getShape().size()) : INT64_MAX;
+  for (shard::GridAxesAttr dim : axes.getAxes())
+    for (int16_t a : dim.asArrayRef())
+      if (a < 0 || a >= rank) {
+        auto diag = func->emitOpError() << what << ": '" << XfDialect::kShardingAttrName
+                                        << "' names grid axis " << a;
+        if (a < 0)
+          diag << "; axes are numbered from 0";
+        else
+          diag << " but @" << grid.getSymName() << " has " << rank << " axes";
+        return diag;
+      }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -329,6 +329,8 @@ public:
 LogicalResult sharding::partitionFunction(func::FuncOp func, const Mesh &mesh) {
   if (func->hasAttr(kGridAttr))
     return func.emitError() << "function is already partitioned";
+  if (failed(verifyShardingOps(func, mesh)))
+    return failure();
   // Work on a clone so a failure leaves the function as it was.
   func::FuncOp work = func.clone();
   Partitioner p(work, mesh);

@@ -766,6 +766,8 @@ public:
       if (failed(mesh))
         return signalPassFailure();
     }
+    if (failed(verifyShardingOps(func, *mesh)))
+      return signalPassFailure();
     FailureOr<cost::HardwareDesc> hw = loadHardware(module, hardware);
     if (failed(hw))
       return signalPassFailure();

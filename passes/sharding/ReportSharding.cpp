@@ -67,7 +67,7 @@ public:
     if (!func)
       return signalPassFailure();
     FailureOr<Mesh> mesh = Mesh::fromModule(module);
-    if (failed(mesh))
+    if (failed(mesh) || failed(verifyShardingOps(func, *mesh)))
       return signalPassFailure();
     FailureOr<cost::HardwareDesc> hw = loadHardware(module, hardware);
     if (failed(hw))

@@ -230,6 +230,21 @@ ReturnTargets::target(unsigned index,
   return std::nullopt;
 }
 
+LogicalResult sharding::verifyShardingOps(func::FuncOp func, const Mesh &mesh) {
+  bool ok = true;
+  func.walk([&](shard::ShardingOp op) {
+    for (shard::GridAxesAttr dim : op.getSplitAxes().getAxes())
+      for (Axis a : dim.asArrayRef())
+        if (a < 0 || a >= mesh.rank()) {
+          op.emitError() << "split axis " << a << " is not an axis of the mesh " << mesh.str()
+                         << " (" << mesh.rank() << " axes)";
+          ok = false;
+          return;
+        }
+  });
+  return success(ok);
+}
+
 func::FuncOp sharding::lookupFunction(ModuleOp module, llvm::StringRef name,
                                       llvm::StringRef what) {
   auto func = module.lookupSymbol<func::FuncOp>(name);

@@ -87,6 +87,11 @@ private:
   llvm::SmallVector<int> argOf_; ///< per result: the argument it follows, or -1
 };
 
+/// Checks every `shard.sharding` of `func` against the mesh: split axes must
+/// be axes of the grid (upstream's verifier checks only that they are not
+/// negative and not repeated). Emits an error at each offending op.
+mlir::LogicalResult verifyShardingOps(mlir::func::FuncOp func, const Mesh &mesh);
+
 /// The function a sharding pass works on; emits "no function @name to
 /// <what>" on the module when there is none.
 mlir::func::FuncOp lookupFunction(mlir::ModuleOp module, llvm::StringRef name,

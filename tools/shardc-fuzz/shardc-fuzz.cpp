@@ -259,6 +259,18 @@ private:
     s.replace(i, j - i, value);
   }
 
+  /// Replaces the run of digits at one of the positions `at` with `value`.
+  void replaceDigitsAt(std::vector<std::string> &lines,
+                       const std::vector<std::pair<size_t, size_t>> &at, const char *value) {
+    if (at.empty())
+      return;
+    auto [l, i] = at[pick(at.size())];
+    size_t j = i;
+    while (j < lines[l].size() && std::isdigit(static_cast<unsigned char>(lines[l][j])))
+      ++j;
+    lines[l].replace(i, j - i, value);
+  }
+
   void mutateType(std::vector<std::string> &lines) {
     static const char *types[] = {"f32", "bf16", "f16", "f64", "i32", "i64", "i16", "i1", "index"};
     auto at = find(lines, [](const std::string &s, size_t i) {
@@ -282,13 +294,7 @@ private:
       return std::isdigit(static_cast<unsigned char>(s[i])) && i > 0 &&
              (s[i - 1] == '<' || s[i - 1] == 'x') && s.rfind("tensor<", i) != std::string::npos;
     });
-    if (at.empty())
-      return;
-    auto [l, i] = at[pick(at.size())];
-    size_t j = i;
-    while (j < lines[l].size() && std::isdigit(static_cast<unsigned char>(lines[l][j])))
-      ++j;
-    lines[l].replace(i, j - i, dims[pick(sizeof(dims) / sizeof(dims[0]))]);
+    replaceDigitsAt(lines, at, dims[pick(sizeof(dims) / sizeof(dims[0]))]);
   }
 
   /// Einsum equations, names, xf.state / xf.input values: swap, drop or
@@ -392,13 +398,7 @@ private:
              (s.compare(i - 2, 2, ": ") == 0 || s.compare(i - 2, 2, ", ") == 0 || s[i - 1] == '[') &&
              (s.rfind("array<i16", i) != std::string::npos || s.rfind("[[", i) != std::string::npos);
     });
-    if (at.empty())
-      return;
-    auto [l, i] = at[pick(at.size())];
-    size_t j = i;
-    while (j < lines[l].size() && std::isdigit(static_cast<unsigned char>(lines[l][j])))
-      ++j;
-    lines[l].replace(i, j - i, values[pick(sizeof(values) / sizeof(values[0]))]);
+    replaceDigitsAt(lines, at, values[pick(sizeof(values) / sizeof(values[0]))]);
   }
 
   /// A bogus pending sum on a sharding annotation.

@@ -20,6 +20,7 @@
 #include "compiler/executor/Trainer.h"
 #include "passes/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
+#include "passes/Debug.h"
 #include "compiler/sharding/Sharding.h"
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfDialect.h"
@@ -249,12 +250,8 @@ std::string meshOption(const Args &args) {
 
 /// Shards a copy of `func` (named <name>_sharded) over the mesh and returns
 /// it partitioned; `func` keeps the global signature the driver feeds.
-func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, bool partition) {
-  func::FuncOp copy = func.clone();
-  copy.setSymName((func.getSymName() + "_sharded").str());
-  module.push_back(copy);
-  PassManager pm(module.getContext());
-  PipelineOptions o;
+/// --mesh, --strategy, --hardware and --memory-budget (GiB) as pipeline options.
+void setShardingOptions(PipelineOptions &o, const Args &args) {
   o.mesh = meshOption(args);
   o.strategy = args.has("strategy") ? args.str("strategy") : "";
   o.hardware = args.str("hardware");
@@ -264,6 +261,16 @@ func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, boo
       throw UsageError{"option '--memory-budget' must be a positive number of GiB"};
     o.memoryBudget = gib * 1024 * 1024 * 1024;
   }
+}
+
+func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, bool partition) {
+  func::FuncOp copy = func.clone();
+  copy.setSymName((func.getSymName() + "_sharded").str());
+  module.push_back(copy);
+  PassManager pm(module.getContext());
+  debug::instrument(pm);
+  PipelineOptions o;
+  setShardingOptions(o, args);
   buildShardingPipeline(pm, o, copy.getSymName(), partition);
   if (failed(pm.run(module)))
     throw Failed{};
@@ -399,6 +406,7 @@ void setTrainStepOptions(PipelineOptions &o, StringRef forward, const TrainSetup
 
 void buildTrainStep(ModuleOp module, StringRef forward, const TrainSetup &setup) {
   PassManager pm(module.getContext());
+  debug::instrument(pm);
   PipelineOptions o;
   setTrainStepOptions(o, forward, setup, 0);
   buildTrainStepPipeline(pm, o);
@@ -721,15 +729,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
   // exactly this (test/lit/tools/compile-pipeline.test).
   PipelineOptions o;
   setTrainStepOptions(o, forward.getSymName(), setup, lossScale);
-  o.mesh = args.has("mesh") ? meshOption(args) : "";
-  o.strategy = args.has("strategy") ? args.str("strategy") : "";
-  o.hardware = args.str("hardware");
-  if (args.has("memory-budget")) {
-    double gib = args.real("memory-budget");
-    if (!(gib > 0))
-      throw UsageError{"option '--memory-budget' must be a positive number of GiB"};
-    o.memoryBudget = gib * 1024 * 1024 * 1024;
-  }
+  if (args.has("mesh"))
+    setShardingOptions(o, args);
   o.overlap = !args.isSet("no-overlap");
   double bucketMiB = args.real("bucket-mb");
   if (!(bucketMiB >= 0) || !std::isfinite(bucketMiB))
@@ -738,6 +739,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
   o.source = llvm::sys::path::filename(args.positional()[0]).str();
   {
     PassManager pm(&ctx);
+    debug::instrument(pm);
     buildCompilePipeline(pm, o);
     if (failed(pm.run(*module)))
       throw Failed{};

@@ -173,3 +173,11 @@ func.func @f(%a: tensor<i32> {xf.state = "step"}, %b: tensor<i32> {xf.state = "s
 func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {xf.grad = "w"}) {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+shard.grid @mesh(shape = 2) {xf.axis_names = ["tp"]}
+// expected-error@+1 {{argument #0: 'xf.sharding' names grid axis 3 but @mesh has 1 axes}}
+func.func @f(%x: tensor<4xf32> {xf.sharding = #shard<axisarray[[3]]>}) attributes {xf.grid = @mesh} {
+  return
+}
