@@ -17,14 +17,20 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ModuleLoading.h"
+#include "compiler/executor/Executor.h"
+#include "compiler/executor/Params.h"
 #include "models/ModelGen.h"
+#include "runtime/Error.h"
+#include "runtime/data/TokenFile.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -43,6 +49,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -129,7 +136,8 @@ struct Snapshot {
   std::string label; ///< "<config>@<stage>"
   std::string text;
   std::vector<std::string> rest;
-  bool report = false; ///< also run -xf-report-sharding on it
+  bool report = false;  ///< also run -xf-report-sharding on it
+  bool execute = false; ///< also run @forward in the reference executor
 };
 
 std::string printModule(ModuleOp module) {
@@ -156,6 +164,7 @@ std::vector<Snapshot> buildCorpus(MLIRContext &ctx) {
       s.text = printModule(*module);
       s.rest.assign(c.passes.begin() + i, c.passes.end());
       s.report = i == c.reportBefore;
+      s.execute = i == 0;
       corpus.push_back(std::move(s));
       if (i == c.passes.size())
         break;
@@ -483,7 +492,8 @@ enum Outcome { Accepted = 0, Rejected = 1, Silent = 3 };
 
 /// In the child: parse, verify and run the rest of the pipeline. Exits with
 /// an Outcome; a signal or the alarm means a crash or a hang.
-[[noreturn]] void runCase(MLIRContext &ctx, const std::string &text, const Snapshot &s) {
+[[noreturn]] void runCase(MLIRContext &ctx, const std::string &text, const Snapshot &s,
+                          const shardc::data::TokenFile *tokens) {
   int errors = 0;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
     if (d.getSeverity() == DiagnosticSeverity::Error)
@@ -497,6 +507,24 @@ enum Outcome { Accepted = 0, Rejected = 1, Silent = 3 };
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, ParserConfig(&ctx));
   if (!module)
     finish(false);
+  // The model stage also runs in the reference executor (`shardc run`): the
+  // tool reports rt::Error as an error, so those count as rejections; any
+  // other exception escapes and is a crash.
+  if (s.execute && tokens) {
+    if (auto forward = module->lookupSymbol<func::FuncOp>("forward")) {
+      try {
+        shardc::exec::ParamValues params = shardc::exec::initParams(forward, 1);
+        std::vector<shardc::rt::HostTensor> args =
+            shardc::exec::buildArguments(forward, params, *tokens, 0, 1);
+        std::vector<shardc::rt::HostTensor> results;
+        shardc::exec::Executor exec(forward);
+        if (failed(exec.run(std::move(args), results)))
+          finish(false);
+      } catch (const shardc::rt::Error &e) {
+        _exit(e.what()[0] ? Rejected : Silent);
+      }
+    }
+  }
   if (s.report) {
     OwningOpRef<ModuleOp> copy = module->clone();
     PassManager pm(&ctx);
@@ -584,6 +612,24 @@ int main(int argc, char **argv) {
     ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
     corpus = buildCorpus(ctx);
   }
+  // Tokens for the executor (ids below every generated vocabulary).
+  std::unique_ptr<shardc::data::TokenFile> tokens;
+  {
+    llvm::SmallString<128> path;
+    if (!llvm::sys::fs::createTemporaryFile("shardc-fuzz", "bin", path)) {
+      std::vector<int32_t> ids(4096);
+      for (size_t i = 0; i < ids.size(); ++i)
+        ids[i] = static_cast<int32_t>((i * 2654435761u) % 61);
+      try {
+        shardc::data::write_token_file(path.str().str(), ids);
+        tokens = std::make_unique<shardc::data::TokenFile>(
+            shardc::data::TokenFile::open(path.str().str()));
+      } catch (const shardc::rt::Error &e) {
+        std::cerr << "shardc-fuzz: no executor cases: " << e.what() << "\n";
+      }
+      llvm::sys::fs::remove(path);
+    }
+  }
   if (listCorpus) {
     for (const Snapshot &s : corpus)
       std::cout << s.label << "  (" << s.text.size() << " bytes; then " << pipelineText(s.rest)
@@ -609,7 +655,7 @@ int main(int argc, char **argv) {
   if (o.only >= 0 && o.inProcess) {
     std::string log;
     auto [text, s] = makeCase(o.only, log);
-    runCase(ctx, text, *s); // exits with the outcome; a crash shows in the debugger
+    runCase(ctx, text, *s, tokens.get()); // exits with the outcome; a crash shows in the debugger
   }
   if (o.only >= 0 && o.print) {
     std::string log;
@@ -694,7 +740,7 @@ int main(int argc, char **argv) {
         dup2(fileno(null), STDERR_FILENO);
       }
       alarm(static_cast<unsigned>(o.caseTimeout));
-      runCase(ctx, r.text, *r.snap);
+      runCase(ctx, r.text, *r.snap, tokens.get());
     }
     running.emplace(pid, std::move(r));
     ++done;
