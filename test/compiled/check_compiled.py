@@ -16,7 +16,8 @@
                several ranks share the one GPU with --comm mpi. Exits 77 (ctest:
                skipped) when --gpu-probe finds no CUDA device
   faults       a killed rank ends the job (non-zero, names the rank, < 60 s);
-               a truncated checkpoint, a token file shorter than one batch and
+               a truncated checkpoint, a checkpoint tensor with one flipped bit
+               (CRC32C), a token file shorter than one batch and
                the wrong number of ranks each give an error and a non-zero exit
                and leave the checkpoint directory untouched
 Every failure prints what differs and exits 1.
@@ -313,6 +314,27 @@ def faults(a):
     good = os.path.join(w, "ckpt-good")
     shutil.rmtree(good, ignore_errors=True)
     mpirun(a, 2, exe, ["--data", a.data, "--steps", "2", "--checkpoint-dir", good])
+    # One flipped bit in a tensor (the lowest mantissa bit of its first value:
+    # still a finite number, so no loss would give it away): the CRC32C names
+    # the tensor and the file.
+    flipped = os.path.join(w, "ckpt-flip")
+    shutil.rmtree(flipped, ignore_errors=True)
+    shutil.copytree(good, flipped)
+    victim = sorted(os.path.join(r, f) for r, _, fs in os.walk(flipped) for f in fs
+                    if f.endswith(".safetensors"))[0]
+    with open(victim, "r+b") as f:
+        header_len = int.from_bytes(f.read(8), "little")
+        f.seek(8 + header_len)
+        first = f.read(1)
+        f.seek(8 + header_len)
+        f.write(bytes([first[0] ^ 1]))
+    before = tree_digest(flipped)
+    p, secs = mpirun(a, 2, exe, ["--data", a.data, "--steps", "4", "--checkpoint-dir", flipped,
+                                 "--resume"], expect_ok=False, timeout=60)
+    expect_error("flipped bit in a checkpoint tensor", p, secs,
+                 [os.path.basename(victim), "CRC32C", "the file is damaged"])
+    if tree_digest(flipped) != before:
+        fail("flipped bit: the checkpoint directory was modified")
     other_model = os.path.join(w, "other.mlir")
     run([a.shardc, "gen", "gpt2", "--hidden", "32", "--layers", "2", "--heads", "2", "--seq", "32",
          "--batch", "4", "-o", other_model])
