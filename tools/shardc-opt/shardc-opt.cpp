@@ -13,6 +13,11 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/ShardingInterfaceImpl.h"
+#include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/ShardingInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Extensions/ShardingExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
@@ -33,6 +38,14 @@ static llvm::cl::opt<std::string> debugTypes(
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   shardc::registerShardcDialects(registry);
+  // What upstream shard IR needs: linalg and the ShardingInterface models of
+  // linalg, arith, tensor and func, so `sharding-propagation` and
+  // `shard-partition` run here as in mlir-opt.
+  registry.insert<mlir::linalg::LinalgDialect>();
+  mlir::linalg::registerShardingInterfaceExternalModels(registry);
+  mlir::arith::registerShardingInterfaceExternalModels(registry);
+  mlir::tensor::registerShardingInterfaceExternalModels(registry);
+  mlir::func::registerShardingInterfaceExternalModels(registry);
   mlir::registerTransformsPasses();
   mlir::shard::registerShardPasses();
   shardc::registerShardcPasses();
