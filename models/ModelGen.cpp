@@ -11,6 +11,8 @@
 
 #include <cmath>
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::models;
@@ -156,6 +158,34 @@ std::string shardc::models::validate(const ModelConfig &c) {
       !positive(c.layers) || !positive(c.heads) || !positive(c.batch) || !positive(c.seq) ||
       c.kvHeads < 0 || c.ffn < 0)
     return "sizes must be positive";
+  // Token ids are i32 and every tensor's element count must fit in int64
+  // with room to spare: each size at most 2^31 - 1, and the largest tensor
+  // (checked without overflow) at most 2^40 elements.
+  constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1, kMaxElements = int64_t(1) << 40;
+  const std::pair<const char *, int64_t> sizes[] = {
+      {"vocab", c.vocab},   {"vocab-pad-multiple", c.vocabPadMultiple},
+      {"positions", c.positions}, {"hidden", c.hidden}, {"layers", c.layers},
+      {"heads", c.heads}, {"kv-heads", c.kvHeads}, {"ffn", c.ffn}, {"batch", c.batch},
+      {"seq", c.seq},       {"type-vocab", c.typeVocab}};
+  for (auto [name, v] : sizes)
+    if (v > kMaxSize)
+      return llvm::formatv("{0} = {1} exceeds 2^31 - 1", name, v).str();
+  auto product = [&](std::initializer_list<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) {
+      if (d > 0 && n > kMaxElements / d)
+        return kMaxElements + 1;
+      n *= std::max<int64_t>(d, 1);
+    }
+    return n;
+  };
+  for (auto [what, n] : {std::make_pair("the embedding table", product({c.paddedVocab(), c.hidden})),
+                         std::make_pair("an MLP weight", product({c.ffnOrDefault(), c.hidden})),
+                         std::make_pair("the logits", product({c.batch, c.seq, c.paddedVocab()})),
+                         std::make_pair("the attention scores",
+                                        product({c.batch, c.heads, c.seq, c.seq}))})
+    if (n > kMaxElements)
+      return llvm::formatv("{0} would have more than 2^40 elements", what).str();
   if (c.hidden % c.heads != 0)
     return llvm::formatv("hidden size {0} is not divisible by {1} heads", c.hidden, c.heads).str();
   if (c.heads % c.kvHeadsOrHeads() != 0)
