@@ -23,6 +23,8 @@ namespace shardc {
 } // namespace shardc
 
 using namespace mlir;
+
+static constexpr int64_t kMaxMicroBatches = 4096;
 using namespace shardc::xf;
 
 namespace {
@@ -119,9 +121,11 @@ LogicalResult Autodiff::build() {
     return module.emitError() << "-xf-autodiff: no function @" << function << " with a body";
   if (module.lookupSymbol(output))
     return src.emitError() << "-xf-autodiff: a symbol @" << output << " already exists";
-  if (microBatches < 1)
-    return src.emitError() << "-xf-autodiff: micro-batches must be at least 1, got "
-                           << microBatches;
+  // Each micro-batch is a clone of the forward in the step: bounded so a typo
+  // cannot ask for billions of them.
+  if (microBatches < 1 || microBatches > kMaxMicroBatches)
+    return src.emitError() << "-xf-autodiff: micro-batches must be in [1, " << kMaxMicroBatches
+                              << "], got " << static_cast<int64_t>(microBatches);
   if (!src.getBody().hasOneBlock())
     return src.emitError() << "-xf-autodiff: @" << function << " must have a single block";
   FailureOr<Value> srcLoss = findLoss(src);

@@ -257,8 +257,9 @@ void setShardingOptions(PipelineOptions &o, const Args &args) {
   o.hardware = args.str("hardware");
   if (args.has("memory-budget")) {
     double gib = args.real("memory-budget");
-    if (!(gib > 0))
-      throw UsageError{"option '--memory-budget' must be a positive number of GiB"};
+    if (!(gib > 0) || gib > 1048576)
+      throw UsageError{"option '--memory-budget' must be a positive number of GiB, at most "
+                       "1048576 (1 PiB)"};
     o.memoryBudget = gib * 1024 * 1024 * 1024;
   }
 }
@@ -733,8 +734,10 @@ int cmdCompile(const std::vector<std::string> &argv) {
     setShardingOptions(o, args);
   o.overlap = !args.isSet("no-overlap");
   double bucketMiB = args.real("bucket-mb");
-  if (!(bucketMiB >= 0) || !std::isfinite(bucketMiB))
-    throw UsageError{"option '--bucket-mb' must be a non-negative number of MiB"};
+  // Bounded before the conversion to bytes (a double past int64 is undefined).
+  if (!(bucketMiB >= 0) || bucketMiB > 1048576)
+    throw UsageError{"option '--bucket-mb' must be a non-negative number of MiB, at most "
+                     "1048576 (1 TiB)"};
   o.bucketBytes = static_cast<int64_t>(bucketMiB * 1024 * 1024);
   o.source = llvm::sys::path::filename(args.positional()[0]).str();
   {
