@@ -1,6 +1,7 @@
 //===- Sharding.cpp - meshes, tensor shardings and resharding plans -------===//
 
 #include "compiler/sharding/Sharding.h"
+#include "dialects/xf/AxisNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
@@ -9,6 +10,7 @@
 #include <algorithm>
 
 using namespace mlir;
+using namespace shardc;
 using namespace shardc::sharding;
 
 //===----------------------------------------------------------------------===//
@@ -98,23 +100,6 @@ std::string Mesh::str() const {
   return s;
 }
 
-/// The product of `sizes` is at most kMaxDevices (checked without overflow).
-static bool withinDeviceLimit(llvm::ArrayRef<int64_t> sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) {
-    if (s <= 0 || s > shardc::xf::XfDialect::kMaxDevices / n)
-      return false;
-    n *= s;
-  }
-  return true;
-}
-
-static bool isIdentifier(llvm::StringRef s) {
-  if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
-    return false;
-  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
-}
-
 FailureOr<Mesh> Mesh::parse(llvm::StringRef spec, std::string &error) {
   Mesh mesh;
   llvm::SmallVector<llvm::StringRef> parts;
@@ -124,7 +109,7 @@ FailureOr<Mesh> Mesh::parse(llvm::StringRef spec, std::string &error) {
     name = name.trim();
     size = size.trim();
     int64_t n = 0;
-    if (!isIdentifier(name) || size.getAsInteger(10, n) || n <= 0) {
+    if (!xf::isAxisName(name) || size.getAsInteger(10, n) || n <= 0) {
       error = "bad mesh axis '" + part.trim().str() +
               "': expected name=size with a positive size, as in dp=2,tp=4";
       return failure();
@@ -140,9 +125,9 @@ FailureOr<Mesh> Mesh::parse(llvm::StringRef spec, std::string &error) {
     error = "a mesh has 1 to 8 axes, got '" + spec.str() + "'";
     return failure();
   }
-  if (!withinDeviceLimit(mesh.sizes)) {
+  if (!xf::withinDeviceLimit(mesh.sizes)) {
     error = "the mesh '" + spec.str() + "' has more than " +
-            std::to_string(shardc::xf::XfDialect::kMaxDevices) + " devices";
+            std::to_string(xf::kMaxDevices) + " devices";
     return failure();
   }
   return mesh;
@@ -165,8 +150,8 @@ FailureOr<Mesh> Mesh::fromGrid(shard::GridOp grid) {
       return grid.emitError() << "'" << kAxisNamesAttr << "' must hold strings";
     mesh.names.push_back(name ? name.str() : "a" + std::to_string(i));
   }
-  if (!withinDeviceLimit(mesh.sizes))
-    return grid.emitError() << "the grid has more than " << shardc::xf::XfDialect::kMaxDevices
+  if (!xf::withinDeviceLimit(mesh.sizes))
+    return grid.emitError() << "the grid has more than " << xf::kMaxDevices
                             << " devices";
   return mesh;
 }

@@ -69,10 +69,6 @@ def Xf_Dialect : Dialect {
     /// With xf.factor_axes: a pending sum passed through one linear group.
     static constexpr llvm::StringLiteral kLinearPartialAttrName = "xf.linear_partial";
     static constexpr llvm::StringLiteral kLinearGroupAttrName = "xf.linear_group";
-
-    /// Largest number of devices a grid may have (2^24): sizes beyond it
-    /// are typos or overflow, never a machine.
-    static constexpr int64_t kMaxDevices = int64_t(1) << 24;
   }];
 }
 

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/xf/AxisNames.h"
 #include "dialects/xf/XfDialect.h"
 #include "dialects/xf/XfInterfaces.h"
 #include "dialects/xf/XfOps.h"
@@ -81,11 +82,6 @@ static LogicalResult verifyAxes(Operation *op, StringRef what, ArrayRef<int16_t>
   return success();
 }
 
-static bool isIdentifier(StringRef s) {
-  if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
-    return false;
-  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
-}
 
 /// `xf.axis_names` on a shard.grid: one identifier per axis, unique; the grid
 /// static, every size positive, the device count bounded.
@@ -105,22 +101,18 @@ static LogicalResult verifyAxisNames(Operation *op, Attribute value) {
   llvm::StringSet<> seen;
   for (Attribute a : names) {
     auto name = dyn_cast<StringAttr>(a);
-    if (!name || !isIdentifier(name.getValue()))
+    if (!name || !isAxisName(name.getValue()))
       return op->emitOpError() << "'" << XfDialect::kAxisNamesAttrName
                                << "' must hold identifiers, got " << a;
     if (!seen.insert(name.getValue()).second)
       return op->emitOpError() << "grid axis '" << name.getValue() << "' is named twice";
   }
-  int64_t devices = 1;
-  for (auto [i, size] : llvm::enumerate(shape)) {
+  for (auto [i, size] : llvm::enumerate(shape))
     if (ShapedType::isDynamic(size) || size <= 0)
       return op->emitOpError() << "grid axis '" << cast<StringAttr>(names[i]).getValue()
                                << "' must have a static positive size";
-    if (size > XfDialect::kMaxDevices / devices)
-      return op->emitOpError() << "the grid has more than " << XfDialect::kMaxDevices
-                               << " devices";
-    devices *= size;
-  }
+  if (!withinDeviceLimit(shape))
+    return op->emitOpError() << "the grid has more than " << kMaxDevices << " devices";
   return success();
 }
 

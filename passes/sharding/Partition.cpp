@@ -71,15 +71,7 @@ LogicalResult Partitioner::verifyAnnotated() {
                         << " has no sharding annotation; run -xf-propagate-sharding first";
       ok = false;
     }
-  func_.walk([&](shard::ShardOp ann) {
-    if (auto p = ann->getAttrOfType<DenseI16ArrayAttr>(kPartialAttr))
-      for (Axis a : p.asArrayRef())
-        if (a < 0 || a >= mesh_.rank()) {
-          ann.emitError() << "'" << kPartialAttr << "' names mesh axis " << a << " (the mesh "
-                          << mesh_.str() << " has " << mesh_.rank() << " axes)";
-          ok = false;
-        }
-  });
+  // (xf.partial's axes are checked by the xf verifier, at the annotation.)
   func_.walk([&](Operation *op) {
     if (op == func_.getOperation() ||
         isa<func::ReturnOp, shard::ShardOp, shard::ShardingOp>(op))
