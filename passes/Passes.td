@@ -289,6 +289,12 @@ def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
     them (first fit, 64-byte aligned). A state result (the new parameter or
     moment) is written into its argument's buffer when the argument is dead
     by then or read only by the op that writes it (AdamW updates in place).
+    Any other result is written over a workspace operand that dies at its op
+    when the op table (runtime/abi/OpTable.h) lets the kernel run in place
+    for that operand and result (same element type and size): bias adds,
+    activations, norms, residual adds and reshapes of dying values reuse
+    their input's bytes, which is also what lets the CUDA backend fuse a
+    GEMM with its bias and GELU epilogue.
 
     Arguments get `rt.buffer = array<i64: arena, offset>`, ops
     `rt.buffers = [array<i64: arena, offset>, ...]` (one per result) and the
@@ -299,6 +305,10 @@ def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
     %3 = xf.gelu %2 {rt.buffers = [array<i64: 4, 8192>]} : tensor<2x32x128xf32>
     ```
   }];
+  let statistics = [
+    Statistic<"inPlaceResults", "in-place-results",
+              "results written over a dying operand's buffer (op table in-place pairs)">
+  ];
   let options = [
     Option<"function", "function", "std::string", "\"train_step\"", "the function to plan">,
     Option<"evalFunction", "eval-function", "std::string", "\"\"",

@@ -2,8 +2,8 @@
 
 #include "compiler/executor/Executor.h"
 
+#include "compiler/abi/CallEncoding.h"
 #include "compiler/executor/MeshSimulation.h"
-#include "dialects/xf/Einsum.h"
 #include "dialects/xf/XfOps.h"
 #include "runtime/cpu/ComputeType.h"
 #include "runtime/cpu/Kernels.h"
@@ -113,84 +113,10 @@ int64_t lastDim(const HostTensor &t) { return t.shape.empty() ? 1 : t.shape.back
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// Matmul: every einsum equation becomes one batched GEMM
+// Results
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Size of each letter and the product of the sizes of a group of letters.
-struct LetterSizes {
-  int64_t size[26] = {};
-  int64_t product(const std::string &letters) const {
-    int64_t p = 1;
-    for (char c : letters)
-      p *= size[c - 'a'];
-    return p;
-  }
-};
-
-/// Brings `t` (letters `have`) into letter order `want` if it is not already;
-/// returns the data pointer of the operand in the wanted order.
-template <class C>
-const C *permuted(const C *data, const std::string &have, const std::string &want,
-                  const LetterSizes &sizes, std::vector<C> &scratch) {
-  if (have == want)
-    return data;
-  std::vector<int64_t> shape, perm;
-  for (char c : have)
-    shape.push_back(sizes.size[c - 'a']);
-  for (char c : want)
-    perm.push_back(static_cast<int64_t>(have.find(c)));
-  scratch.resize(sizes.product(have));
-  cpu::transpose(data, scratch.data(), shape, perm);
-  return scratch.data();
-}
-
-template <class C>
-HostTensor runMatmul(xf::MatmulOp op, const HostTensor &lhsT, const HostTensor &rhsT) {
-  std::string error;
-  xf::Einsum e = *xf::Einsum::parse(op.getEquation(), error);
-  LetterSizes sz;
-  for (size_t i = 0; i < e.lhs.size(); ++i)
-    sz.size[e.lhs[i] - 'a'] = lhsT.shape[i];
-  for (size_t i = 0; i < e.rhs.size(); ++i)
-    sz.size[e.rhs[i] - 'a'] = rhsT.shape[i];
-  In<C> lhsIn(lhsT), rhsIn(rhsT);
-
-  // Use an operand in place when it is [B, M, K] or [B, K, M] (and [B, K, N]
-  // or [B, N, K]); otherwise transpose it once into [B, M, K] / [B, K, N].
-  const std::string &B = e.batch, &M = e.lhsFree, &N = e.rhsFree, &K = e.contracted;
-  bool transA = e.lhs == B + K + M && e.lhs != B + M + K;
-  bool transB = e.rhs == B + N + K && e.rhs != B + K + N;
-  std::vector<C> lhsScratch, rhsScratch, outScratch;
-  const C *a = permuted(lhsIn.get(), e.lhs, transA ? B + K + M : B + M + K, sz, lhsScratch);
-  const C *b = permuted(rhsIn.get(), e.rhs, transB ? B + N + K : B + K + N, sz, rhsScratch);
-
-  int64_t batch = sz.product(B), m = sz.product(M), n = sz.product(N), k = sz.product(K);
-  auto [dtype, shape] = resultSpec(op);
-  Out<C> out(dtype, shape);
-  std::string natural = B + M + N;
-  C *c = out.get();
-  if (natural != e.out) {
-    outScratch.resize(batch * m * n);
-    c = outScratch.data();
-  }
-  cpu::gemm_batched<C>(batch, transA, transB, m, n, k, C(1), a, transA ? m : k, m * k, b,
-                       transB ? k : n, k * n, C(0), c, n, m * n);
-  if (natural != e.out) {
-    std::vector<int64_t> naturalShape, perm;
-    for (char ch : natural)
-      naturalShape.push_back(sz.size[ch - 'a']);
-    for (char ch : e.out)
-      perm.push_back(static_cast<int64_t>(natural.find(ch)));
-    cpu::transpose(c, out.get(), naturalShape, perm);
-  }
-  return out.take();
-}
-
-//===----------------------------------------------------------------------===//
-// Float ops, computed in C (double for f64 tensors, float otherwise)
-//===----------------------------------------------------------------------===//
 
 using Results = std::vector<HostTensor>;
 
@@ -210,321 +136,6 @@ double shardc::exec::scalarValue(const HostTensor &t) {
 }
 
 namespace {
-
-template <class C>
-Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in,
-                  const OpPlacement &place);
-
-/// Forward float ops. `place` locates a partitioned op's shard in the global
-/// op (offsets 0 for a whole op).
-template <class C>
-Results runFloatOp(Operation *op, llvm::ArrayRef<const HostTensor *> in,
-                   const RunOptions &options, const OpPlacement &place) {
-  auto [dtype, shape] = resultSpec(op);
-  return llvm::TypeSwitch<Operation *, Results>(op)
-      .Case([&](xf::MatmulOp mm) { return one(runMatmul<C>(mm, *in[0], *in[1])); })
-      .Case([&](xf::EmbeddingOp) {
-        In<C> table(*in[0]);
-        Out<C> out(dtype, shape);
-        // A vocabulary-parallel shard holds the table rows [offset, offset + local).
-        OpPlacement::Dim rows = place.operandDim(0, 0);
-        cpu::embedding_block(table.get(), in[1]->data<int32_t>(), out.get(), in[1]->numel(),
-                             rows.global, rows.offset, rows.local, in[0]->shape[1]);
-        return one(out.take());
-      })
-      .Case([&](xf::AddOp) {
-        In<C> a(*in[0]), b(*in[1]);
-        Out<C> out(dtype, shape);
-        cpu::add(a.get(), b.get(), out.get(), in[0]->numel());
-        return one(out.take());
-      })
-      .Case([&](xf::BiasAddOp) {
-        In<C> x(*in[0]), bias(*in[1]);
-        Out<C> out(dtype, shape);
-        int64_t cols = lastDim(*in[0]);
-        cpu::bias_add(x.get(), bias.get(), out.get(), in[0]->numel() / cols, cols);
-        return one(out.take());
-      })
-      .Case([&](xf::GeluOp) {
-        In<C> x(*in[0]);
-        Out<C> out(dtype, shape);
-        cpu::gelu_tanh(x.get(), out.get(), in[0]->numel());
-        return one(out.take());
-      })
-      .Case([&](xf::SwigluOp) {
-        In<C> g(*in[0]), u(*in[1]);
-        Out<C> out(dtype, shape);
-        cpu::swiglu(g.get(), u.get(), out.get(), in[0]->numel());
-        return one(out.take());
-      })
-      .Case([&](xf::SoftmaxOp) {
-        In<C> x(*in[0]);
-        Out<C> out(dtype, shape);
-        int64_t cols = lastDim(*in[0]);
-        cpu::softmax_lastdim(x.get(), out.get(), in[0]->numel() / cols, cols);
-        return one(out.take());
-      })
-      .Case([&](xf::LayerNormOp ln) {
-        In<C> x(*in[0]), g(*in[1]), b(*in[2]);
-        Out<C> out(dtype, shape);
-        int64_t cols = lastDim(*in[0]);
-        cpu::layernorm_forward<C>(x.get(), g.get(), b.get(), out.get(), nullptr, nullptr,
-                                  in[0]->numel() / cols, cols,
-                                  ln.getEpsilon().convertToDouble());
-        return one(out.take());
-      })
-      .Case([&](xf::RmsNormOp rn) {
-        In<C> x(*in[0]), g(*in[1]);
-        Out<C> out(dtype, shape);
-        int64_t cols = lastDim(*in[0]);
-        cpu::rmsnorm_forward<C>(x.get(), g.get(), out.get(), nullptr, in[0]->numel() / cols,
-                                cols, rn.getEpsilon().convertToDouble());
-        return one(out.take());
-      })
-      .Case([&](xf::AttentionOp at) {
-        In<C> q(*in[0]), k(*in[1]), v(*in[2]);
-        Out<C> out(dtype, shape);
-        const auto &qs = in[0]->shape;
-        cpu::attention_forward<C>(q.get(), k.get(), v.get(), out.get(), nullptr, qs[0], qs[1],
-                                  qs[2], in[1]->shape[2], qs[3], at.getCausal(),
-                                  at.getScale().convertToDouble());
-        return one(out.take());
-      })
-      .Case([&](xf::RopeOp rp) {
-        In<C> x(*in[0]);
-        Out<C> out(dtype, shape);
-        const auto &s = in[0]->shape;
-        // Positions of a sequence shard start at its offset.
-        int64_t position = place.resultDim(0, 1).offset;
-        if (rp.getInverse())
-          cpu::rope_backward<C>(x.get(), out.get(), s[0], s[1], s[2], s[3],
-                                rp.getTheta().convertToDouble(), position);
-        else
-          cpu::rope<C>(x.get(), out.get(), s[0], s[1], s[2], s[3],
-                       rp.getTheta().convertToDouble(), position);
-        return one(out.take());
-      })
-      .Case([&](xf::DropoutOp dr) {
-        In<C> x(*in[0]);
-        Out<C> out(dtype, shape);
-        double rate = options.training ? dr.getRate().convertToDouble() : 0.0;
-        // The mask follows the element's index in the global tensor.
-        std::vector<int64_t> offset, global;
-        for (size_t d = 0; d < shape.size(); ++d) {
-          OpPlacement::Dim p = place.resultDim(0, d);
-          offset.push_back(p.offset);
-          global.push_back(p.global);
-        }
-        cpu::dropout_block<C>(x.get(), out.get(), shape, offset, global, rate, options.seed,
-                              options.step, static_cast<uint64_t>(dr.getKey()));
-        return one(out.take());
-      })
-      .Case([&](xf::CastOp) {
-        In<C> x(*in[0]);
-        Out<C> out(dtype, shape);
-        std::copy(x.get(), x.get() + in[0]->numel(), out.get());
-        return one(out.take());
-      })
-      .Case([&](xf::FillOp fill) {
-        Out<C> out(dtype, shape);
-        std::fill(out.get(), out.get() + rt::num_elements(shape),
-                  static_cast<C>(fill.getValue().convertToDouble()));
-        return one(out.take());
-      })
-      .Case([&](xf::ScaleOp sc) {
-        In<C> x(*in[0]);
-        Out<C> out(dtype, shape);
-        cpu::scale(x.get(), out.get(), in[0]->numel(), sc.getFactor().convertToDouble());
-        return one(out.take());
-      })
-      .Default([&](Operation *) { return runGradOp<C>(op, in, place); });
-}
-
-/// Backward and optimizer ops.
-template <class C>
-Results runGradOp(Operation *op, llvm::ArrayRef<const HostTensor *> in,
-                  const OpPlacement &place) {
-  auto outOf = [&](unsigned i) {
-    auto [dtype, shape] = resultSpec(op, i);
-    return Out<C>(dtype, shape);
-  };
-  auto rowsCols = [&](const HostTensor &t) {
-    int64_t cols = lastDim(t);
-    return std::pair<int64_t, int64_t>(cols ? t.numel() / cols : 0, cols);
-  };
-  auto take = [](auto &...outs) {
-    Results r;
-    (r.push_back(outs.take()), ...);
-    return r;
-  };
-  return llvm::TypeSwitch<Operation *, Results>(op)
-      .Case([&](xf::ReduceSumOp rs) {
-        In<C> x(*in[0]);
-        Out<C> out = outOf(0);
-        cpu::reduce_sum(x.get(), out.get(), in[0]->shape,
-                        std::vector<int64_t>(rs.getDims().begin(), rs.getDims().end()));
-        return take(out);
-      })
-      .Case([&](xf::GeluGradOp) {
-        In<C> dy(*in[0]), x(*in[1]);
-        Out<C> dx = outOf(0);
-        cpu::gelu_tanh_backward(dy.get(), x.get(), dx.get(), in[0]->numel());
-        return take(dx);
-      })
-      .Case([&](xf::SwigluGradOp) {
-        In<C> dy(*in[0]), g(*in[1]), u(*in[2]);
-        Out<C> dg = outOf(0), du = outOf(1);
-        cpu::swiglu_backward(dy.get(), g.get(), u.get(), dg.get(), du.get(), in[0]->numel());
-        return take(dg, du);
-      })
-      .Case([&](xf::SoftmaxGradOp) {
-        In<C> dy(*in[0]), y(*in[1]);
-        Out<C> dx = outOf(0);
-        auto [rows, cols] = rowsCols(*in[0]);
-        cpu::softmax_lastdim_backward(dy.get(), y.get(), dx.get(), rows, cols);
-        return take(dx);
-      })
-      .Case([&](xf::LayerNormGradOp ln) {
-        In<C> dy(*in[0]), x(*in[1]), g(*in[2]);
-        Out<C> dx = outOf(0), dg = outOf(1), db = outOf(2);
-        auto [rows, cols] = rowsCols(*in[1]);
-        cpu::layernorm_backward(dy.get(), x.get(), g.get(), dx.get(), dg.get(), db.get(), rows,
-                                cols, ln.getEpsilon().convertToDouble());
-        return take(dx, dg, db);
-      })
-      .Case([&](xf::RmsNormGradOp rn) {
-        In<C> dy(*in[0]), x(*in[1]), g(*in[2]);
-        Out<C> dx = outOf(0), dg = outOf(1);
-        auto [rows, cols] = rowsCols(*in[1]);
-        cpu::rmsnorm_backward(dy.get(), x.get(), g.get(), dx.get(), dg.get(), rows, cols,
-                              rn.getEpsilon().convertToDouble());
-        return take(dx, dg);
-      })
-      .Case([&](xf::AttentionGradOp at) {
-        In<C> dout(*in[0]), q(*in[1]), k(*in[2]), v(*in[3]), o(*in[4]);
-        Out<C> dq = outOf(0), dk = outOf(1), dv = outOf(2);
-        const auto &qs = in[1]->shape;
-        cpu::attention_backward(dout.get(), q.get(), k.get(), v.get(), o.get(), dq.get(), dk.get(),
-                                dv.get(), qs[0], qs[1], qs[2], in[2]->shape[2], qs[3],
-                                at.getCausal(), at.getScale().convertToDouble());
-        return take(dq, dk, dv);
-      })
-      .Case([&](xf::EmbeddingGradOp) {
-        In<C> dy(*in[0]);
-        Out<C> dt = outOf(0);
-        const std::vector<int64_t> &table = resultSpec(op).second; // [vocab, hidden], verified
-        OpPlacement::Dim rows = place.resultDim(0, 0);
-        cpu::embedding_backward_block(dy.get(), in[1]->data<int32_t>(), dt.get(), in[1]->numel(),
-                                      rows.global, rows.offset, rows.local, table[1]);
-        return take(dt);
-      })
-      .Case([&](xf::SumSquaresOp) {
-        In<C> x(*in[0]);
-        HostTensor out(DType::F32, {});
-        out.data<float>()[0] = static_cast<float>(cpu::sum_squares(x.get(), in[0]->numel()));
-        return one(std::move(out));
-      })
-      .Case([&](xf::AdamWOp ad) {
-        // Copies of the parameter and the moments, updated in place.
-        Out<C> p = outOf(0), m = outOf(1), v = outOf(2);
-        int64_t n = in[0]->numel();
-        for (auto [src, dst] : {std::pair{in[0], &p}, {in[2], &m}, {in[3], &v}}) {
-          In<C> s(*src);
-          std::copy(s.get(), s.get() + n, dst->get());
-        }
-        bool skip = ad.getSkip() && scalarValue(*in[7]) != 0.0;
-        if (!skip) {
-          In<C> g(*in[1]);
-          cpu::adamw(p.get(), g.get(), m.get(), v.get(), n, scalarValue(*in[4]),
-                     ad.getBeta1().convertToDouble(), ad.getBeta2().convertToDouble(),
-                     ad.getEpsilon().convertToDouble(), ad.getWeightDecay().convertToDouble(),
-                     static_cast<int64_t>(scalarValue(*in[6])) + 1, scalarValue(*in[5]));
-        }
-        return take(p, m, v);
-      })
-      .Default([&](Operation *) -> Results {
-        throw rt::Error("the reference executor does not support this op");
-      });
-}
-
-/// The scalar ops of the optimizer (counters, schedule, clipping, scaling).
-Results runScalarOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
-  auto f32 = [](double v) {
-    HostTensor t(DType::F32, {});
-    t.data<float>()[0] = static_cast<float>(v);
-    return t;
-  };
-  auto i32 = [](int64_t v) {
-    HostTensor t(DType::I32, {});
-    t.data<int32_t>()[0] = static_cast<int32_t>(v);
-    return t;
-  };
-  auto list = [](auto... ts) {
-    Results r;
-    (r.push_back(std::move(ts)), ...);
-    return r;
-  };
-  return llvm::TypeSwitch<Operation *, Results>(op)
-      .Case([&](xf::LrScheduleOp lr) {
-        return list(f32(cpu::lr_schedule(static_cast<int64_t>(scalarValue(*in[0])),
-                                         lr.getLr().convertToDouble(),
-                                         lr.getMinLr().convertToDouble(), lr.getWarmup(),
-                                         lr.getDecaySteps())));
-      })
-      .Case([&](xf::ClipGradNormOp clip) {
-        double sumsq = scalarValue(*in[0]);
-        double scale = clip.getLossScale() ? scalarValue(*in[1]) : 1.0;
-        double norm = std::sqrt(sumsq) / scale;
-        double maxNorm = clip.getMaxNorm().convertToDouble();
-        double coef = maxNorm > 0.0 ? std::min(1.0, maxNorm / (norm + 1e-6)) : 1.0;
-        bool inf = !std::isfinite(sumsq);
-        return list(f32(norm), f32(inf ? 0.0 : coef / scale), f32(inf ? 1.0 : 0.0));
-      })
-      .Case([&](xf::CountStepOp cs) {
-        bool skip = cs.getSkip() && scalarValue(*in[1]) != 0.0;
-        return list(i32(static_cast<int64_t>(scalarValue(*in[0])) + (skip ? 0 : 1)));
-      })
-      .Case([&](xf::LossScaleUpdateOp ls) {
-        double scale = scalarValue(*in[0]);
-        int64_t good = static_cast<int64_t>(scalarValue(*in[1]));
-        if (scalarValue(*in[2]) != 0.0) {
-          scale = std::max(scale / ls.getFactor().convertToDouble(),
-                           ls.getMinScale().convertToDouble());
-          good = 0;
-        } else if (++good >= ls.getWindow()) {
-          scale *= ls.getFactor().convertToDouble();
-          good = 0;
-        }
-        return list(f32(scale), i32(good));
-      });
-}
-
-/// Ops that only move bytes, whatever the element type.
-HostTensor runLayoutOp(Operation *op, const HostTensor &x) {
-  auto [dtype, shape] = resultSpec(op);
-  if (isa<xf::ReshapeOp>(op)) {
-    HostTensor out = x;
-    out.shape = shape;
-    return out;
-  }
-  auto tr = cast<xf::TransposeOp>(op);
-  HostTensor out(dtype, shape);
-  std::vector<int64_t> perm(tr.getPermutation().begin(), tr.getPermutation().end());
-  switch (rt::dtype_size(x.dtype)) {
-  case 8:
-    cpu::transpose(x.data<double>(), out.data<double>(), x.shape, perm);
-    break;
-  case 4:
-    if (x.dtype == DType::I32)
-      cpu::transpose(x.data<int32_t>(), out.data<int32_t>(), x.shape, perm);
-    else
-      cpu::transpose(x.data<float>(), out.data<float>(), x.shape, perm);
-    break;
-  default:
-    cpu::transpose(x.data<uint16_t>(), out.data<uint16_t>(), x.shape, perm);
-  }
-  return out;
-}
 
 /// The element type that decides the compute type of an op: its first float
 /// operand, or its result for ops without one.
@@ -769,28 +380,53 @@ LogicalResult Executor::operandsOf(Operation *op, const RankEnv &env,
   return success();
 }
 
+rt::KernelRunner *Executor::kernelFor(Operation *op, int rank) {
+  auto key = std::make_pair(op, rank);
+  auto it = kernels_.find(key);
+  if (it != kernels_.end())
+    return it->second.runner.get();
+  // The op as the runtime's call (the encoding lowering uses), decoded for
+  // this rank's coordinates by the runtime's own decoder.
+  FailureOr<rt::Call> call =
+      abi::encodeCall(op, mesh_ ? &mesh_->mesh() : nullptr, "reference executor");
+  if (failed(call))
+    return nullptr;
+  OpKernel k;
+  k.program = std::make_unique<rt::Program>();
+  k.program->opTable = abi::opTableFingerprint();
+  if (mesh_)
+    k.program->mesh = abi::meshDesc(mesh_->mesh());
+  k.program->calls.push_back(std::move(*call));
+  try {
+    k.runner = std::make_unique<rt::KernelRunner>(*k.program, rank, nullptr);
+  } catch (const rt::Error &e) {
+    op->emitError() << "reference executor: " << e.what();
+    return nullptr;
+  }
+  return kernels_.emplace(key, std::move(k)).first->second.runner.get();
+}
+
 LogicalResult Executor::execLocal(Operation *op, RankEnv &env) {
   SmallVector<const HostTensor *> in;
   if (failed(operandsOf(op, env, in)))
     return failure();
+  // One dispatcher: every local op runs through the runtime's kernel runner
+  // (runtime/program/KernelRunner.h), the CPU backend of compiled steps.
+  rt::KernelRunner *runner = kernelFor(op, env.rank);
+  if (!runner)
+    return failure();
   try {
-    OpPlacement place(op, mesh_ ? &mesh_->mesh() : nullptr, env.rank);
     Results results;
-    if (auto iota = dyn_cast<xf::IotaOp>(op)) {
-      auto [dtype, shape] = resultSpec(op);
-      results = one(HostTensor(dtype, shape));
-      cpu::iota(results[0].data<int32_t>(), shape, iota.getDim(),
-                place.resultDim(0, iota.getDim()).offset);
-    } else if (isa<xf::ReshapeOp, xf::TransposeOp>(op)) {
-      results = one(runLayoutOp(op, *in[0]));
-    } else if (isa<xf::LrScheduleOp, xf::ClipGradNormOp, xf::CountStepOp,
-                   xf::LossScaleUpdateOp>(op)) {
-      results = runScalarOp(op, in);
-    } else if (computeElementType(op).isF64()) {
-      results = runFloatOp<double>(op, in, options_, place);
-    } else {
-      results = runFloatOp<float>(op, in, options_, place);
+    SmallVector<void *, rt::kMaxCallBuffers> buffers;
+    for (const HostTensor *t : in)
+      buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
+    for (Value r : op->getResults()) {
+      auto [dtype, shape] = resultSpec(op, cast<OpResult>(r).getResultNumber());
+      results.emplace_back(dtype, shape);
     }
+    for (HostTensor &t : results)
+      buffers.push_back(t.bytes.data());
+    runner->kernel(0, buffers.data(), {options_.seed, options_.step, options_.training});
     for (auto [value, result] : llvm::zip_equal(op->getResults(), results))
       env.values[value] = std::move(result);
   } catch (const rt::Error &e) {

@@ -4,7 +4,10 @@
 // (runtime/cpu), the oracle every transformation is checked against.
 //
 // The executor keeps one value environment per simulated rank and walks the
-// function's ops in order, all ranks in lockstep. A function without `xf.grid`
+// function's ops in order, all ranks in lockstep. Every local op runs through
+// the runtime's kernel runner (runtime/program/KernelRunner.h), encoded by the
+// same op table and encoder as lowering (compiler/abi/CallEncoding.h): the
+// executor and compiled steps share one dispatcher and one set of kernels. A function without `xf.grid`
 // runs on one rank. A partitioned function (`xf.grid = @mesh`, produced by
 // -xf-partition) runs on every rank of the mesh in one process
 // (MeshSimulation.h):
@@ -25,6 +28,7 @@
 #define SHARDC_COMPILER_EXECUTOR_EXECUTOR_H
 
 #include "runtime/HostTensor.h"
+#include "runtime/program/KernelRunner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -85,6 +89,10 @@ private:
   mlir::LogicalResult operandsOf(mlir::Operation *op, const RankEnv &env,
                                  llvm::SmallVectorImpl<const HostTensor *> &in);
   mlir::LogicalResult execLocal(mlir::Operation *op, RankEnv &env);
+  /// The runtime's kernel runner for `op` on `rank` (built once: the op
+  /// encoded as a one-call program, decoded for the rank's coordinates);
+  /// null after emitting an error if the runtime cannot run it.
+  rt::KernelRunner *kernelFor(mlir::Operation *op, int rank);
   /// shard collectives: all ranks at once.
   mlir::LogicalResult execCollective(mlir::Operation *op);
   /// The cross-entropy ops: statistics combined over each vocabulary group.
@@ -98,6 +106,11 @@ private:
   std::shared_ptr<const MeshSimulation> mesh_;
   std::vector<RankEnv> ranks_;
   std::map<std::string, double> profile_;
+  struct OpKernel {
+    std::unique_ptr<rt::Program> program;
+    std::unique_ptr<rt::KernelRunner> runner;
+  };
+  std::map<std::pair<mlir::Operation *, int>, OpKernel> kernels_;
 };
 
 } // namespace shardc::exec

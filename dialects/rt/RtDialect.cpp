@@ -1,6 +1,7 @@
 //===- RtDialect.cpp - the rt dialect -------------------------------------===//
 
 #include "dialects/rt/RtDialect.h"
+#include "runtime/abi/OpTable.h"
 
 using namespace mlir;
 using namespace shardc::rt_dialect;
@@ -36,9 +37,64 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+/// `attrs` of an rt call against its op table entry: every attribute one of
+/// the op's, of its kind; the required ones present.
+static LogicalResult verifyCallAttrs(Operation *op, const shardc::abi::OpSpec &spec,
+                                     DictionaryAttr attrs) {
+  using shardc::abi::AttrKind;
+  for (NamedAttribute n : attrs) {
+    const shardc::abi::AttrSpec *a = shardc::abi::findAttr(spec, n.getName().getValue());
+    if (!a)
+      return op->emitOpError() << "attribute '" << n.getName().getValue() << "' is not one of "
+                               << spec.name << "'s (runtime/abi/OpTable.cpp)";
+    Attribute v = n.getValue();
+    bool ok = false;
+    switch (a->kind) {
+    case AttrKind::F64:
+      ok = isa<FloatAttr>(v) && cast<FloatAttr>(v).getType().isF64();
+      break;
+    case AttrKind::I64:
+      ok = isa<IntegerAttr>(v) && !cast<IntegerAttr>(v).getType().isInteger(1);
+      break;
+    case AttrKind::Unit:
+      ok = isa<UnitAttr>(v);
+      break;
+    case AttrKind::I64Array:
+      ok = isa<DenseI64ArrayAttr>(v);
+      break;
+    case AttrKind::String:
+    case AttrKind::Reduction:
+      ok = isa<StringAttr>(v);
+      break;
+    case AttrKind::Axes:
+      ok = isa<DenseI16ArrayAttr>(v);
+      break;
+    }
+    if (!ok)
+      return op->emitOpError() << "attribute '" << a->name << "' must be "
+                               << shardc::abi::attrKindName(a->kind) << ", not " << v;
+  }
+  for (const shardc::abi::AttrSpec &a : spec.attrs)
+    if (a.required && !attrs.get(a.name) && StringRef(a.name) != "grid_axes")
+      return op->emitOpError() << "attribute '" << a.name << "' ("
+                               << shardc::abi::attrKindName(a.kind) << ") is missing";
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
-  if (getOuts().empty())
-    return emitOpError("a kernel writes at least one buffer");
+  const shardc::abi::OpSpec *spec = shardc::abi::findOp(getCallee());
+  if (!spec || spec->collective)
+    return emitOpError("the runtime has no kernel '") << getCallee() << "'";
+  if (getIns().size() < spec->minOperands || getIns().size() > spec->maxOperands ||
+      getOuts().size() != spec->results)
+    return emitOpError() << getCallee() << " takes " << int(spec->minOperands)
+                         << (spec->minOperands == spec->maxOperands
+                                 ? std::string()
+                                 : ".." + std::to_string(spec->maxOperands))
+                         << " operands and " << int(spec->results) << " results, not "
+                         << getIns().size() << " and " << getOuts().size();
+  if (failed(verifyCallAttrs(*this, *spec, getAttrs())))
+    return failure();
   auto checkAxes = [&](std::optional<ArrayAttr> axes, ValueRange buffers,
                        StringRef what) -> LogicalResult {
     if (!axes)
@@ -62,11 +118,11 @@ LogicalResult KernelOp::verify() {
 
 /// What rt.collective and rt.collective_start check alike.
 template <class Op> static LogicalResult verifyCollective(Op op) {
-  static constexpr llvm::StringLiteral kinds[] = {"shard.all_gather", "shard.all_reduce",
-                                                  "shard.reduce_scatter", "shard.all_slice",
-                                                  "shard.all_to_all"};
-  if (!llvm::is_contained(kinds, op.getKind()))
+  const shardc::abi::OpSpec *spec = shardc::abi::findOp(op.getKind());
+  if (!spec || !spec->collective)
     return op.emitOpError("unknown collective '") << op.getKind() << "'";
+  if (failed(verifyCallAttrs(op, *spec, op.getAttrs())))
+    return failure();
   if (op.getAxes().empty())
     return op.emitOpError("a collective needs at least one mesh axis");
   if (op.getInput().getType().getElementType() != op.getOutput().getType().getElementType())

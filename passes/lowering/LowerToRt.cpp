@@ -18,6 +18,8 @@
 #include "dialects/xf/XfInterfaces.h"
 #include "dialects/xf/XfOps.h"
 
+#include "compiler/abi/CallEncoding.h"
+
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
@@ -80,28 +82,31 @@ struct OpToRt : ConversionPattern {
                             shard::AllSliceOp, shard::AllToAllOp>(op);
     if (!isXf && !isCollective)
       return failure();
+    // The op's call by the op table (compiler/abi/CallEncoding.h, shared with
+    // the reference executor): an op the runtime has no kernel for, or an
+    // attribute of the wrong kind, is an error here, not at run time.
+    FailureOr<const abi::OpSpec *> spec = abi::specOf(op, "xf-lower-to-rt");
+    if (failed(spec))
+      return failure();
+    FailureOr<DictionaryAttr> encoded = abi::encodeCallAttrs(op, **spec, "xf-lower-to-rt");
+    if (failed(encoded))
+      return failure();
+    NamedAttrList attrs(*encoded);
+    std::string name = (*spec)->name;
+    FailureOr<abi::CallAxes> axes = abi::CallAxes();
+    if (!isCollective && failed(axes = abi::encodeCallAxes(op, mesh, "xf-lower-to-rt")))
+      return failure();
+    for (Value r : op->getResults())
+      if (!placeOf(r))
+        return rewriter.notifyMatchFailure(op, "no planned buffer");
+    // The results are views at their planned places.
     Location loc = op->getLoc();
     SmallVector<Value> outs;
     for (Value r : op->getResults()) {
       auto place = placeOf(r);
-      if (!place)
-        return rewriter.notifyMatchFailure(op, "no planned buffer");
       outs.push_back(rt_dialect::ViewOp::create(rewriter, loc, bufferType(r.getType()),
                                                 place->first, place->second));
     }
-    // The op's own attributes, without what the plan and partitioner added.
-    NamedAttrList attrs;
-    for (NamedAttribute a : op->getAttrs()) {
-      StringRef name = a.getName().getValue();
-      if (name == kBuffersAttr || name == sharding::kFactorAxesAttr || name == "grid" ||
-          name == "grid_axes")
-        continue;
-      if (auto red = dyn_cast<shard::ReductionKindAttr>(a.getValue()))
-        attrs.append(name, rewriter.getStringAttr(shard::stringifyReductionKind(red.getValue())));
-      else
-        attrs.append(a);
-    }
-    std::string name = op->getName().getStringRef().str();
     if (isCollective) {
       auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
       rt_dialect::CollectiveOp::create(rewriter, loc, name, axes, operands[0], outs[0],
@@ -109,46 +114,9 @@ struct OpToRt : ConversionPattern {
       rewriter.replaceOp(op, outs);
       return success();
     }
-
-    ArrayAttr operandAxes, resultAxes;
-    if (op->hasAttr(sharding::kFactorAxesAttr)) {
-      // Where the rank's block lies in the global op, per buffer and dim.
-      // The verifier has checked xf.factor_axes against the rule and the grid;
-      // OpPlacement's errors (shared with the executor, which throws) still
-      // end as a diagnostic here, never as an exception out of the pass.
-      SmallVector<Attribute> ins, res;
-      try {
-        exec::OpPlacement place(op, mesh, 0);
-        auto dimsOf = [&](Value v, bool result, unsigned i) {
-          SmallVector<Attribute> dims;
-          for (unsigned d = 0; d < cast<ShapedType>(v.getType()).getRank(); ++d) {
-            exec::OpPlacement::Dim dim = result ? place.resultDim(i, d) : place.operandDim(i, d);
-            dims.push_back(rewriter.getDenseI16ArrayAttr(dim.axes));
-          }
-          return rewriter.getArrayAttr(dims);
-        };
-        for (auto [i, v] : llvm::enumerate(op->getOperands()))
-          ins.push_back(dimsOf(v, false, i));
-        for (auto [i, v] : llvm::enumerate(op->getResults()))
-          res.push_back(dimsOf(v, true, i));
-      } catch (const rt::Error &e) {
-        return op->emitError() << "xf-lower-to-rt: " << e.what();
-      }
-      operandAxes = rewriter.getArrayAttr(ins);
-      resultAxes = rewriter.getArrayAttr(res);
-      // The cross-entropy ops share their token mean over the axes of their
-      // normalized (token) factors.
-      if (auto rule = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
-        xf::OpShardingRule r = rule.getShardingRule();
-        auto factorAxes = op->getAttrOfType<ArrayAttr>(sharding::kFactorAxesAttr);
-        SmallVector<int16_t> tokenAxes;
-        for (size_t f = 0; f < r.factors.size() && f < factorAxes.size(); ++f)
-          if (auto axes = dyn_cast<DenseI16ArrayAttr>(factorAxes[f]); axes && r.factors[f].normalized)
-            tokenAxes.append(axes.asArrayRef().begin(), axes.asArrayRef().end());
-        if (!tokenAxes.empty())
-          attrs.append("token_axes", rewriter.getDenseI16ArrayAttr(tokenAxes));
-      }
-    }
+    ArrayAttr operandAxes = axes->operandAxes, resultAxes = axes->resultAxes;
+    if (!axes->tokenAxes.empty())
+      attrs.append("token_axes", rewriter.getDenseI16ArrayAttr(axes->tokenAxes));
     rt_dialect::KernelOp::create(rewriter, loc, name, operands, outs,
                                  attrs.getDictionary(op->getContext()), operandAxes, resultAxes);
     rewriter.replaceOp(op, outs);
@@ -207,7 +175,8 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     }
 
     json::Object program;
-    program["version"] = 1;
+    program["version"] = abi::kProgramVersion;
+    program["op_table"] = abi::opTableFingerprint();
     program["source"] = source;
     program["strategy"] = strategy;
     json::Array names, sizes;

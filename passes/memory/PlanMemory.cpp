@@ -13,6 +13,7 @@
 #include "passes/memory/MemoryPlan.h"
 
 #include "dialects/xf/XfOps.h"
+#include "runtime/abi/OpTable.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Debug.h"
@@ -220,6 +221,29 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       if (&op == ret.getOperation())
         break;
       int64_t t = index[&op];
+      // The op table (runtime/abi/OpTable.h) says which operands a result
+      // may overwrite: the kernel reads each element before it writes it.
+      // An operand occurring at several places qualifies only if every one
+      // of them does.
+      const abi::OpSpec *spec = abi::findOp(op.getName().getStringRef());
+      auto mayOverwrite = [&](Value v, unsigned result) {
+        if (!spec)
+          return false;
+        bool any = false;
+        for (auto [i, operand] : llvm::enumerate(op.getOperands()))
+          if (operand == v) {
+            if (!abi::mayShareBuffer(spec->code, i, result))
+              return false;
+            any = true;
+          }
+        return any;
+      };
+      auto sameBytes = [&](Value v, Value r) {
+        auto a = cast<ShapedType>(v.getType()), c = cast<ShapedType>(r.getType());
+        return a.getElementType() == c.getElementType() && byteSize(a) == byteSize(c);
+      };
+      // Workspace operands whose buffer a result took over: not given back.
+      llvm::SmallDenseSet<Value, 4> handedOver;
       SmallVector<Attribute> buffers;
       for (Value r : op.getResults()) {
         ShapedType type = staticType(r);
@@ -227,30 +251,49 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           return op.emitError() << "xf-plan-memory: result type " << r.getType()
                                 << " is not a statically shaped tensor";
         int64_t bytes = byteSize(type);
+        unsigned ri = cast<OpResult>(r).getResultNumber();
         std::pair<Arena, int64_t> p;
         BlockArgument arg = stateResultOf.lookup(r);
         bool inPlace = false;
         if (arg && byteSize(cast<ShapedType>(arg.getType())) == bytes) {
           // The argument's buffer is free once nothing reads the old value
-          // after this op; AdamW may read it here (it updates in place).
+          // after this op, or this op reads it where its kernel may write
+          // the result over it (AdamW updates in place).
           int64_t argLast = lastUse.lookup(arg);
-          inPlace = argLast < t || (argLast == t && isa<xf::AdamWOp>(op));
+          inPlace = argLast < t || (argLast == t && mayOverwrite(arg, ri));
         }
-        if (inPlace)
+        // Else a workspace operand that dies here, of the result's type.
+        Value donor;
+        if (!inPlace && !gradients.contains(r))
+          for (Value v : op.getOperands()) {
+            auto it = place.find(v);
+            if (it != place.end() && it->second.first == Workspace && lastUse.lookup(v) == t &&
+                sameBytes(v, r) && !handedOver.contains(v) && mayOverwrite(v, ri)) {
+              donor = v;
+              break;
+            }
+          }
+        if (inPlace) {
           p = place[arg];
-        else if (gradients.contains(r))
+        } else if (donor) {
+          p = place[donor];
+          handedOver.insert(donor);
+          ++inPlaceResults;
+        } else if (gradients.contains(r)) {
           p = {Grads, bump(Grads, bytes)};
-        else
+        } else {
           p = {Workspace, workspace.allocate(bytes)};
+        }
         place[r] = p;
         buffers.push_back(b.getDenseI64ArrayAttr({p.first, p.second}));
       }
       op.setAttr(kBuffersAttr, b.getArrayAttr(buffers));
       // Give back the workspace of values that die here (after the results
-      // were placed: a result never overlaps an operand).
+      // were placed: a result overlaps an operand only where it took over
+      // the operand's buffer above).
       llvm::SmallDenseSet<Value, 8> dying;
       for (Value v : op.getOperands())
-        if (lastUse.lookup(v) == t)
+        if (lastUse.lookup(v) == t && !handedOver.contains(v))
           dying.insert(v);
       for (Value r : op.getResults())
         if (r.use_empty())

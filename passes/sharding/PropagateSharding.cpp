@@ -62,8 +62,10 @@ struct Node {
 
 class Propagator {
 public:
-  Propagator(func::FuncOp func, const Mesh &mesh, const cost::CostModel &cost, double budget)
-      : func_(func), mesh_(mesh), cost_(cost), budget_(budget), returnTargets_(func) {}
+  Propagator(func::FuncOp func, const Mesh &mesh, const cost::CostModel &cost, double budget,
+             StrategyTraits traits)
+      : func_(func), mesh_(mesh), cost_(cost), budget_(budget), traits_(traits),
+        returnTargets_(func) {}
 
   LogicalResult run();
 
@@ -160,6 +162,14 @@ private:
   /// agree at once). `strict`: it always waits (agreement from users' needs
   /// alone, or a cost decision, never outruns a producer).
   bool waitsForProducer(const Node &n, bool strict) const {
+    // Summing before reducing, a linear op whose result is annotated split
+    // (a gradient in the optimizer's layout) waits for its producers: the
+    // sum they may carry passes through it, reduced once after.
+    if (traits_.sumBeforeReduce)
+      for (Value r : n.op->getResults())
+        if (const TensorSharding *s = known(r);
+            s && fixed_.contains(canonical(r)) && !s->usedAxes().empty())
+          strict = true;
     for (const auto &group : n.rule.linearGroups) {
       bool unknown = false, pending = false;
       for (int i : group) {
@@ -181,6 +191,7 @@ private:
   const Mesh &mesh_;
   const cost::CostModel &cost_;
   double budget_;
+  StrategyTraits traits_;
   bool memoryTight_ = false;
   const char *phase_ = "";
   bool trace_ = debug::enabled(DEBUG_TYPE);
@@ -349,6 +360,13 @@ bool Propagator::decideByAgreement(Node &n, bool useHints) {
     Value r = n.op->getResult(j);
     const TensorSharding *s = useHints ? knownOrHint(r) : known(r);
     if (!s || !s->partial.empty())
+      continue;
+    // A sum passing through into a result its users split over the summed
+    // axes: sum the partial values here and reduce-scatter once after
+    // (ZeRO-1's accumulated gradient, a tied weight's two contributions),
+    // rather than reduce-scatter every operand to compute on the split.
+    if (passes && traits_.sumBeforeReduce &&
+        llvm::any_of(s->usedAxes(), [&](Axis a) { return llvm::is_contained(d.linearPartial, a); }))
       continue;
     if (!merge(rule.results[j], *s))
       return false;
@@ -772,12 +790,13 @@ public:
     if (failed(hw))
       return signalPassFailure();
     SmallVector<Annotation> preset;
-    if (failed(strategyAnnotations(func, *mesh, strategy, preset)))
+    StrategyTraits traits;
+    if (failed(strategyAnnotations(func, *mesh, strategy, preset, &traits)))
       return signalPassFailure();
     materializeAnnotations(func, *mesh, preset);
     cost::CostModel cost(*mesh, *hw);
     double budget = memoryBudget > 0 ? memoryBudget.getValue() : hw->memoryBytes;
-    Propagator propagator(func, *mesh, cost, budget);
+    Propagator propagator(func, *mesh, cost, budget, traits);
     if (failed(propagator.run()))
       return signalPassFailure();
   }

@@ -246,12 +246,15 @@ TensorSharding splitFurther(TensorSharding s, ArrayRef<int64_t> shape, const Axi
 
 LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
                                             StringRef strategy,
-                                            SmallVectorImpl<Annotation> &annotations) {
+                                            SmallVectorImpl<Annotation> &annotations,
+                                            StrategyTraits *traits) {
   Spec spec;
   if (strategy.trim().empty())
     return success();
   if (failed(parseSpec(func, mesh, strategy, spec)))
     return failure();
+  if (traits)
+    traits->sumBeforeReduce = spec.zero <= 1 && !spec.mics;
   std::optional<TensorParallel> tp;
   if (spec.tp >= 0) {
     tp.emplace(func, spec.tp, mesh);
@@ -330,9 +333,10 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
                                                     XfDialect::kParamAttrName);
       if (!param)
         return;
-      TensorSharding s = spec.zero >= 2 || spec.mics ? stateLayout[param.getName()]
-                                                     : tpOf(paramArg, /*all=*/true);
-      annotations.push_back({adam.getGrad(), s, false});
+      // Every ZeRO stage needs only its shard of the gradient: a
+      // reduce-scatter (ZeRO-1 of the summed gradient, ZeRO-2/3 of each
+      // contribution), never an all-reduce followed by a slice.
+      annotations.push_back({adam.getGrad(), stateLayout[param.getName()], false});
     });
   }
   // Sequence parallel: the residual stream (every norm input) split on sequence.

@@ -35,11 +35,23 @@ struct Annotation {
   bool forUsers = false;
 };
 
+/// What a strategy asks of propagation beyond its annotations.
+struct StrategyTraits {
+  /// Gradients are summed over all their contributions (tied uses, micro-
+  /// batches) before the one reduction the optimizer's layout needs: DP's
+  /// all-reduce, ZeRO-1's reduce-scatter. False for ZeRO-2/3, FSDP and MiCS,
+  /// which reduce-scatter each micro-batch's contribution as it is made and
+  /// keep only their gradient shard (more traffic with micro-batches, less
+  /// memory).
+  bool sumBeforeReduce = true;
+};
+
 /// Computes the annotations of `strategy` on `func` (no IR change). Errors
 /// (unknown component, missing axis) are emitted at the function.
 mlir::LogicalResult strategyAnnotations(mlir::func::FuncOp func, const Mesh &mesh,
                                         llvm::StringRef strategy,
-                                        llvm::SmallVectorImpl<Annotation> &annotations);
+                                        llvm::SmallVectorImpl<Annotation> &annotations,
+                                        StrategyTraits *traits = nullptr);
 
 /// Inserts annotations as shard.shard ops; their shard.sharding ops sit at
 /// the function entry, one per distinct sharding.

@@ -8,57 +8,6 @@ namespace shardc::rt {
 
 namespace {
 
-/// Op name, kind, and the operand/result counts it accepts.
-struct OpInfo {
-  const char *name;
-  OpKind kind;
-  int minOperands, maxOperands, results;
-};
-
-constexpr OpInfo kOps[] = {
-    {"xf.embedding", OpKind::Embedding, 2, 2, 1},
-    {"xf.iota", OpKind::Iota, 0, 0, 1},
-    {"xf.matmul", OpKind::Matmul, 2, 2, 1},
-    {"xf.add", OpKind::Add, 2, 2, 1},
-    {"xf.bias_add", OpKind::BiasAdd, 2, 2, 1},
-    {"xf.layernorm", OpKind::LayerNorm, 3, 3, 1},
-    {"xf.rmsnorm", OpKind::RmsNorm, 2, 2, 1},
-    {"xf.gelu", OpKind::Gelu, 1, 1, 1},
-    {"xf.swiglu", OpKind::Swiglu, 2, 2, 1},
-    {"xf.softmax", OpKind::Softmax, 1, 1, 1},
-    {"xf.attention", OpKind::Attention, 3, 3, 1},
-    {"xf.rope", OpKind::Rope, 1, 1, 1},
-    {"xf.dropout", OpKind::Dropout, 1, 1, 1},
-    {"xf.reshape", OpKind::Reshape, 1, 1, 1},
-    {"xf.transpose", OpKind::Transpose, 1, 1, 1},
-    {"xf.cast", OpKind::Cast, 1, 1, 1},
-    {"xf.fill", OpKind::Fill, 0, 0, 1},
-    {"xf.scale", OpKind::Scale, 1, 1, 1},
-    {"xf.cross_entropy", OpKind::CrossEntropy, 2, 3, 1},
-    {"xf.linear_cross_entropy", OpKind::LinearCrossEntropy, 3, 4, 1},
-    {"xf.cross_entropy_grad", OpKind::CrossEntropyGrad, 3, 4, 1},
-    {"xf.linear_cross_entropy_grad", OpKind::LinearCrossEntropyGrad, 4, 5, 2},
-    {"xf.gelu_grad", OpKind::GeluGrad, 2, 2, 1},
-    {"xf.swiglu_grad", OpKind::SwigluGrad, 3, 3, 2},
-    {"xf.softmax_grad", OpKind::SoftmaxGrad, 2, 2, 1},
-    {"xf.layernorm_grad", OpKind::LayerNormGrad, 3, 3, 3},
-    {"xf.rmsnorm_grad", OpKind::RmsNormGrad, 3, 3, 2},
-    {"xf.attention_grad", OpKind::AttentionGrad, 5, 5, 3},
-    {"xf.embedding_grad", OpKind::EmbeddingGrad, 2, 2, 1},
-    {"xf.reduce_sum", OpKind::ReduceSum, 1, 1, 1},
-    {"xf.sum_squares", OpKind::SumSquares, 1, 1, 1},
-    {"xf.clip_grad_norm", OpKind::ClipGradNorm, 1, 2, 3},
-    {"xf.lr_schedule", OpKind::LrSchedule, 1, 1, 1},
-    {"xf.adamw", OpKind::AdamW, 7, 8, 3},
-    {"xf.count_step", OpKind::CountStep, 1, 2, 1},
-    {"xf.loss_scale_update", OpKind::LossScaleUpdate, 3, 3, 2},
-    {"shard.all_gather", OpKind::AllGather, 1, 1, 1},
-    {"shard.all_reduce", OpKind::AllReduce, 1, 1, 1},
-    {"shard.reduce_scatter", OpKind::ReduceScatter, 1, 1, 1},
-    {"shard.all_slice", OpKind::AllSlice, 1, 1, 1},
-    {"shard.all_to_all", OpKind::AllToAll, 1, 1, 1},
-};
-
 bool has(const std::string &s, char c) { return s.find(c) != std::string::npos; }
 
 } // namespace
@@ -94,10 +43,7 @@ Equation parseEquation(const std::string &eq) {
   return e;
 }
 
-bool isCollectiveKind(OpKind k) {
-  return k == OpKind::AllGather || k == OpKind::AllReduce || k == OpKind::ReduceScatter ||
-         k == OpKind::AllSlice || k == OpKind::AllToAll;
-}
+bool isCollectiveKind(OpKind k) { return abi::opSpec(k).collective; }
 
 bool isCrossEntropyKind(OpKind k) {
   return k == OpKind::CrossEntropy || k == OpKind::LinearCrossEntropy ||
@@ -163,6 +109,47 @@ std::vector<int64_t> attrInts(const Call &c, const Decoded &d, const char *name)
   return v;
 }
 
+
+/// The attributes against the op table: each one known and of its kind,
+/// the required ones present.
+void checkAttrs(const Call &c, const Decoded &d, const abi::OpSpec &spec) {
+  if (!c.attrs.is_object())
+    fail(d, "'attrs' must be an object");
+  for (auto it = c.attrs.begin(); it != c.attrs.end(); ++it) {
+    const abi::AttrSpec *a = abi::findAttr(spec, it.key());
+    if (!a)
+      fail(d, "attribute '" + it.key() + "' is not one of the op's (runtime/abi/OpTable.cpp)");
+    const nlohmann::json &v = it.value();
+    bool ok = false;
+    switch (a->kind) {
+    case abi::AttrKind::F64:
+      ok = v.is_number();
+      break;
+    case abi::AttrKind::I64:
+      ok = v.is_number_integer();
+      break;
+    case abi::AttrKind::Unit:
+      ok = v.is_boolean();
+      break;
+    case abi::AttrKind::String:
+    case abi::AttrKind::Reduction:
+      ok = v.is_string();
+      break;
+    case abi::AttrKind::I64Array:
+    case abi::AttrKind::Axes:
+      ok = v.is_array() && std::all_of(v.begin(), v.end(),
+                                       [](const nlohmann::json &e) { return e.is_number_integer(); });
+      break;
+    }
+    if (!ok)
+      fail(d, "attribute '" + it.key() + "' must be " + abi::attrKindName(a->kind) + ", not " +
+                  v.dump());
+  }
+  for (const abi::AttrSpec &a : spec.attrs)
+    if (a.required && !c.attrs.contains(a.name))
+      fail(d, std::string("attribute '") + a.name + "' (" + abi::attrKindName(a.kind) +
+                  ") is missing");
+}
 
 /// The block of dim `dim` of tensor `index` given per-tensor, per-dim axes
 /// (the whole dim without placement).
@@ -622,19 +609,16 @@ std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t i,
   d->op = c.op;
   d->operands = c.operands;
   d->results = c.results;
-  const OpInfo *info = nullptr;
-  for (const OpInfo &o : kOps)
-    if (c.op == o.name)
-      info = &o;
+  const abi::OpSpec *info = abi::findOp(c.op);
   if (!info)
     fail(*d, "the runtime does not support this op");
-  d->kind = info->kind;
+  d->kind = info->code;
   need(*d,
-       static_cast<int>(c.operands.size()) >= info->minOperands &&
-           static_cast<int>(c.operands.size()) <= info->maxOperands &&
-           static_cast<int>(c.results.size()) == info->results,
+       c.operands.size() >= info->minOperands && c.operands.size() <= info->maxOperands &&
+           c.results.size() == info->results,
        "has " + std::to_string(c.operands.size()) + " operands and " +
            std::to_string(c.results.size()) + " results");
+  checkAttrs(c, *d, *info);
   // The compute type: the first float operand's, else the first result's.
   DType decider = c.results[0].dtype;
   for (const TensorType &t : c.operands)
@@ -702,34 +686,6 @@ void checkCollectiveShapes(const DecodedCall &d, int64_t n) {
   if (shape != out.shape)
     throw Error("on a group of " + std::to_string(n) + " ranks the result is " +
                 shape_str(shape) + ", but the call's result type is " + shape_str(out.shape));
-}
-
-bool inPlaceOk(OpKind kind, size_t operand, size_t result) {
-  switch (kind) {
-  case OpKind::Add:
-  case OpKind::Swiglu:
-  case OpKind::GeluGrad:
-    return operand <= 1 && result == 0;
-  case OpKind::SwigluGrad:
-    return true; // pointwise: all three inputs are read before either output
-  case OpKind::BiasAdd:
-  case OpKind::Gelu:
-  case OpKind::Softmax:
-  case OpKind::LayerNorm:
-  case OpKind::RmsNorm:
-  case OpKind::Rope:
-  case OpKind::Dropout:
-  case OpKind::Scale:
-  case OpKind::Cast:
-  case OpKind::Reshape:
-  case OpKind::SoftmaxGrad:
-    return operand == 0 && result == 0;
-  case OpKind::AdamW:
-    return (operand == 0 && result == 0) || (operand == 2 && result == 1) ||
-           (operand == 3 && result == 2);
-  default:
-    return false;
-  }
 }
 
 } // namespace shardc::rt

@@ -11,6 +11,7 @@
 #ifndef SHARDC_RUNTIME_PROGRAM_CALLDECODER_H
 #define SHARDC_RUNTIME_PROGRAM_CALLDECODER_H
 
+#include "runtime/abi/OpTable.h"
 #include "runtime/program/Program.h"
 
 #include <cstdint>
@@ -21,13 +22,8 @@
 
 namespace shardc::rt {
 
-enum class OpKind {
-  Embedding, Iota, Matmul, Add, BiasAdd, LayerNorm, RmsNorm, Gelu, Swiglu, Softmax, Attention,
-  Rope, Dropout, Reshape, Transpose, Cast, Fill, Scale, CrossEntropy, LinearCrossEntropy,
-  CrossEntropyGrad, LinearCrossEntropyGrad, GeluGrad, SwigluGrad, SoftmaxGrad, LayerNormGrad,
-  RmsNormGrad, AttentionGrad, EmbeddingGrad, ReduceSum, SumSquares, ClipGradNorm, LrSchedule,
-  AdamW, CountStep, LossScaleUpdate, AllGather, AllReduce, ReduceScatter, AllSlice, AllToAll
-};
+/// The callee of a call: the op table's code (runtime/abi/OpTable.h).
+using OpKind = abi::OpCode;
 
 enum class Reduction { Sum, Max, Min };
 
@@ -125,10 +121,11 @@ void checkCollectiveShapes(const DecodedCall &d, int64_t members);
 [[noreturn]] void failCall(const DecodedCall &d, const std::string &what);
 
 /// Whether operand `operand` of `kind` may share its buffer with result
-/// `result`: the kernel reads each element before writing the same element
-/// of that result and nothing else after (Kernels.h lists the aliasing each
-/// kernel allows; the bf16/f16 paths convert operands before any write).
-bool inPlaceOk(OpKind kind, size_t operand, size_t result);
+/// `result` (the op table's in-place pairs, which the memory planner reads
+/// too; Kernels.h lists the aliasing each kernel allows).
+inline bool inPlaceOk(OpKind kind, size_t operand, size_t result) {
+  return abi::mayShareBuffer(kind, operand, result);
+}
 
 } // namespace shardc::rt
 

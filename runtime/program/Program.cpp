@@ -2,6 +2,8 @@
 
 #include "runtime/program/Program.h"
 
+#include "runtime/abi/OpTable.h"
+
 #include <algorithm>
 
 using nlohmann::json;
@@ -154,8 +156,13 @@ Program parseProgram(const std::string &text) {
   }
   Program p;
   p.version = get<int>(j, "version", "the descriptor");
-  if (p.version != 1)
-    bad("version " + std::to_string(p.version) + " (this runtime reads version 1)");
+  if (p.version != abi::kProgramVersion)
+    bad("version " + std::to_string(p.version) + " (this runtime reads version " +
+        std::to_string(abi::kProgramVersion) + "; recompile the step)");
+  p.opTable = get<std::string>(j, "op_table", "the descriptor");
+  if (p.opTable != abi::opTableFingerprint())
+    bad("compiled against op table " + p.opTable + ", but this runtime's is " +
+        abi::opTableFingerprint() + " (runtime/abi/OpTable.cpp changed; recompile the step)");
   p.source = j.value("source", "");
   p.strategy = j.value("strategy", "");
   p.precision = j.value("precision", "fp32");
@@ -241,6 +248,7 @@ Program parseProgram(const std::string &text) {
 
 json programToJson(const Program &p, bool withCalls) {
   json j = {{"version", p.version},
+            {"op_table", p.opTable},
             {"source", p.source},
             {"strategy", p.strategy},
             {"precision", p.precision},

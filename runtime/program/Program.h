@@ -5,7 +5,8 @@
 // runtime needs that is not code:
 //
 //   {
-//     "version": 1, "source": "gpt2-tiny.mlir", "strategy": "zero1+tp",
+//     "version": 2, "op_table": "3f0c...",  // runtime/abi/OpTable.h
+//     "source": "gpt2-tiny.mlir", "strategy": "zero1+tp",
 //     "precision": "fp32", "micro_batches": 1,
 //     "mesh": {"names": ["dp", "tp"], "sizes": [2, 2]},
 //     "arenas": [{"name": "params", "bytes": 123}, ...],
@@ -38,9 +39,11 @@
 //    coordinate, ordered by that block index (MPI_Comm_split key).
 //  - "sharding" of a boundary tensor: per dim, the mesh axes splitting it.
 //    "shape" is the local (per-rank) shape, "global_shape" the unsharded one.
-//  - "attrs" are the op's MLIR attributes by their ODS names: integers and
-//    floats as numbers, unit attributes as true, strings and enums (the
-//    shard reduction kind) as strings, dense and plain arrays as arrays.
+//  - "op" names an entry of the op table (runtime/abi/OpTable.h), which
+//    fixes its operand and result counts and its "attrs": by their ODS
+//    names, typed by the table (f64 and i64 as numbers, unit attributes as
+//    true, strings and the shard reduction kind as strings, i64 arrays and
+//    mesh axes as arrays); the decoder rejects any other attribute.
 //  - "operand_axes"/"result_axes" are present only for ops whose values
 //    depend on where the rank's block lies in the global op (embedding,
 //    iota, dropout, rope, the cross-entropy ops, embedding_grad): per operand
@@ -146,7 +149,9 @@ struct ArenaDesc {
 };
 
 struct Program {
-  int version = 1;
+  int version = 2;
+  /// The op table's fingerprint the step was compiled against.
+  std::string opTable;
   std::string source, strategy, precision;
   int64_t microBatches = 1;
   MeshDesc mesh;

@@ -3,12 +3,15 @@
 // The opt-style driver for pass authors and lit tests: the xf dialect, the
 // upstream shard dialect, func/arith/tensor, the generic transforms
 // (canonicalize, cse, ...), upstream shard passes, every shardc pass and the
-// registered pipelines (shardc-train-step, -shard, -lower, -compile).
+// registered pipelines (shardc-train-step, -shard, -lower, -compile). The xf
+// ops implement upstream's ShardingInterface here only
+// (dialects/xf/XfUpstreamSharding.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ModuleLoading.h"
 #include "compiler/pipelines/Pipelines.h"
+#include "dialects/xf/XfUpstreamSharding.h"
 #include "passes/Debug.h"
 #include "passes/Passes.h"
 
@@ -46,6 +49,10 @@ int main(int argc, char **argv) {
   mlir::arith::registerShardingInterfaceExternalModels(registry);
   mlir::tensor::registerShardingInterfaceExternalModels(registry);
   mlir::func::registerShardingInterfaceExternalModels(registry);
+  // ... and of the xf ops, derived from their sharding rules
+  // (test/lit/passes/upstream-shard-xf.mlir). shardc's own pipelines do not
+  // use them.
+  shardc::xf::registerXfUpstreamShardingModels(registry);
   mlir::registerTransformsPasses();
   mlir::shard::registerShardPasses();
   shardc::registerShardcPasses();

@@ -1,12 +1,14 @@
 // RUN: shardc-opt %s -split-input-file -verify-diagnostics -xf-plan-memory=function=chain | FileCheck %s
 
-// A workspace value's bytes are reused once it is dead: %c takes %a's place
-// (64-byte aligned), the workspace peak is two buffers.
+// A workspace value's bytes are reused once it is dead. GELU may run in place
+// (the op table's in-place pair (0, 0)), so each result takes over its dying
+// operand's buffer: one workspace buffer for the chain. The argument (inputs
+// arena) is never overwritten.
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: rt.buffer = array<i64: 3, 0>
-// CHECK-SAME: rt.arena_bytes = array<i64: 0, 0, 0, 64, 128>, rt.planned_bytes = 192
+// CHECK-SAME: rt.arena_bytes = array<i64: 0, 0, 0, 64, 64>, rt.planned_bytes = 128
 // CHECK: xf.gelu %arg0 {rt.buffers = [array<i64: 4, 0>]}
-// CHECK: xf.gelu %0 {rt.buffers = [array<i64: 4, 64>]}
+// CHECK: xf.gelu %0 {rt.buffers = [array<i64: 4, 0>]}
 // CHECK: xf.gelu %1 {rt.buffers = [array<i64: 4, 0>]}
 func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
   %a = xf.gelu %x : tensor<16xf32>
@@ -17,12 +19,30 @@ func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
 
 // -----
 
-// A result never overlaps its operands, and a value still used later keeps
-// its bytes: %d cannot take %a's place (read by %e), it takes %b's.
+// Without an in-place pair (softmax_grad may overwrite dy but not y; a
+// transpose none) a result never overlaps its operands: %t cannot take %a's
+// place, %g takes %t's (dy, operand 0) but not %b's (y, operand 1).
+// CHECK-LABEL: func.func @chain
+// CHECK: xf.gelu %arg0 {rt.buffers = [array<i64: 4, 0>]}
+// CHECK: xf.transpose %0 {{.*}}rt.buffers = [array<i64: 4, 64>]
+// CHECK: xf.softmax %1 {rt.buffers = [array<i64: 4, 0>]}
+// CHECK: xf.softmax_grad %1, %2 {rt.buffers = [array<i64: 4, 64>]}
+func.func @chain(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %a = xf.gelu %x : tensor<4x4xf32>
+  %t = xf.transpose %a [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+  %b = xf.softmax %t : tensor<4x4xf32>
+  %g = xf.softmax_grad %t, %b : tensor<4x4xf32>
+  return %g : tensor<4x4xf32>
+}
+
+// -----
+
+// A value still used later keeps its bytes: %b cannot take %a's place (read
+// by %d); %c takes %b's, and the add writes over %c (dying), not over %a.
 // CHECK-LABEL: func.func @chain
 // CHECK: xf.gelu %arg0 {rt.buffers = [array<i64: 4, 0>]}
 // CHECK: xf.gelu %0 {rt.buffers = [array<i64: 4, 64>]}
-// CHECK: xf.gelu %1 {rt.buffers = [array<i64: 4, 128>]}
+// CHECK: xf.gelu %1 {rt.buffers = [array<i64: 4, 64>]}
 // CHECK: xf.add %2, %0 {rt.buffers = [array<i64: 4, 64>]}
 func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
   %a = xf.gelu %x : tensor<16xf32>

@@ -10,8 +10,55 @@ func.func @f() {
 
 func.func @f() {
   %x = rt.view arena 0 offset 0 : memref<8xf32>
-  // expected-error @below {{a kernel writes at least one buffer}}
+  // expected-error @below {{xf.gelu takes 1 operands and 1 results, not 1 and 0}}
   rt.kernel "xf.gelu" ins(%x : memref<8xf32>) {attrs = {}}
+  return
+}
+
+// -----
+
+// The op table (runtime/abi/OpTable.cpp) is the contract: an op it does not
+// list, an attribute it does not name, one of another kind, a missing one.
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{the runtime has no kernel 'xf.tanh'}}
+  rt.kernel "xf.tanh" ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {}}
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{attribute 'approximate' is not one of xf.gelu's}}
+  rt.kernel "xf.gelu" ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {approximate = true}}
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{attribute 'factor' must be f64, not "2"}}
+  rt.kernel "xf.scale" ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {factor = "2"}}
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{attribute 'factor' (f64) is missing}}
+  rt.kernel "xf.scale" ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {}}
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
+  // expected-error @below {{attribute 'gather_axis' (i64) is missing}}
+  rt.collective "shard.all_gather" axes [0] ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {}}
   return
 }
 

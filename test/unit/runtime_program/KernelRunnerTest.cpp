@@ -34,7 +34,6 @@ template <class T> void expectSame(const std::vector<T> &actual, const std::vect
     }
 }
 
-rt::Program oneCall(json c) { return program({}, {}, json::array({c})); }
 
 TEST(KernelRunner, MatmulTransposedLhs) {
   // lhs [b, k, m]: the GEMM reads it transposed in place.

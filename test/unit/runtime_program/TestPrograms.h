@@ -7,6 +7,7 @@
 #ifndef SHARDC_TEST_UNIT_RUNTIME_PROGRAM_TESTPROGRAMS_H
 #define SHARDC_TEST_UNIT_RUNTIME_PROGRAM_TESTPROGRAMS_H
 
+#include "runtime/abi/OpTable.h"
 #include "runtime/program/Program.h"
 
 #include <nlohmann/json.hpp>
@@ -35,7 +36,8 @@ inline json call(const std::string &op, json operands, json results,
 /// axes.
 inline rt::Program program(std::vector<std::string> names, std::vector<int64_t> sizes,
                            json calls, std::vector<rt::Axes> comms = {}) {
-  json j = {{"version", 1},
+  json j = {{"version", abi::kProgramVersion},
+            {"op_table", abi::opTableFingerprint()},
             {"mesh", {{"names", names}, {"sizes", sizes}}},
             {"arenas", json::array()},
             {"tensors", json::array()},
@@ -45,6 +47,9 @@ inline rt::Program program(std::vector<std::string> names, std::vector<int64_t> 
     j["comms"].push_back({{"axes", a}});
   return rt::parseProgram(j.dump());
 }
+
+/// A program of one call on no mesh.
+inline rt::Program oneCall(json c) { return program({}, {}, json::array({c})); }
 
 inline std::vector<float> randomFloats(int64_t n, uint32_t seed, float lo = -1, float hi = 1) {
   std::mt19937 gen(seed);

@@ -1,0 +1,186 @@
+//===- OpTable.cpp - the kernel-level ops of the runtime, declared once ---===//
+
+#include "runtime/abi/OpTable.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace shardc::abi {
+
+namespace {
+
+constexpr AttrKind F64 = AttrKind::F64, I64 = AttrKind::I64, Unit = AttrKind::Unit,
+                   I64Array = AttrKind::I64Array, Str = AttrKind::String, Axes = AttrKind::Axes,
+                   Red = AttrKind::Reduction;
+
+AttrSpec req(const char *name, AttrKind kind) { return {name, kind, true}; }
+AttrSpec opt(const char *name, AttrKind kind) { return {name, kind, false}; }
+
+/// Every (operand, result) pair of an op whose kernel is pointwise over all
+/// of them.
+std::vector<InPlace> allPairs(uint8_t operands, uint8_t results) {
+  std::vector<InPlace> v;
+  for (uint8_t o = 0; o < operands; ++o)
+    for (uint8_t r = 0; r < results; ++r)
+      v.push_back({o, r});
+  return v;
+}
+
+const std::vector<InPlace> kFirst = {{0, 0}};
+const std::vector<InPlace> kEither = {{0, 0}, {1, 0}};
+
+std::vector<OpSpec> build() {
+  using C = OpCode;
+  // The cross-entropy family: the token mean's group and the ignored id.
+  std::vector<AttrSpec> ce = {req("ignore_index", I64), opt("token_axes", Axes)};
+  std::vector<AttrSpec> linearCe = {req("ignore_index", I64), opt("vocab_major", Unit),
+                                    opt("token_axes", Axes)};
+  std::vector<AttrSpec> attention = {opt("causal", Unit), req("scale", F64)};
+  std::vector<AttrSpec> eps = {req("epsilon", F64)};
+  std::vector<OpSpec> t = {
+      // code, name, operands min..max, results, collective, attributes, in place
+      {C::Embedding, "xf.embedding", 2, 2, 1, false, {}, {}},
+      {C::Iota, "xf.iota", 0, 0, 1, false, {req("dim", I64)}, {}},
+      {C::Matmul, "xf.matmul", 2, 2, 1, false, {req("equation", Str)}, {}},
+      {C::Add, "xf.add", 2, 2, 1, false, {}, kEither},
+      {C::BiasAdd, "xf.bias_add", 2, 2, 1, false, {}, kFirst},
+      {C::LayerNorm, "xf.layernorm", 3, 3, 1, false, eps, kFirst},
+      {C::RmsNorm, "xf.rmsnorm", 2, 2, 1, false, eps, kFirst},
+      {C::Gelu, "xf.gelu", 1, 1, 1, false, {}, kFirst},
+      {C::Swiglu, "xf.swiglu", 2, 2, 1, false, {}, kEither},
+      {C::Softmax, "xf.softmax", 1, 1, 1, false, {}, kFirst},
+      {C::Attention, "xf.attention", 3, 3, 1, false, attention, {}},
+      {C::Rope, "xf.rope", 1, 1, 1, false, {req("theta", F64), opt("inverse", Unit)}, kFirst},
+      {C::Dropout, "xf.dropout", 1, 1, 1, false, {req("rate", F64), req("key", I64)}, kFirst},
+      {C::Reshape, "xf.reshape", 1, 1, 1, false, {}, kFirst},
+      {C::Transpose, "xf.transpose", 1, 1, 1, false, {req("permutation", I64Array)}, {}},
+      {C::Cast, "xf.cast", 1, 1, 1, false, {}, kFirst},
+      {C::Fill, "xf.fill", 0, 0, 1, false, {req("value", F64)}, {}},
+      {C::Scale, "xf.scale", 1, 1, 1, false, {req("factor", F64)}, kFirst},
+      {C::CrossEntropy, "xf.cross_entropy", 2, 3, 1, false, ce, {}},
+      {C::LinearCrossEntropy, "xf.linear_cross_entropy", 3, 4, 1, false, linearCe, {}},
+      {C::CrossEntropyGrad, "xf.cross_entropy_grad", 3, 4, 1, false, ce, {}},
+      {C::LinearCrossEntropyGrad, "xf.linear_cross_entropy_grad", 4, 5, 2, false, linearCe, {}},
+      {C::GeluGrad, "xf.gelu_grad", 2, 2, 1, false, {}, kEither},
+      // Pointwise: all three inputs are read before either output is written.
+      {C::SwigluGrad, "xf.swiglu_grad", 3, 3, 2, false, {}, allPairs(3, 2)},
+      {C::SoftmaxGrad, "xf.softmax_grad", 2, 2, 1, false, {}, kFirst},
+      {C::LayerNormGrad, "xf.layernorm_grad", 3, 3, 3, false, eps, {}},
+      {C::RmsNormGrad, "xf.rmsnorm_grad", 3, 3, 2, false, eps, {}},
+      {C::AttentionGrad, "xf.attention_grad", 5, 5, 3, false, attention, {}},
+      {C::EmbeddingGrad, "xf.embedding_grad", 2, 2, 1, false, {}, {}},
+      {C::ReduceSum, "xf.reduce_sum", 1, 1, 1, false, {req("dims", I64Array)}, {}},
+      {C::SumSquares, "xf.sum_squares", 1, 1, 1, false, {}, {}},
+      {C::ClipGradNorm, "xf.clip_grad_norm", 1, 2, 3, false, {req("max_norm", F64)}, {}},
+      {C::LrSchedule, "xf.lr_schedule", 1, 1, 1, false,
+       {req("lr", F64), req("min_lr", F64), req("warmup", I64), req("decay_steps", I64)}, {}},
+      // param -> param, m -> m, v -> v.
+      {C::AdamW, "xf.adamw", 7, 8, 3, false,
+       {req("beta1", F64), req("beta2", F64), req("epsilon", F64), req("weight_decay", F64)},
+       {{0, 0}, {2, 1}, {3, 2}}},
+      {C::CountStep, "xf.count_step", 1, 2, 1, false, {}, {}},
+      {C::LossScaleUpdate, "xf.loss_scale_update", 3, 3, 2, false,
+       {req("window", I64), req("factor", F64), req("min_scale", F64)}, {}},
+      {C::AllGather, "shard.all_gather", 1, 1, 1, true,
+       {opt("grid_axes", Axes), req("gather_axis", I64)}, {}},
+      {C::AllReduce, "shard.all_reduce", 1, 1, 1, true,
+       {opt("grid_axes", Axes), opt("reduction", Red)}, {}},
+      {C::ReduceScatter, "shard.reduce_scatter", 1, 1, 1, true,
+       {opt("grid_axes", Axes), req("scatter_axis", I64), opt("reduction", Red)}, {}},
+      {C::AllSlice, "shard.all_slice", 1, 1, 1, true,
+       {opt("grid_axes", Axes), req("slice_axis", I64)}, {}},
+      {C::AllToAll, "shard.all_to_all", 1, 1, 1, true,
+       {opt("grid_axes", Axes), req("split_axis", I64), req("concat_axis", I64)}, {}},
+  };
+  for (size_t i = 0; i < t.size(); ++i)
+    if (static_cast<size_t>(t[i].code) != i) {
+      std::fprintf(stderr, "shardc: op table entry %zu (%s) is out of OpCode order\n", i,
+                   t[i].name);
+      std::abort();
+    }
+  return t;
+}
+
+} // namespace
+
+const std::vector<OpSpec> &opTable() {
+  static const std::vector<OpSpec> table = build();
+  return table;
+}
+
+const OpSpec *findOp(std::string_view name) {
+  for (const OpSpec &op : opTable())
+    if (name == op.name)
+      return &op;
+  return nullptr;
+}
+
+const AttrSpec *findAttr(const OpSpec &op, std::string_view name) {
+  for (const AttrSpec &a : op.attrs)
+    if (name == a.name)
+      return &a;
+  return nullptr;
+}
+
+bool mayShareBuffer(OpCode code, size_t operand, size_t result) {
+  for (const InPlace &p : opSpec(code).inPlace)
+    if (p.operand == operand && p.result == result)
+      return true;
+  return false;
+}
+
+const char *attrKindName(AttrKind kind) {
+  switch (kind) {
+  case AttrKind::F64:
+    return "f64";
+  case AttrKind::I64:
+    return "i64";
+  case AttrKind::Unit:
+    return "unit";
+  case AttrKind::I64Array:
+    return "i64 array";
+  case AttrKind::String:
+    return "string";
+  case AttrKind::Axes:
+    return "mesh axes";
+  case AttrKind::Reduction:
+    return "reduction kind";
+  }
+  return "?";
+}
+
+std::string opTableFingerprint() {
+  uint64_t h = 1469598103934665603ull; // FNV-1a
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  };
+  auto num = [&](uint64_t v) { mix(std::to_string(v)); };
+  num(kProgramVersion);
+  for (const OpSpec &op : opTable()) {
+    num(static_cast<uint64_t>(op.code));
+    mix(op.name);
+    num(op.minOperands);
+    num(op.maxOperands);
+    num(op.results);
+    num(op.collective);
+    for (const AttrSpec &a : op.attrs) {
+      mix(a.name);
+      num(static_cast<uint64_t>(a.kind));
+      num(a.required);
+    }
+    for (const InPlace &p : op.inPlace) {
+      num(p.operand);
+      num(p.result);
+    }
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+} // namespace shardc::abi
