@@ -448,8 +448,10 @@ void Propagator::decideByCost(Node &n) {
   for (auto &o : options)
     o.push_back({});
   auto collect = [&](const xf::TensorFactors &tf, const TensorSharding &s) {
+    // Per dim: a split the rule cannot take on one dim (tp over heads that
+    // do not divide) still lets the other dims propose (the batch on dp).
     Proposal p(rule.factors.size());
-    if (!proposeFactors(rule, tf, s.withoutPartial(), mesh_, p))
+    if (!proposeFactors(rule, tf, s.withoutPartial(), mesh_, p, /*perDim=*/true))
       return;
     for (size_t f = 0; f < p.size(); ++f)
       if (p[f] && !llvm::is_contained(options[f], *p[f]))

@@ -89,19 +89,23 @@ TensorSharding sharding::resultSharding(const xf::OpShardingRule &rule, int i,
 
 bool sharding::proposeFactors(const xf::OpShardingRule &rule, const xf::TensorFactors &tensor,
                               const TensorSharding &sharding, const Mesh &mesh,
-                              SmallVectorImpl<std::optional<AxisList>> &proposal) {
+                              SmallVectorImpl<std::optional<AxisList>> &proposal,
+                              bool perDim) {
   if (static_cast<int64_t>(tensor.size()) != sharding.rank())
     return false;
   for (size_t dim = 0; dim < tensor.size(); ++dim) {
     const AxisList &axes = sharding.dims[dim];
     if (tensor[dim].empty()) {
-      if (!axes.empty())
+      if (!axes.empty() && !perDim)
         return false;
       continue;
     }
     int major = tensor[dim].front();
-    if (!axes.empty() && rule.factors[major].size % mesh.size(axes) != 0)
-      return false;
+    if (!axes.empty() && rule.factors[major].size % mesh.size(axes) != 0) {
+      if (!perDim)
+        return false;
+      continue;
+    }
     proposal[major] = axes;
     for (size_t k = 1; k < tensor[dim].size(); ++k)
       proposal[tensor[dim][k]] = AxisList{};

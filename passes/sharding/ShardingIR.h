@@ -47,10 +47,14 @@ TensorSharding resultSharding(const xf::OpShardingRule &rule, int i, const OpDec
 /// Reads a tensor's sharding through its factors: fills `proposal[f]` for
 /// every factor the tensor contains (all axes of a dim go to its major
 /// factor). Returns false if the sharding cannot be expressed by the rule
-/// (axes on a dim without factors, a non-divisible major factor).
+/// (axes on a dim without factors, a non-divisible major factor). With
+/// `perDim`, a dim that cannot be expressed proposes nothing (that dim is
+/// resharded at the op) and the others still propose: a split over tp that
+/// does not divide the heads leaves the batch split over dp standing.
 bool proposeFactors(const xf::OpShardingRule &rule, const xf::TensorFactors &tensor,
                     const TensorSharding &sharding, const Mesh &mesh,
-                    llvm::SmallVectorImpl<std::optional<AxisList>> &proposal);
+                    llvm::SmallVectorImpl<std::optional<AxisList>> &proposal,
+                    bool perDim = false);
 
 /// Checks a decision: no axis on two factors, Replicated factors unsplit,
 /// every factor divisible by its axes. On failure `why` says which.
