@@ -121,6 +121,13 @@ private:
       bool inOutput = eq->out.find(wLetters[d]) != std::string::npos;
       if ((column && inOutput) || (row && !inOutput)) {
         split(w, static_cast<int64_t>(d), column);
+        // A column-parallel GEMM's bias is split with its output features,
+        // so its gradient (a sum over tokens of the local slice) and its
+        // optimizer state stay split too.
+        if (column && !eq->out.empty() && eq->out.back() == wLetters[d])
+          for (Operation *user : mm->getUsers())
+            if (auto add = dyn_cast<BiasAddOp>(user); add && add.getX() == mm.getResult())
+              split(throughCasts(add.getBias()), 0, /*column=*/true);
         return;
       }
     }
