@@ -260,8 +260,17 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     return success();
   if (failed(parseSpec(func, mesh, strategy, spec)))
     return failure();
-  if (traits)
-    traits->sumBeforeReduce = spec.zero <= 1 && !spec.mics;
+  if (traits) {
+    // ZeRO-2/3, FSDP and MiCS reduce each micro-batch's gradient as it is
+    // made; with one micro-batch there is nothing to accumulate, and a
+    // parameter's contributions (the tied embedding's lookup and logit GEMM)
+    // are summed before its one reduction whatever the stage.
+    bool severalMicroBatches = false;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto mb = func.getArgAttrOfType<IntegerAttr>(i, XfDialect::kMicroBatchAttrName))
+        severalMicroBatches |= mb.getInt() > 0;
+    traits->sumBeforeReduce = (spec.zero <= 1 && !spec.mics) || !severalMicroBatches;
+  }
   std::optional<TensorParallel> tp;
   if (spec.tp >= 0) {
     tp.emplace(func, spec.tp, mesh);
