@@ -14,6 +14,7 @@
 #include "passes/Passes.h"
 
 #include "compiler/cost/CostModel.h"
+#include "passes/memory/MemoryPlan.h"
 #include "passes/sharding/Partition.h"
 #include "passes/sharding/ShardingIR.h"
 
@@ -22,6 +23,7 @@
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -180,36 +182,6 @@ public:
       }
     });
 
-    // Memory per device: arguments by kind, and the peak of live activations.
-    std::map<std::string, double> argBytes;
-    for (BlockArgument arg : work.getArguments()) {
-      std::string kind = "other";
-      unsigned i = arg.getArgNumber();
-      if (work.getArgAttr(i, xf::XfDialect::kParamAttrName))
-        kind = "parameters";
-      else if (auto st = work.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
-        kind = st.getValue().starts_with("adam") ? "optimizer state" : "other";
-      else if (work.getArgAttr(i, xf::XfDialect::kInputAttrName))
-        kind = "inputs";
-      argBytes[kind] += tensorBytes(arg.getType());
-    }
-    double live = 0, peak = 0;
-    llvm::DenseMap<Value, Operation *> lastUse;
-    work.walk([&](Operation *op) {
-      for (Value v : op->getOperands())
-        lastUse[v] = op;
-    });
-    work.walk([&](Operation *op) {
-      if (op == work.getOperation())
-        return;
-      for (Value r : op->getResults())
-        live += tensorBytes(r.getType());
-      peak = std::max(peak, live);
-      for (Value v : op->getOperands())
-        if (lastUse.lookup(v) == op && v.getDefiningOp())
-          live -= tensorBytes(v.getType());
-    });
-
     double commSeconds = 0, commBytes = 0;
     os << "\ncollectives per step (bytes per device, ring):\n";
     os << llvm::formatv("  {0,-16} {1,-10} {2,6} {3,16} {4,12}\n", "kind", "axes", "count",
@@ -233,18 +205,39 @@ public:
       os << llvm::formatv("  {0,-10} {1}\n", axes, static_cast<int64_t>(bytes));
       perAxis[axes] = bytes;
     }
-    double argTotal = 0;
-    llvm::json::Object memory;
-    os << "\nmemory per device:\n";
-    for (auto &[kind, bytes] : argBytes) {
-      os << llvm::formatv("  {0,-16} {1,14}\n", kind, static_cast<int64_t>(bytes));
-      memory[kind] = bytes;
-      argTotal += bytes;
+    // Memory per device: the compiled step's own plan. The partitioned copy
+    // goes through what `shardc compile` runs next (-xf-schedule, then
+    // -xf-plan-memory), so these are the arenas a compiled step allocates:
+    // activations are the planned workspace, not a second estimate.
+    PassManager planner(copy->getContext());
+    XfScheduleOptions scheduleOptions;
+    scheduleOptions.function = function.getValue();
+    planner.addPass(createXfSchedule(scheduleOptions));
+    XfPlanMemoryOptions planOptions;
+    planOptions.function = function.getValue();
+    planner.addPass(createXfPlanMemory(planOptions));
+    if (failed(planner.run(*copy)))
+      return signalPassFailure();
+    auto arenaBytes = work->getAttrOfType<DenseI64ArrayAttr>(memory::kArenaBytesAttr);
+    if (!arenaBytes || arenaBytes.size() != memory::NumArenas) {
+      work.emitError("xf-report-sharding: the memory plan wrote no arena sizes");
+      return signalPassFailure();
     }
-    os << llvm::formatv("  {0,-16} {1,14}\n", "activations", static_cast<int64_t>(peak));
-    memory["activations"] = peak;
-    memory["total"] = argTotal + peak;
-    os << llvm::formatv("  {0,-16} {1,14}\n", "total", static_cast<int64_t>(argTotal + peak));
+    static constexpr std::pair<const char *, int> kRows[] = {
+        {"parameters", memory::Params},   {"gradients", memory::Grads},
+        {"optimizer state", memory::Optimizer}, {"inputs", memory::Inputs},
+        {"activations", memory::Workspace}};
+    llvm::json::Object memory;
+    int64_t total = 0;
+    os << "\nmemory per device (the compiled step's plan):\n";
+    for (auto [name, arena] : kRows) {
+      int64_t bytes = arenaBytes[arena];
+      os << llvm::formatv("  {0,-16} {1,14}\n", name, bytes);
+      memory[name] = bytes;
+      total += bytes;
+    }
+    memory["total"] = total;
+    os << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
     os << llvm::formatv("\nmodelled step: compute {0:F3} ms + communication {1:F3} ms = {2:F3} "
                         "ms (no overlap)\n",
                         computeSeconds * 1e3, commSeconds * 1e3,
