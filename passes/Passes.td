@@ -91,6 +91,39 @@ def XfAutodiff : Pass<"xf-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::func::FuncDialect"];
 }
 
+def XfRecompute : Pass<"xf-recompute", "mlir::ModuleOp"> {
+  let summary = "activation recomputation: the backward replays each layer's forward";
+  let description = [{
+    Runs on the training step (after -xf-autodiff and -xf-adamw, before
+    sharding). Forward ops are grouped by micro-batch and layer (the index in
+    their parameters' names; ops without parameters inherit their operands'
+    layer; the embedding, final norm and loss belong to no layer). For each
+    group whose values the backward reads, the group's forward is cloned just
+    before the first backward op that reads one of them, and the backward
+    reads the clones: the stored values die at their last forward use, which
+    is what -xf-plan-memory then sees.
+
+    `policy=full` keeps only what enters a layer (its input on the residual
+    stream and the weights: Megatron's full recomputation); `policy=selective`
+    also keeps the GEMM and attention outputs and replays the ops between
+    them (norms, activations, dropout, bias and residual adds, reshapes,
+    casts). (Megatron's selective recomputation of the attention core is what
+    xf.attention already does: its backward recomputes the scores from q, k,
+    v and the output.) `every=k` recomputes only layers whose index is a
+    multiple of k. The clones are the same ops on the same inputs, dropout
+    with its key, so the step's results are bit-identical.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the training step">,
+    Option<"policy", "policy", "std::string", "\"full\"", "none | selective | full">,
+    Option<"every", "every", "int64_t", "1", "recompute layers whose index is a multiple of this">,
+  ];
+  let statistics = [
+    Statistic<"recomputedOps", "recomputed-ops", "forward ops cloned into the backward">,
+    Statistic<"recomputedLayers", "recomputed-layers", "(micro-batch, layer) groups replayed">
+  ];
+}
+
 def XfAdamW : Pass<"xf-adamw", "mlir::ModuleOp"> {
   let summary = "appends global-norm clipping, the LR schedule and AdamW to a gradient function";
   let description = [{

@@ -42,6 +42,13 @@ void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
   opt.lossScaleWindow = o.lossScaleWindow;
   opt.initialLossScale = o.lossScale;
   pm.addPass(createXfAdamW(opt));
+  if (o.recompute != "none") {
+    XfRecomputeOptions rc;
+    rc.function = kStepFunction;
+    rc.policy = o.recompute;
+    rc.every = o.recomputeEvery;
+    pm.addPass(createXfRecompute(rc));
+  }
 }
 
 void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::StringRef function,

@@ -37,6 +37,12 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<bool> fuseLinearCE{*this, "fuse-linear-ce",
                             llvm::cl::desc("fuse the logit GEMM with the cross-entropy"),
                             llvm::cl::init(false)};
+  Option<std::string> recompute{*this, "recompute",
+                                llvm::cl::desc("activation recomputation: none | selective | full"),
+                                llvm::cl::init("none")};
+  Option<int64_t> recomputeEvery{*this, "recompute-every",
+                                 llvm::cl::desc("recompute layers whose index is a multiple of this"),
+                                 llvm::cl::init(1)};
   Option<double> lr{*this, "lr", llvm::cl::desc("peak learning rate"), llvm::cl::init(1.5e-4)};
   Option<double> minLr{*this, "min-lr", llvm::cl::desc("floor of the cosine decay"),
                        llvm::cl::init(1e-5)};

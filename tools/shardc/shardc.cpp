@@ -368,6 +368,8 @@ struct TrainSetup {
   std::string precision = "fp32";
   int64_t microBatches = 1;
   bool fuseLinearCE = false; ///< -xf-fuse-linear-cross-entropy before autodiff
+  std::string recompute = "none"; ///< -xf-recompute policy
+  int64_t recomputeEvery = 1;
   shardc::XfAdamWOptions adamw;
 };
 
@@ -380,6 +382,14 @@ TrainSetup stepShapeOptions(const Args &args) {
                      "'"};
   setup.microBatches = args.integer("micro-batches", 1);
   setup.fuseLinearCE = args.isSet("fuse-linear-ce");
+  setup.recompute = args.str("recompute");
+  if (setup.recompute != "none" && setup.recompute != "selective" && setup.recompute != "full")
+    throw UsageError{"option '--recompute' expects none, selective or full, got '" +
+                     setup.recompute + "'"};
+  setup.recomputeEvery = args.integer("recompute-every", 1);
+  if (setup.recomputeEvery < 1 || setup.recomputeEvery > 1000000)
+    throw UsageError{"option '--recompute-every' expects an integer in [1, 1000000], got " +
+                     std::to_string(setup.recomputeEvery)};
   return setup;
 }
 
@@ -390,6 +400,8 @@ void setTrainStepOptions(PipelineOptions &o, StringRef forward, const TrainSetup
   o.precision = setup.precision;
   o.microBatches = setup.microBatches;
   o.fuseLinearCE = setup.fuseLinearCE;
+  o.recompute = setup.recompute;
+  o.recomputeEvery = setup.recomputeEvery;
   const auto &a = setup.adamw;
   o.lr = a.lr;
   o.minLr = a.minLr;
@@ -415,6 +427,16 @@ void buildTrainStep(ModuleOp module, StringRef forward, const TrainSetup &setup)
     throw Failed{};
 }
 
+/// --recompute and --recompute-every (train, compile, explain).
+void addRecomputeOptions(Args &args) {
+  args.option("recompute", "policy",
+              "activation recomputation (-xf-recompute): none | selective (keep GEMM and "
+              "attention outputs) | full (keep layer inputs)",
+              "none")
+      .option("recompute-every", "k", "recompute only layers whose index is a multiple of k",
+              "1");
+}
+
 /// The training-step options of train and compile (the -xf-mixed-precision,
 /// -xf-autodiff and -xf-adamw settings).
 void addStepOptions(Args &args, const char *decayDefault) {
@@ -435,6 +457,7 @@ void addStepOptions(Args &args, const char *decayDefault) {
       .option("loss-scale-window", "n", "fp16: clean steps before the scale doubles", "2000")
       .flag("fuse-linear-ce", "fuse the logit GEMM with the cross-entropy "
                               "(-xf-fuse-linear-cross-entropy): no tokens x vocabulary logits");
+  addRecomputeOptions(args);
 }
 
 /// Reads and checks the options of addStepOptions; `decaySteps` is the
@@ -879,6 +902,7 @@ int cmdExplain(const std::vector<std::string> &argv) {
       .flag("fuse-linear-ce", "fuse the logit GEMM with the cross-entropy first")
       .flag("forward-only", "shard the forward function instead of the training step")
       .flag("json", "write the report as JSON");
+  addRecomputeOptions(args);
   addShardingOptions(args);
   if (!args.parse(argv))
     return 0;

@@ -1,0 +1,202 @@
+//===- Recompute.cpp - activation recomputation in the training step ------===//
+//
+// Rewrites a synthesized training step so that the backward reads recomputed
+// forward values instead of the stored ones, and the memory planner sees the
+// forward values die at their last forward use:
+//  - the forward ops are those that do not depend on a loss gradient
+//    (cross_entropy_grad / linear_cross_entropy_grad and everything after);
+//  - each forward op belongs to a layer (the index in its parameters' names,
+//    "transformer.h.3.attn.q_proj.weight" -> 3; an op without parameters
+//    inherits the largest layer of its operands; the embedding, the final
+//    norm and the loss belong to none) and to a micro-batch (its inputs');
+//  - policy "full": for every (micro-batch, layer) whose values the backward
+//    reads, the layer's forward is replayed just before the first backward op
+//    that reads one of them, from the values that enter the layer (its input
+//    on the residual stream, the weights): only layer inputs are kept;
+//  - policy "selective": the GEMM and attention outputs are kept and the
+//    cheap ops between them (norms, activations, dropout, bias and residual
+//    adds, reshapes, casts) are replayed;
+//  - `every=k` recomputes only layers whose index is a multiple of k.
+// The replayed ops are the same ops on the same inputs (dropout keeps its key,
+// so its mask), so the step computes bit-identical results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Debug.h"
+#include "passes/Passes.h"
+
+#include "dialects/xf/XfOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <map>
+
+#define DEBUG_TYPE "xf-recompute"
+
+namespace shardc {
+#define GEN_PASS_DEF_XFRECOMPUTE
+#include "passes/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::xf;
+
+namespace {
+
+/// The layer index in a parameter name: the first dot-separated component
+/// that is a number ("transformer.h.3.mlp.c_fc.weight" -> 3), else -1.
+int64_t layerIndexOf(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  for (StringRef p : parts) {
+    int64_t v;
+    if (!p.empty() && !p.getAsInteger(10, v))
+      return v;
+  }
+  return -1;
+}
+
+struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
+  using XfRecomputeBase::XfRecomputeBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (policy == "none")
+      return;
+    if (policy != "full" && policy != "selective") {
+      module.emitError() << "xf-recompute: policy must be none, selective or full, not '"
+                         << policy << "'";
+      return signalPassFailure();
+    }
+    if (every < 1) {
+      module.emitError() << "xf-recompute: every must be at least 1, got "
+                         << static_cast<int64_t>(every);
+      return signalPassFailure();
+    }
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func || func.isExternal() || !func.getBody().hasOneBlock()) {
+      module.emitError() << "xf-recompute: no training step @" << function
+                         << " (run -xf-autodiff and -xf-adamw first)";
+      return signalPassFailure();
+    }
+    Block &body = func.getBody().front();
+
+    // Arguments: the layer of a parameter, the micro-batch of an input.
+    llvm::DenseMap<Value, int64_t> layer, microBatch;
+    for (BlockArgument arg : body.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      int64_t l = -1, mb = -1;
+      if (auto p = func.getArgAttrOfType<ParamAttr>(i, XfDialect::kParamAttrName))
+        l = layerIndexOf(p.getName());
+      else if (auto st = func.getArgAttrOfType<StringAttr>(i, XfDialect::kStateAttrName);
+               st && st.getValue().starts_with("param:"))
+        l = layerIndexOf(st.getValue().drop_front(6));
+      if (auto m = func.getArgAttrOfType<IntegerAttr>(i, XfDialect::kMicroBatchAttrName))
+        mb = m.getInt();
+      layer[arg] = l;
+      microBatch[arg] = mb;
+    }
+
+    // Forward and backward ops; layer and micro-batch of each forward op.
+    llvm::DenseSet<Operation *> backward;
+    llvm::DenseMap<Operation *, unsigned> position;
+    std::map<std::pair<int64_t, int64_t>, SmallVector<Operation *>> groups;
+    llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> groupOf;
+    unsigned pos = 0;
+    for (Operation &op : body.without_terminator()) {
+      position[&op] = pos++;
+      bool isBackward = isa<CrossEntropyGradOp, LinearCrossEntropyGradOp>(op);
+      for (Value v : op.getOperands())
+        if (Operation *def = v.getDefiningOp(); def && backward.contains(def))
+          isBackward = true;
+      if (isBackward) {
+        backward.insert(&op);
+        continue;
+      }
+      int64_t paramLayer = -2, operandLayer = -1, mb = -1;
+      for (Value v : op.getOperands()) {
+        auto arg = dyn_cast<BlockArgument>(v);
+        int64_t l = layer.lookup(v);
+        if (arg && (func.getArgAttr(arg.getArgNumber(), XfDialect::kParamAttrName) ||
+                    func.getArgAttr(arg.getArgNumber(), XfDialect::kStateAttrName)))
+          paramLayer = std::max(paramLayer, l);
+        else
+          operandLayer = std::max(operandLayer, l);
+        mb = std::max(mb, microBatch.lookup(v));
+      }
+      int64_t l = paramLayer != -2 ? paramLayer : operandLayer;
+      for (Value r : op.getResults()) {
+        layer[r] = l;
+        microBatch[r] = mb;
+      }
+      if (l >= 0 && l % every == 0 && op.getNumResults() > 0) {
+        groups[{mb, l}].push_back(&op);
+        groupOf[&op] = {mb, l};
+      }
+    }
+
+    // Which ops of a group are replayed (the others' results are kept).
+    auto replayable = [&](Operation *op) {
+      if (policy == "full")
+        return true;
+      return !isa<MatmulOp, AttentionOp>(op);
+    };
+
+    OpBuilder b(func.getContext());
+    int64_t replayed = 0, layers = 0;
+    for (auto &[key, ops] : groups) {
+      // The group's values the backward reads.
+      SmallVector<Value> needed;
+      Operation *first = nullptr;
+      for (Operation *op : ops) {
+        if (!replayable(op))
+          continue;
+        for (Value r : op->getResults())
+          for (Operation *user : r.getUsers())
+            if (backward.contains(user)) {
+              if (!llvm::is_contained(needed, r))
+                needed.push_back(r);
+              if (!first || position[user] < position[first])
+                first = user;
+            }
+      }
+      if (needed.empty())
+        continue;
+      // The replayed slice: what the needed values depend on inside the
+      // group, among the replayable ops.
+      llvm::DenseSet<Operation *> slice;
+      SmallVector<Operation *> work;
+      for (Value v : needed)
+        work.push_back(v.getDefiningOp());
+      while (!work.empty()) {
+        Operation *op = work.pop_back_val();
+        if (!slice.insert(op).second)
+          continue;
+        for (Value v : op->getOperands())
+          if (Operation *def = v.getDefiningOp();
+              def && groupOf.lookup(def) == key && groupOf.count(def) && replayable(def))
+            work.push_back(def);
+      }
+      SmallVector<Operation *> order(slice.begin(), slice.end());
+      llvm::sort(order, [&](Operation *a, Operation *c) { return position[a] < position[c]; });
+      b.setInsertionPoint(first);
+      IRMapping map;
+      for (Operation *op : order)
+        b.clone(*op, map);
+      replayed += static_cast<int64_t>(order.size());
+      ++layers;
+      for (Value v : needed)
+        v.replaceUsesWithIf(map.lookup(v),
+                            [&](OpOperand &use) { return backward.contains(use.getOwner()); });
+      SHARDC_DEBUG(DBGS() << "micro-batch " << key.first << " layer " << key.second << ": "
+                          << order.size() << " ops replayed before " << first->getName()
+                          << "\n");
+    }
+    recomputedOps += replayed;
+    recomputedLayers += layers;
+  }
+};
+
+} // namespace
