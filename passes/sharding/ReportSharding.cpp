@@ -113,6 +113,50 @@ public:
           describe(r, op->getName().getStringRef());
     });
 
+    // Splits an op could not keep: an operand split on a dim whose (major)
+    // factor the split does not divide (heads that do not divide tp). The
+    // operand is resharded before the op; this says why.
+    std::string notTakenText;
+    llvm::raw_string_ostream notTaken(notTakenText);
+    llvm::json::Array notTakenJson;
+    func.walk([&](xf::ShardingRuleOpInterface ruled) {
+      Operation *op = ruled.getOperation();
+      xf::OpShardingRule rule = ruled.getShardingRule();
+      for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+        auto ann = operand.getDefiningOp<shard::ShardOp>();
+        if (!ann || i >= rule.operands.size())
+          continue;
+        TensorSharding s = annotationSharding(ann);
+        auto type = dyn_cast<RankedTensorType>(operand.getType());
+        if (!type)
+          continue;
+        for (size_t d = 0; d < s.dims.size() && d < rule.operands[i].size(); ++d) {
+          const AxisList &axes = s.dims[d];
+          if (axes.empty() || rule.operands[i][d].empty())
+            continue;
+          int64_t factor = rule.factors[rule.operands[i][d].front()].size;
+          int64_t parts = mesh->size(axes);
+          if (factor % parts == 0)
+            continue;
+          std::string where;
+          llvm::raw_string_ostream w(where);
+          w << op->getLoc();
+          notTaken << llvm::formatv(
+              "  {0} {1}: operand #{2} dim {3} ({4}) split over {5} ({6}): its factor of size "
+              "{7} does not divide into {6}; resharded before the op\n",
+              op->getName(), where, i, d, type.getDimSize(d), mesh->axesName(axes), parts,
+              factor);
+          notTakenJson.push_back(llvm::json::Object{{"op", op->getName().getStringRef()},
+                                                    {"loc", where},
+                                                    {"operand", static_cast<int64_t>(i)},
+                                                    {"dim", static_cast<int64_t>(d)},
+                                                    {"axes", mesh->axesName(axes)},
+                                                    {"parts", parts},
+                                                    {"factor_size", factor}});
+        }
+      }
+    });
+
     // Partition a copy and account for what it communicates.
     OwningOpRef<ModuleOp> copy = module.clone();
     auto work = copy->lookupSymbol<func::FuncOp>(function);
@@ -238,6 +282,8 @@ public:
     }
     memory["total"] = total;
     os << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
+    if (!notTakenText.empty())
+      os << "\nsplits not taken:\n" << notTakenText;
     os << llvm::formatv("\nmodelled step: compute {0:F3} ms + communication {1:F3} ms = {2:F3} "
                         "ms (no overlap)\n",
                         computeSeconds * 1e3, commSeconds * 1e3,
@@ -252,6 +298,7 @@ public:
                             {"communication_bytes", commBytes},
                             {"communication_seconds", commSeconds},
                             {"compute_seconds", computeSeconds},
+                            {"splits_not_taken", std::move(notTakenJson)},
                             {"step_seconds", computeSeconds + commSeconds},
                             {"memory_bytes", std::move(memory)}};
     std::string out;
