@@ -32,6 +32,18 @@ ParamValues initParams(mlir::func::FuncOp func, uint64_t seed);
 /// mismatch.
 ParamValues loadParams(mlir::func::FuncOp func, const std::string &path);
 
+/// Initializes every parameter of `func` from released weights: a Hugging Face
+/// GPT-2 safetensors file (names with or without the `transformer.` prefix;
+/// `attn.c_attn` [h, 3h] Conv1D (in, out) weight and [3h] bias split into
+/// q/k/v; `lm_head.weight` accepted when tied, i.e. equal to `wte.weight`;
+/// HF's `attn.bias`/`attn.masked_bias` buffers ignored), `shardc export`'s
+/// output (the same names) or shardc's own layout (split q/k/v). A token
+/// embedding with fewer rows than the model's (50257 vs the padded 50304) is
+/// copied and the extra rows are zero. Throws rt::Error naming the tensor on a
+/// missing tensor, a shape mismatch (expected and found shapes) or an
+/// unknown extra tensor.
+ParamValues initParamsFrom(mlir::func::FuncOp func, const std::string &path);
+
 /// Saves parameters to a safetensors file (atomically).
 void saveParams(const ParamValues &params, const std::string &path,
                 const std::map<std::string, std::string> &metadata = {});

@@ -278,6 +278,26 @@ func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, boo
   return copy;
 }
 
+constexpr const char *kInitFromHelp =
+    "start from released weights: Hugging Face GPT-2 safetensors\n"
+    "                            (names with or without 'transformer.'; c_attn split into q/k/v;\n"
+    "                            a tied lm_head.weight and the attn.bias/masked_bias buffers are\n"
+    "                            accepted) or `shardc export`/--save output. A smaller vocabulary\n"
+    "                            (50257 rows vs the model's 50304) is copied and the padding rows\n"
+    "                            are zero: their logits are 0 and stay in the softmax (the loss\n"
+    "                            does not mask them)";
+
+/// --load, --init-from or the seeded initialization.
+exec::ParamValues initialParams(Args &args, func::FuncOp func, uint64_t seed) {
+  if (args.has("load") && args.has("init-from"))
+    throw UsageError{"options '--load' and '--init-from' are exclusive"};
+  if (args.has("load"))
+    return exec::loadParams(func, args.str("load"));
+  if (args.has("init-from"))
+    return exec::initParamsFrom(func, args.str("init-from"));
+  return exec::initParams(func, seed);
+}
+
 int cmdRun(const std::vector<std::string> &argv) {
   Args args("run", "<model.mlir> --data <tokens.bin> [options]",
             "Executes the model function on the CPU with the reference executor (the\n"
@@ -287,6 +307,7 @@ int cmdRun(const std::vector<std::string> &argv) {
       .option("position", "n", "first token of the batch in the file", "0")
       .option("seed", "n", "parameter-init and dropout seed", "1234")
       .option("load", "file", "load parameters from safetensors instead of initializing")
+      .option("init-from", "file", kInitFromHelp)
       .option("save", "file", "save the parameters used to safetensors")
       .option("function", "name", "function to run (default @forward)")
       .option("mask-token", "id", "BERT masked-LM mask id (default: last embedding row)")
@@ -312,8 +333,7 @@ int cmdRun(const std::vector<std::string> &argv) {
 
   uint64_t seed = args.unsignedInteger("seed");
   data::TokenFile tokens = data::TokenFile::open(args.str("data"));
-  exec::ParamValues params = args.has("load") ? exec::loadParams(func, args.str("load"))
-                                              : exec::initParams(func, seed);
+  exec::ParamValues params = initialParams(args, func, seed);
   if (args.has("save"))
     exec::saveParams(params, args.str("save"), {{"seed", std::to_string(seed)}});
   int32_t maskToken = -1;
@@ -576,6 +596,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
       .option("mask-token", "id", "BERT masked-LM mask id (default: last embedding row)")
       .option("function", "name", "the forward function (default @forward)")
       .option("load", "file", "initial parameters from safetensors (else init from --seed)")
+      .option("init-from", "file", kInitFromHelp)
       .option("save-init", "file", "write the initial parameters (safetensors)")
       .option("save", "file", "write the parameters after the last step")
       .option("save-grads", "file", "write the first step's gradients (mean over micro-batches)")
@@ -608,8 +629,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
   func::FuncOp forward = modelFunction(*module, args);
   std::string forwardName = forward.getSymName().str();
   data::TokenFile tokens = data::TokenFile::open(args.str("data"));
-  exec::ParamValues params = args.has("load") ? exec::loadParams(forward, args.str("load"))
-                                              : exec::initParams(forward, seed);
+  exec::ParamValues params = initialParams(args, forward, seed);
   if (args.has("save-init"))
     exec::saveParams(params, args.str("save-init"), {{"seed", std::to_string(seed)}});
 

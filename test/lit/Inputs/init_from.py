@@ -1,0 +1,146 @@
+"""Helpers for init-from.test (run with /usr/bin/python3: numpy + torch).
+
+  init_from.py make OUT [--no-prefix] [--lm-head] [--variant ok|bad-shape|bad-cattn|missing|extra|untied]
+      Writes a Hugging Face-style GPT-2 safetensors file for the gpt2-tiny
+      preset (hidden 64, 2 layers, 64 positions, vocabulary 50257: unpadded),
+      fused attn.c_attn in Conv1D [in, out] layout, the attn.bias /
+      attn.masked_bias buffers, random weights at scales where mapping errors
+      show in the loss. Written with struct + json only.
+  init_from.py reference WEIGHTS TOKENS [--position P]
+      Prints `loss X`: the independent PyTorch GPT-2 of test/reference
+      (reference_models.GPT2LMHeadModel, float64) on those weights, with the
+      token embedding padded to 50304 rows of zeros as shardc does.
+  init_from.py jsonl LOG KEY [--step N]
+      Prints `loss X` from a JSONL log (KEY of the line with "step": N, else the
+      last line with KEY).
+"""
+
+import argparse
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+HIDDEN, LAYERS, HEADS, FFN, POSITIONS, VOCAB, PADDED = 64, 2, 4, 256, 64, 50257, 50304
+B, T = 4, 32
+
+
+def write_safetensors(path, tensors):
+    header, offset, blobs = {}, 0, []
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a, dtype="<f4")
+        header[name] = {"dtype": "F32", "shape": list(a.shape),
+                        "data_offsets": [offset, offset + a.nbytes]}
+        offset += a.nbytes
+        blobs.append(a.tobytes())
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def make(args):
+    rng = np.random.default_rng(7)
+    p = "" if args.no_prefix else "transformer."
+    n = lambda *shape, s: (rng.standard_normal(shape) * s).astype(np.float32)
+    t = {p + "wte.weight": n(VOCAB, HIDDEN, s=0.3), p + "wpe.weight": n(POSITIONS, HIDDEN, s=0.1)}
+    for l in range(LAYERS):
+        h = f"{p}h.{l}."
+        for ln in ("ln_1", "ln_2"):
+            t[h + ln + ".weight"] = 1 + n(HIDDEN, s=0.3)
+            t[h + ln + ".bias"] = n(HIDDEN, s=0.1)
+        t[h + "attn.c_attn.weight"] = n(HIDDEN, 3 * HIDDEN, s=0.2)
+        t[h + "attn.c_attn.bias"] = n(3 * HIDDEN, s=0.1)
+        t[h + "attn.c_proj.weight"] = n(HIDDEN, HIDDEN, s=0.1)
+        t[h + "attn.c_proj.bias"] = n(HIDDEN, s=0.1)
+        t[h + "mlp.c_fc.weight"] = n(HIDDEN, FFN, s=0.15)
+        t[h + "mlp.c_fc.bias"] = n(FFN, s=0.1)
+        t[h + "mlp.c_proj.weight"] = n(FFN, HIDDEN, s=0.08)
+        t[h + "mlp.c_proj.bias"] = n(HIDDEN, s=0.1)
+        # HF's causal-mask buffers: not parameters.
+        t[h + "attn.bias"] = np.tril(np.ones((POSITIONS, POSITIONS), np.float32))[None, None]
+        t[h + "attn.masked_bias"] = np.array(-1e4, np.float32)
+    t[p + "ln_f.weight"] = 1 + n(HIDDEN, s=0.3)
+    t[p + "ln_f.bias"] = n(HIDDEN, s=0.1)
+    if args.lm_head:
+        t["lm_head.weight"] = t[p + "wte.weight"]
+    if args.variant == "bad-shape":
+        t[p + "h.1.mlp.c_fc.weight"] = n(HIDDEN, FFN + 1, s=0.15)
+    elif args.variant == "bad-cattn":
+        t[p + "h.0.attn.c_attn.weight"] = n(HIDDEN, 3 * HIDDEN - 3, s=0.2)
+    elif args.variant == "missing":
+        del t[p + "ln_f.bias"]
+    elif args.variant == "extra":
+        t[p + "h.0.attn.rotary.inv_freq"] = n(8, s=1.0)
+    elif args.variant == "untied":
+        t["lm_head.weight"] = n(VOCAB, HIDDEN, s=0.3)
+    write_safetensors(args.out, t)
+
+
+def reference(args):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "reference"))
+    import torch
+    import reference_models as R
+
+    raw = R.read_safetensors(args.weights)
+    weights = raw[0] if isinstance(raw, tuple) else raw
+    sd = {}
+    for name, value in weights.items():
+        value = value.to(torch.float64)
+        if name.endswith(".attn.bias") or name.endswith(".attn.masked_bias") or name == "lm_head.weight":
+            continue
+        name = name if name.startswith("transformer.") else "transformer." + name
+        sd[name] = value
+    wte = sd["transformer.wte.weight"]
+    if wte.shape[0] < PADDED:
+        sd["transformer.wte.weight"] = torch.cat(
+            [wte, torch.zeros(PADDED - wte.shape[0], wte.shape[1], dtype=wte.dtype)])
+    model = R.GPT2LMHeadModel(PADDED, POSITIONS, HIDDEN, LAYERS, HEADS, FFN, eps=1e-5).double()
+    model.load_state_dict(sd, strict=True)
+    tokens, targets = R.make_batch(R.read_token_file(args.tokens), args.position, B, T)
+    with torch.no_grad():
+        loss = model(tokens.long(), targets.long())
+    print(f"loss {loss.item():.9f}")
+
+
+def jsonl(args):
+    value = None
+    with open(args.log) as f:
+        for line in f:
+            o = json.loads(line)
+            if args.key in o and (args.step is None or o.get("step") == args.step):
+                value = o[args.key]
+    if value is None:
+        sys.exit(f"{args.log}: no '{args.key}'")
+    print(f"loss {value}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("make")
+    m.add_argument("out")
+    m.add_argument("--no-prefix", action="store_true")
+    m.add_argument("--lm-head", action="store_true")
+    m.add_argument("--variant", default="ok",
+                   choices=["ok", "bad-shape", "bad-cattn", "missing", "extra", "untied"])
+    r = sub.add_parser("reference")
+    r.add_argument("weights")
+    r.add_argument("tokens")
+    r.add_argument("--position", type=int, default=0)
+    j = sub.add_parser("jsonl")
+    j.add_argument("log")
+    j.add_argument("key")
+    j.add_argument("--step", type=int)
+    args = ap.parse_args()
+    {"make": make, "reference": reference, "jsonl": jsonl}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
