@@ -865,11 +865,43 @@ int cmdTokenize(const std::vector<std::string> &argv) {
   args.option("o", "file", "output token file")
       .option("vocab-dir", "dir", "directory with encoder.json and vocab.bpe", defaultVocabDir())
       .option("max-bytes", "n", "read at most n bytes of each input")
-      .flag("decode", "print the text of an existing token file instead");
+      .flag("decode", "print the text of an existing token file instead")
+      .flag("from-uint16", "the inputs are raw little-endian uint16 token ids (nanoGPT's\n"
+                           "train.bin / val.bin): convert them, in order, without <|endoftext|>");
   if (!args.parse(argv))
     return 0;
   if (args.positional().empty())
     throw UsageError{"expected at least one input file"};
+  if (args.isSet("from-uint16")) {
+    if (!args.has("o"))
+      throw UsageError{"missing required option '-o'"};
+    if (args.isSet("decode"))
+      throw UsageError{"--from-uint16 and --decode exclude each other"};
+    std::vector<int32_t> all;
+    for (const std::string &path : args.positional()) {
+      std::ifstream in(path, std::ios::binary);
+      if (!in)
+        throw rt::Error("cannot read '" + path + "'");
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (bytes.size() % 2 != 0)
+        throw rt::Error("'" + path + "' has " + std::to_string(bytes.size()) +
+                        " bytes, not a whole number of uint16 ids");
+      constexpr int32_t kGpt2Vocab = 50257;
+      for (size_t i = 0; i < bytes.size(); i += 2) {
+        int32_t id = static_cast<uint8_t>(bytes[i]) | (static_cast<uint8_t>(bytes[i + 1]) << 8);
+        if (id >= kGpt2Vocab)
+          throw rt::Error("'" + path + "': token " + std::to_string(i / 2) + " is " +
+                          std::to_string(id) + ", outside GPT-2's vocabulary (50257): not a " +
+                          "GPT-2 uint16 token file");
+        all.push_back(id);
+      }
+    }
+    if (all.empty())
+      throw rt::Error("no tokens in the input");
+    data::write_token_file(args.str("o"), all);
+    std::cout << llvm::formatv("{0} tokens (raw uint16) -> {1}\n", all.size(), args.str("o")).str();
+    return 0;
+  }
   std::string dir = args.str("vocab-dir");
   data::Gpt2Tokenizer tok =
       data::Gpt2Tokenizer::load(dir + "/encoder.json", dir + "/vocab.bpe");
