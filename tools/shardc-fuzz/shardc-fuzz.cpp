@@ -114,10 +114,12 @@ std::vector<Config> configs() {
   using models::Family;
   std::vector<Config> out;
   out.push_back(config("gpt2-fp32-zero1+tp", tinyModel(Family::GPT2, "f32"),
-                       {"xf-autodiff{micro-batches=2}", "xf-adamw"}, "dp=2,tp=2", "zero1+tp",
+                       {"xf-autodiff{micro-batches=2}", "xf-adamw", "xf-recompute{policy=full}"},
+                       "dp=2,tp=2", "zero1+tp",
                        true));
   out.push_back(config("llama-bf16-dp+sp", tinyModel(Family::LLAMA, "f32"),
-                       {"xf-mixed-precision{compute=bf16}", "xf-autodiff", "xf-adamw"},
+                       {"xf-mixed-precision{compute=bf16}", "xf-autodiff", "xf-adamw",
+                        "xf-recompute{policy=selective every=2}"},
                        "dp=2,tp=2", "dp+sp", false));
   out.push_back(config("gpt2-fusedce-fp16-zero3", tinyModel(Family::GPT2, "f32"),
                        {"func.func(xf-fuse-linear-cross-entropy)",
