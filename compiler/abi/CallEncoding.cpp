@@ -4,6 +4,7 @@
 
 #include "compiler/executor/Executor.h"
 #include "compiler/executor/MeshSimulation.h"
+#include "dialects/rt/RtDialect.h"
 #include "dialects/xf/XfInterfaces.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -21,55 +22,29 @@ FailureOr<const OpSpec *> specOf(Operation *op, StringRef who) {
 }
 
 FailureOr<DictionaryAttr> encodeCallAttrs(Operation *op, const OpSpec &spec, StringRef who) {
+  // Bring each attribute to the table's encoding (f64 floats, i64 integers,
+  // the reduction kind as a string); what it then is, the rt dialect's
+  // check of calls decides.
   Builder b(op->getContext());
   NamedAttrList attrs;
   for (const AttrSpec &a : spec.attrs) {
     if (spec.collective && StringRef(a.name) == "grid_axes")
-      continue;
+      continue; // the communicator: rt.collective's `axes`
     Attribute v = op->getAttr(a.name);
-    if (!v) {
-      if (!a.required)
-        continue;
-      return op->emitError() << who << ": attribute '" << a.name << "' (" << attrKindName(a.kind)
-                             << ") is missing";
-    }
-    Attribute encoded;
-    switch (a.kind) {
-    case AttrKind::F64:
-      if (auto f = dyn_cast<FloatAttr>(v))
-        encoded = b.getF64FloatAttr(f.getValueAsDouble());
-      break;
-    case AttrKind::I64:
-      if (auto i = dyn_cast<IntegerAttr>(v); i && !i.getType().isInteger(1))
-        encoded = b.getI64IntegerAttr(i.getValue().getSExtValue());
-      break;
-    case AttrKind::Unit:
-      if (isa<UnitAttr>(v))
-        encoded = v;
-      break;
-    case AttrKind::I64Array:
-      if (isa<DenseI64ArrayAttr>(v))
-        encoded = v;
-      break;
-    case AttrKind::String:
-      if (isa<StringAttr>(v))
-        encoded = v;
-      break;
-    case AttrKind::Axes:
-      if (isa<DenseI16ArrayAttr>(v))
-        encoded = v;
-      break;
-    case AttrKind::Reduction:
-      if (auto red = dyn_cast<shard::ReductionKindAttr>(v))
-        encoded = b.getStringAttr(shard::stringifyReductionKind(red.getValue()));
-      break;
-    }
-    if (!encoded)
-      return op->emitError() << who << ": attribute '" << a.name << "' must be "
-                             << attrKindName(a.kind) << ", not " << v;
-    attrs.append(a.name, encoded);
+    if (!v)
+      continue;
+    if (auto f = dyn_cast<FloatAttr>(v); f && a.kind == AttrKind::F64)
+      v = b.getF64FloatAttr(f.getValueAsDouble());
+    else if (auto i = dyn_cast<IntegerAttr>(v); i && a.kind == AttrKind::I64)
+      v = b.getI64IntegerAttr(i.getValue().getSExtValue());
+    else if (auto red = dyn_cast<shard::ReductionKindAttr>(v))
+      v = b.getStringAttr(shard::stringifyReductionKind(red.getValue()));
+    attrs.append(a.name, v);
   }
-  return attrs.getDictionary(op->getContext());
+  DictionaryAttr dict = attrs.getDictionary(op->getContext());
+  if (failed(rt_dialect::verifyCallAttributes(op, spec, dict)))
+    return op->emitError() << who << ": the op's attributes do not match the op table";
+  return dict;
 }
 
 FailureOr<CallAxes> encodeCallAxes(Operation *op, const sharding::Mesh *mesh, StringRef who) {

@@ -37,10 +37,9 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
-/// `attrs` of an rt call against its op table entry: every attribute one of
-/// the op's, of its kind; the required ones present.
-static LogicalResult verifyCallAttrs(Operation *op, const shardc::abi::OpSpec &spec,
-                                     DictionaryAttr attrs) {
+LogicalResult shardc::rt_dialect::verifyCallAttributes(Operation *op,
+                                                      const shardc::abi::OpSpec &spec,
+                                                      DictionaryAttr attrs) {
   using shardc::abi::AttrKind;
   for (NamedAttribute n : attrs) {
     const shardc::abi::AttrSpec *a = shardc::abi::findAttr(spec, n.getName().getValue());
@@ -75,7 +74,7 @@ static LogicalResult verifyCallAttrs(Operation *op, const shardc::abi::OpSpec &s
                                << shardc::abi::attrKindName(a->kind) << ", not " << v;
   }
   for (const shardc::abi::AttrSpec &a : spec.attrs)
-    if (a.required && !attrs.get(a.name) && StringRef(a.name) != "grid_axes")
+    if (a.required && !attrs.get(a.name))
       return op->emitOpError() << "attribute '" << a.name << "' ("
                                << shardc::abi::attrKindName(a.kind) << ") is missing";
   return success();
@@ -93,7 +92,7 @@ LogicalResult KernelOp::verify() {
                                  : ".." + std::to_string(spec->maxOperands))
                          << " operands and " << int(spec->results) << " results, not "
                          << getIns().size() << " and " << getOuts().size();
-  if (failed(verifyCallAttrs(*this, *spec, getAttrs())))
+  if (failed(verifyCallAttributes(*this, *spec, getAttrs())))
     return failure();
   auto checkAxes = [&](std::optional<ArrayAttr> axes, ValueRange buffers,
                        StringRef what) -> LogicalResult {
@@ -121,7 +120,7 @@ template <class Op> static LogicalResult verifyCollective(Op op) {
   const shardc::abi::OpSpec *spec = shardc::abi::findOp(op.getKind());
   if (!spec || !spec->collective)
     return op.emitOpError("unknown collective '") << op.getKind() << "'";
-  if (failed(verifyCallAttrs(op, *spec, op.getAttrs())))
+  if (failed(verifyCallAttributes(op, *spec, op.getAttrs())))
     return failure();
   if (op.getAxes().empty())
     return op.emitOpError("a collective needs at least one mesh axis");

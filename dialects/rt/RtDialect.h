@@ -19,4 +19,18 @@
 #define GET_OP_CLASSES
 #include "dialects/rt/RtOps.h.inc"
 
+namespace shardc::abi {
+struct OpSpec;
+}
+
+namespace shardc::rt_dialect {
+/// Checks a call's attributes against its op table entry (runtime/abi):
+/// every attribute one of the op's and in the table's encoding (f64 floats,
+/// i64 integers, unit, dense i64 arrays, strings, dense i16 mesh axes), the
+/// required ones present. Errors are emitted at `op`. rt.kernel and
+/// rt.collective verify with it; lowering checks what it encodes with it.
+mlir::LogicalResult verifyCallAttributes(mlir::Operation *op, const shardc::abi::OpSpec &spec,
+                                         mlir::DictionaryAttr attrs);
+} // namespace shardc::rt_dialect
+
 #endif // SHARDC_DIALECTS_RT_RTDIALECT_H

@@ -107,8 +107,10 @@ struct OpToRt : ConversionPattern {
       outs.push_back(rt_dialect::ViewOp::create(rewriter, loc, bufferType(r.getType()),
                                                 place->first, place->second));
     }
-    // A reshape the planner placed over its operand is a view: no call.
-    if (isa<xf::ReshapeOp>(op) && placeOf(op->getResult(0)) == placeOf(op->getOperand(0))) {
+    // An op that is a view when run in place (the op table's viewInPlace:
+    // a reshape) and that the planner placed over its operand is no call.
+    if ((*spec)->viewInPlace && op->getNumOperands() == 1 &&
+        placeOf(op->getResult(0)) == placeOf(op->getOperand(0))) {
       rewriter.replaceOp(op, outs);
       return success();
     }

@@ -38,7 +38,7 @@ std::vector<OpSpec> build() {
   std::vector<AttrSpec> attention = {opt("causal", Unit), req("scale", F64)};
   std::vector<AttrSpec> eps = {req("epsilon", F64)};
   std::vector<OpSpec> t = {
-      // code, name, operands min..max, results, collective, attributes, in place
+      // code, name, operands min..max, results, collective, attributes, in place[, view]
       {C::Embedding, "xf.embedding", 2, 2, 1, false, {}, {}},
       {C::Iota, "xf.iota", 0, 0, 1, false, {req("dim", I64)}, {}},
       {C::Matmul, "xf.matmul", 2, 2, 1, false, {req("equation", Str)}, {}},
@@ -52,7 +52,7 @@ std::vector<OpSpec> build() {
       {C::Attention, "xf.attention", 3, 3, 1, false, attention, {}},
       {C::Rope, "xf.rope", 1, 1, 1, false, {req("theta", F64), opt("inverse", Unit)}, kFirst},
       {C::Dropout, "xf.dropout", 1, 1, 1, false, {req("rate", F64), req("key", I64)}, kFirst},
-      {C::Reshape, "xf.reshape", 1, 1, 1, false, {}, kFirst},
+      {C::Reshape, "xf.reshape", 1, 1, 1, false, {}, kFirst, /*viewInPlace=*/true},
       {C::Transpose, "xf.transpose", 1, 1, 1, false, {req("permutation", I64Array)}, {}},
       {C::Cast, "xf.cast", 1, 1, 1, false, {}, kFirst},
       {C::Fill, "xf.fill", 0, 0, 1, false, {req("value", F64)}, {}},
@@ -168,6 +168,7 @@ std::string opTableFingerprint() {
     num(op.maxOperands);
     num(op.results);
     num(op.collective);
+    num(op.viewInPlace);
     for (const AttrSpec &a : op.attrs) {
       mix(a.name);
       num(static_cast<uint64_t>(a.kind));

@@ -72,6 +72,9 @@ struct OpSpec {
   bool collective;
   std::vector<AttrSpec> attrs;
   std::vector<InPlace> inPlace;
+  /// Run in place, the kernel has nothing to do (the result is a view of the
+  /// operand's bytes): lowering emits no call for it.
+  bool viewInPlace = false;
 };
 
 /// Every op, indexed by OpCode.

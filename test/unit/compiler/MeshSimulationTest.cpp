@@ -11,6 +11,7 @@
 
 #include "compiler/ModuleLoading.h"
 #include "compiler/executor/Executor.h"
+#include "TensorTesting.h"
 #include "runtime/cpu/Kernels.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -27,6 +28,8 @@ using namespace mlir;
 using namespace shardc;
 using exec::DType;
 using exec::HostTensor;
+using test::close;
+using test::randomF32;
 
 namespace {
 
@@ -38,15 +41,6 @@ std::string subst(std::string text, const std::map<std::string, std::string> &va
       text.replace(p, key.size(), v);
   }
   return text;
-}
-
-HostTensor randomF32(std::vector<int64_t> shape, uint32_t seed, double lo = -1.0, double hi = 1.0) {
-  HostTensor t(DType::F32, std::move(shape));
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i)
-    t.data<float>()[i] = static_cast<float>(dist(gen));
-  return t;
 }
 
 /// Small integers stored as f32: sums of a few are exact in any order.
@@ -71,30 +65,6 @@ HostTensor scalarF32(float v) {
   HostTensor t(DType::F32, {});
   t.data<float>()[0] = v;
   return t;
-}
-
-/// max |a - b| / max |b| <= rtol (same shape and dtype, f32).
-::testing::AssertionResult close(const HostTensor &a, const HostTensor &b, double rtol = 1e-5) {
-  if (a.dtype != b.dtype || a.shape != b.shape)
-    return ::testing::AssertionFailure()
-           << "shape " << rt::shape_str(a.shape) << " vs " << rt::shape_str(b.shape);
-  double maxDiff = 0, maxRef = 0;
-  int64_t worst = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    double x = a.data<float>()[i], y = b.data<float>()[i];
-    if (!(std::fabs(x - y) <= maxDiff)) {
-      maxDiff = std::fabs(x - y);
-      worst = i;
-    }
-    maxRef = std::max(maxRef, std::fabs(y));
-  }
-  if (maxRef == 0)
-    return ::testing::AssertionFailure() << "reference is all zero: the test checks nothing";
-  if (maxDiff <= rtol * maxRef)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "max difference " << maxDiff << " (relative " << maxDiff / maxRef << ") at element "
-         << worst << ": " << a.data<float>()[worst] << " vs " << b.data<float>()[worst];
 }
 
 ::testing::AssertionResult bitEqual(const HostTensor &a, const HostTensor &b) {

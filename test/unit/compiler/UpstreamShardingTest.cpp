@@ -21,6 +21,7 @@
 
 #include "compiler/ModuleLoading.h"
 #include "compiler/executor/Executor.h"
+#include "TensorTesting.h"
 #include "dialects/xf/XfDialect.h"
 #include "dialects/xf/XfUpstreamSharding.h"
 #include "passes/Passes.h"
@@ -46,6 +47,8 @@ using namespace mlir;
 using namespace shardc;
 using exec::DType;
 using exec::HostTensor;
+using test::close;
+using test::randomF32;
 
 namespace {
 
@@ -97,35 +100,6 @@ func.func @block(%x: tensor<2x8x16xf32>,
   return %r : tensor<2x8x16xf32>
 }
 )mlir";
-
-HostTensor randomF32(std::vector<int64_t> shape, uint32_t seed) {
-  HostTensor t(DType::F32, std::move(shape));
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (int64_t i = 0; i < t.numel(); ++i)
-    t.data<float>()[i] = static_cast<float>(dist(gen));
-  return t;
-}
-
-/// max |a - b| / max |b| <= rtol (same shape, f32).
-::testing::AssertionResult close(const HostTensor &a, const HostTensor &b, double rtol = 1e-5) {
-  if (a.dtype != b.dtype || a.shape != b.shape)
-    return ::testing::AssertionFailure()
-           << "shape " << rt::shape_str(a.shape) << " vs " << rt::shape_str(b.shape);
-  double maxDiff = 0, maxRef = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    double x = a.data<float>()[i], y = b.data<float>()[i];
-    if (!(std::fabs(x - y) <= maxDiff))
-      maxDiff = std::fabs(x - y);
-    maxRef = std::max(maxRef, std::fabs(y));
-  }
-  if (maxRef == 0)
-    return ::testing::AssertionFailure() << "reference is all zero: the test checks nothing";
-  if (maxDiff <= rtol * maxRef)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "max difference " << maxDiff << " (relative "
-                                       << maxDiff / maxRef << ")";
-}
 
 std::string str(Type t) {
   std::string s;
