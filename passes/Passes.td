@@ -91,6 +91,37 @@ def XfAutodiff : Pass<"xf-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::func::FuncDialect"];
 }
 
+def XfPipeline : Pass<"xf-pipeline", "mlir::ModuleOp"> {
+  let summary = "pipeline parallelism: stages, point-to-point transfers and a static schedule";
+  let description = [{
+    Runs on the partitioned training step (after -xf-partition; the mesh has
+    the pipeline axis `axis`, which no tensor is split over). Cuts the step
+    into `stages x virtual-stages` chunks of consecutive layers (balanced by
+    the ops' FLOPs, or at the layer indices `cuts`); chunk c runs on stage
+    c mod stages. Every op gets the stage of its chunk (`xf.stage`): forward
+    ops the latest chunk of their operands, backward ops the chunk of the
+    forward values (and parameters) they read, the optimizer the chunk of
+    its parameter; a value read on another stage crosses in an xf.transfer.
+    The tied embedding's two gradient contributions meet on the stage that
+    holds the table; reports are sent to stage 0. The ops are then ordered
+    by the schedule (`gpipe`, `1f1b` or `interleaved`, over the step's
+    micro-batches), which is recorded in `xf.pipeline` with its time slots
+    and bubble fraction.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the training step">,
+    Option<"axis", "axis", "std::string", "\"pp\"", "the pipeline mesh axis">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"", "gpipe | 1f1b | interleaved">,
+    Option<"virtualStages", "virtual-stages", "int64_t", "1",
+           "chunks per stage (interleaved 1F1B)">,
+    Option<"cuts", "cuts", "std::string", "\"\"",
+           "layer indices where chunks 1.. start (default: balanced by FLOPs)">,
+  ];
+  let statistics = [
+    Statistic<"numTransfers", "transfers", "point-to-point transfers between stages">
+  ];
+}
+
 def XfRecompute : Pass<"xf-recompute", "mlir::ModuleOp"> {
   let summary = "activation recomputation: the backward replays each layer's forward";
   let description = [{
@@ -247,6 +278,9 @@ def XfReportSharding : Pass<"xf-report-sharding", "mlir::ModuleOp"> {
     collectives (kind, mesh axes, count, bytes per device per step, modelled
     time on `hardware`) with totals per mesh axis, the modelled compute time
     and the memory per device of arguments (parameters, optimizer state).
+    With `pipeline-axis`, the copy is cut into stages (-xf-pipeline) and the
+    report adds the schedule (one row per stage, a column per time slot),
+    its bubble fraction and the bytes sent across each stage boundary.
     The IR is left unchanged.
   }];
   let options = [
@@ -255,6 +289,11 @@ def XfReportSharding : Pass<"xf-report-sharding", "mlir::ModuleOp"> {
            "hardware description: a shipped name or a .json path">,
     Option<"output", "output", "std::string", "\"-\"", "where to write the report (- for stdout)">,
     Option<"json", "json", "bool", "false", "write JSON instead of text">,
+    Option<"pipelineAxis", "pipeline-axis", "std::string", "\"\"",
+           "cut the partitioned copy into pipeline stages along this axis (-xf-pipeline)">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"", "pipeline schedule">,
+    Option<"virtualStages", "virtual-stages", "int64_t", "1", "pipeline chunks per stage">,
+    Option<"cuts", "cuts", "std::string", "\"\"", "pipeline cut points (layer indices)">,
   ];
 }
 

@@ -364,8 +364,50 @@ Executor::Executor(func::FuncOp func, RunOptions options) : func_(func), options
       mesh_ = std::make_shared<const MeshSimulation>(std::move(**mesh));
   }
   ranks_.resize(mesh_ ? mesh_->numRanks() : 1);
-  for (size_t r = 0; r < ranks_.size(); ++r)
+  if (auto pipeline = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName))
+    if (auto axis = pipeline.getAs<IntegerAttr>("axis"); axis && mesh_ &&
+                                                           axis.getInt() < mesh_->mesh().rank())
+      pipelineAxis_ = static_cast<int>(axis.getInt());
+  for (size_t r = 0; r < ranks_.size(); ++r) {
     ranks_[r].rank = static_cast<int>(r);
+    if (pipelineAxis_ >= 0)
+      ranks_[r].stage = mesh_->mesh().coords(static_cast<int64_t>(r))[pipelineAxis_];
+  }
+}
+
+/// The stage of a pipelined function's op (-1: every stage).
+static int64_t stageOfOp(Operation *op) {
+  auto stage = op->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName);
+  return stage ? stage.getInt() : -1;
+}
+
+bool Executor::runsOn(Operation *op, const RankEnv &env) const {
+  int64_t stage = stageOfOp(op);
+  return pipelineAxis_ < 0 || stage < 0 || stage == env.stage;
+}
+
+const Executor::RankEnv &Executor::onStage(const RankEnv &env, int64_t stage) const {
+  if (pipelineAxis_ < 0 || stage < 0 || stage == env.stage)
+    return env;
+  std::vector<int64_t> coords = mesh_->mesh().coords(env.rank);
+  coords[pipelineAxis_] = stage;
+  return ranks_[mesh_->mesh().linearRank(coords)];
+}
+
+LogicalResult Executor::execTransfer(Operation *op) {
+  auto t = cast<xf::TransferOp>(op);
+  if (pipelineAxis_ < 0)
+    return op->emitError("reference executor: xf.transfer outside a pipelined function (one "
+                         "with xf.pipeline)");
+  for (RankEnv &env : ranks_) {
+    if (env.stage != t.getTo())
+      continue;
+    SmallVector<const HostTensor *, 1> in;
+    if (failed(operandsOf(op, onStage(env, t.getFrom()), in)))
+      return failure();
+    env.values[t.getResult()] = *in.front();
+  }
+  return success();
 }
 
 LogicalResult Executor::operandsOf(Operation *op, const RankEnv &env,
@@ -443,7 +485,7 @@ LogicalResult Executor::execCollective(Operation *op) {
   std::vector<const HostTensor *> in;
   for (RankEnv &env : ranks_) {
     SmallVector<const HostTensor *, 1> operands;
-    if (failed(operandsOf(op, env, operands)))
+    if (failed(operandsOf(op, onStage(env, stageOfOp(op)), operands)))
       return failure();
     in.push_back(operands.front());
   }
@@ -451,7 +493,8 @@ LogicalResult Executor::execCollective(Operation *op) {
     std::vector<HostTensor> out;
     mesh_->runCollective(op, in, out);
     for (auto [env, value] : llvm::zip_equal(ranks_, out))
-      env.values[op->getResult(0)] = std::move(value);
+      if (runsOn(op, env))
+        env.values[op->getResult(0)] = std::move(value);
   } catch (const rt::Error &e) {
     return op->emitError() << "reference executor: " << e.what();
   }
@@ -461,7 +504,7 @@ LogicalResult Executor::execCollective(Operation *op) {
 LogicalResult Executor::execCrossEntropy(Operation *op) {
   std::vector<SmallVector<const HostTensor *>> in(ranks_.size());
   for (auto [env, operands] : llvm::zip_equal(ranks_, in))
-    if (failed(operandsOf(op, env, operands)))
+    if (failed(operandsOf(op, onStage(env, stageOfOp(op)), operands)))
       return failure();
   try {
     auto [operand, dim] = vocabDimOf(op);
@@ -488,8 +531,9 @@ LogicalResult Executor::execCrossEntropy(Operation *op) {
             ? runCrossEntropy<double>(op, in, blocks, groups, tokenGroups)
             : runCrossEntropy<float>(op, in, blocks, groups, tokenGroups);
     for (auto [env, res] : llvm::zip_equal(ranks_, results))
-      for (auto [value, result] : llvm::zip_equal(op->getResults(), res))
-        env.values[value] = std::move(result);
+      if (runsOn(op, env))
+        for (auto [value, result] : llvm::zip_equal(op->getResults(), res))
+          env.values[value] = std::move(result);
   } catch (const rt::Error &e) {
     return op->emitError() << "reference executor: " << e.what();
   }
@@ -505,8 +549,11 @@ LogicalResult Executor::distributeArguments(std::vector<HostTensor> &args) {
       std::vector<HostTensor> perRank;
       if (failed(mesh_->distributeArgument(i, std::move(args[i]), perRank)))
         return failure();
+      // A pipelined step's state lives on its stage only.
+      auto stage = func_.getArgAttrOfType<IntegerAttr>(i, xf::XfDialect::kStageAttrName);
       for (auto [env, value] : llvm::zip_equal(ranks_, perRank))
-        env.values[arg] = std::move(value);
+        if (pipelineAxis_ < 0 || !stage || stage.getInt() == env.stage)
+          env.values[arg] = std::move(value);
     }
     return success();
   }
@@ -532,8 +579,21 @@ LogicalResult Executor::collectResults(func::ReturnOp ret, std::vector<HostTenso
       results.push_back(ranks_.front().values.lookup(v));
       continue;
     }
+    // A pipelined step's value is on its stage: every rank reports its
+    // counterpart's there.
+    int64_t stage = -1;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (auto s = func_.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                       xf::XfDialect::kStageAttrName))
+        stage = s.getInt();
+    } else if (auto transfer = v.getDefiningOp<xf::TransferOp>()) {
+      stage = transfer.getTo();
+    } else {
+      stage = stageOfOp(v.getDefiningOp());
+    }
     std::vector<const HostTensor *> perRank;
-    for (const RankEnv &env : ranks_) {
+    for (const RankEnv &rankEnv : ranks_) {
+      const RankEnv &env = onStage(rankEnv, stage);
       auto it = env.values.find(v);
       if (it == env.values.end())
         return ret.emitError("reference executor: returned value has no value");
@@ -586,7 +646,10 @@ LogicalResult Executor::run(std::vector<HostTensor> args, std::vector<HostTensor
                                "all_gather, all_reduce, reduce_scatter, all_slice and "
                                "all_to_all only)";
     auto start = std::chrono::steady_clock::now();
-    if (MeshSimulation::isCollective(&op)) {
+    if (isa<xf::TransferOp>(op)) {
+      if (failed(execTransfer(&op)))
+        return failure();
+    } else if (MeshSimulation::isCollective(&op)) {
       if (failed(execCollective(&op)))
         return failure();
     } else if (isCrossEntropy(&op)) {
@@ -594,7 +657,7 @@ LogicalResult Executor::run(std::vector<HostTensor> args, std::vector<HostTensor
         return failure();
     } else {
       for (RankEnv &env : ranks_)
-        if (failed(execLocal(&op, env)))
+        if (runsOn(&op, env) && failed(execLocal(&op, env)))
           return failure();
     }
     if (options_.profile)

@@ -82,12 +82,22 @@ public:
 private:
   struct RankEnv {
     int rank = 0;
+    /// The rank's pipeline stage (0 without a pipeline).
+    int64_t stage = 0;
     llvm::DenseMap<mlir::Value, HostTensor> values;
   };
 
   /// Rank `env`'s operands of `op`; fails (with a diagnostic) on a missing one.
   mlir::LogicalResult operandsOf(mlir::Operation *op, const RankEnv &env,
                                  llvm::SmallVectorImpl<const HostTensor *> &in);
+  /// A pipelined function (-xf-pipeline): whether `env` runs `op` (its
+  /// stage's ops), and the rank of `env`'s coordinates on stage `stage` (the
+  /// rank a group op of another stage reads for it: groups never span
+  /// stages, so every stage's groups compute alike).
+  bool runsOn(mlir::Operation *op, const RankEnv &env) const;
+  const RankEnv &onStage(const RankEnv &env, int64_t stage) const;
+  /// xf.transfer: the receiving stage's ranks get the sending stage's value.
+  mlir::LogicalResult execTransfer(mlir::Operation *op);
   mlir::LogicalResult execLocal(mlir::Operation *op, RankEnv &env);
   /// The runtime's kernel runner for `op` on `rank` (built once: the op
   /// encoded as a one-call program, decoded for the rank's coordinates);
@@ -105,6 +115,8 @@ private:
   /// The mesh of a partitioned function; null for one rank.
   std::shared_ptr<const MeshSimulation> mesh_;
   std::vector<RankEnv> ranks_;
+  /// The pipeline axis of a pipelined function, else -1.
+  int pipelineAxis_ = -1;
   std::map<std::string, double> profile_;
   struct OpKernel {
     std::unique_ptr<rt::Program> program;

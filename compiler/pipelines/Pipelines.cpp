@@ -3,6 +3,7 @@
 #include "compiler/pipelines/Pipelines.h"
 
 #include "passes/Passes.h"
+#include "passes/sharding/Strategies.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -67,6 +68,16 @@ void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::St
   XfPartitionOptions p;
   p.function = function.str();
   pm.addPass(createXfPartition(p));
+  std::string ppAxis = sharding::pipelineAxisName(o.strategy);
+  if (!ppAxis.empty()) {
+    XfPipelineOptions pipeline;
+    pipeline.function = function.str();
+    pipeline.axis = ppAxis;
+    pipeline.schedule = o.schedule;
+    pipeline.virtualStages = o.virtualStages;
+    pipeline.cuts = o.pipelineCuts;
+    pm.addPass(createXfPipeline(pipeline));
+  }
 }
 
 void buildLoweringPipeline(OpPassManager &pm, const PipelineOptions &o) {

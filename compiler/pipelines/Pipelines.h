@@ -4,7 +4,8 @@
 // the data flow (docs/design.md):
 //
 //   shardc-train-step   [fuse logit GEMM + loss] [mixed precision] autodiff AdamW
-//   shardc-shard        propagate shardings (mesh, preset, cost) and partition
+//   shardc-shard        propagate shardings (mesh, preset, cost), partition
+//                       [pipeline stages and schedule (a `pp` component)]
 //   shardc-lower        [eval twin] [schedule] plan memory, lower to rt, bucket
 //                       and place the collectives
 //   shardc-compile      the three above: what `shardc compile` runs before codegen
@@ -66,6 +67,16 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   // Sharding (none without a mesh).
   Option<std::string> mesh{*this, "mesh", llvm::cl::desc("device mesh, e.g. dp=2,tp=2")};
   Option<std::string> strategy{*this, "strategy", llvm::cl::desc("preset, e.g. zero1+tp")};
+  // Pipeline parallelism (a strategy with a `pp` component).
+  Option<std::string> schedule{*this, "schedule",
+                               llvm::cl::desc("pipeline schedule: gpipe | 1f1b | interleaved"),
+                               llvm::cl::init("1f1b")};
+  Option<int64_t> virtualStages{*this, "virtual-stages",
+                                llvm::cl::desc("model chunks per pipeline stage (interleaved)"),
+                                llvm::cl::init(1)};
+  Option<std::string> pipelineCuts{
+      *this, "pipeline-cuts",
+      llvm::cl::desc("layer indices where pipeline chunks 1.. start (default: balanced)")};
   Option<std::string> hardware{*this, "hardware", llvm::cl::desc("cost model hardware"),
                                llvm::cl::init("h100-8x-nvlink-ib")};
   Option<double> memoryBudget{*this, "memory-budget",

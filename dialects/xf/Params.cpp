@@ -48,3 +48,14 @@ func::FuncOp shardc::xf::getModelFunction(ModuleOp module, StringRef name) {
     module.emitError("module has no function to run");
   return only;
 }
+
+int64_t shardc::xf::layerIndexOf(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  for (StringRef p : parts) {
+    int64_t v;
+    if (!p.empty() && !p.getAsInteger(10, v))
+      return v;
+  }
+  return -1;
+}

@@ -32,6 +32,12 @@ struct InputArg {
 std::vector<ParamArg> getParams(mlir::func::FuncOp func);
 std::vector<InputArg> getInputs(mlir::func::FuncOp func);
 
+/// The layer a parameter belongs to: the first dot-separated component of
+/// its name that is a number ("transformer.h.3.mlp.c_fc.weight" -> 3), else
+/// -1 (embeddings, the final norm). Read by the passes that group a step's
+/// ops by layer (-xf-recompute, -xf-pipeline).
+int64_t layerIndexOf(llvm::StringRef name);
+
 /// The model function of a module: @forward if present, else the only
 /// function with a body. Emits an error and returns null otherwise.
 mlir::func::FuncOp getModelFunction(mlir::ModuleOp module, llvm::StringRef name = "");

@@ -69,6 +69,15 @@ def Xf_Dialect : Dialect {
     /// With xf.factor_axes: a pending sum passed through one linear group.
     static constexpr llvm::StringLiteral kLinearPartialAttrName = "xf.linear_partial";
     static constexpr llvm::StringLiteral kLinearGroupAttrName = "xf.linear_group";
+
+    // Pipeline parallelism (-xf-pipeline).
+
+    /// On an op of a pipelined step: the stage (the coordinate on the
+    /// pipeline axis) whose ranks run it.
+    static constexpr llvm::StringLiteral kStageAttrName = "xf.stage";
+    /// On a pipelined step: its pipeline (axis, stages, schedule, the layers
+    /// of each stage and the static schedule's time slots), a dictionary.
+    static constexpr llvm::StringLiteral kPipelineAttrName = "xf.pipeline";
   }];
 }
 

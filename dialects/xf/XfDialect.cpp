@@ -112,6 +112,13 @@ LogicalResult XfDialect::verifyRegionArgAttribute(Operation *op, unsigned region
   }
   if (attr.getName() == kShardingAttrName) // set by -xf-partition: the global layout
     return verifyLayoutAxes(op, "argument #" + std::to_string(argIndex), attr.getValue());
+  if (attr.getName() == kStageAttrName) { // set by -xf-pipeline: the stage holding it
+    auto stage = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stage || stage.getInt() < 0)
+      return op->emitOpError() << "argument #" << argIndex << ": '" << kStageAttrName
+                               << "' must be a non-negative integer";
+    return success();
+  }
   return op->emitOpError() << "unknown xf argument attribute '" << attr.getName().strref()
                            << "'";
 }

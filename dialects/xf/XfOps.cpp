@@ -187,6 +187,16 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
+LogicalResult TransferOp::verify() {
+  if (getFrom() < 0 || getTo() < 0 || getFrom() == getTo())
+    return emitOpError() << "moves from stage " << getFrom() << " to stage " << getTo()
+                         << "; stages are distinct and non-negative";
+  if (getGridAxes().size() != 1 || getGridAxes()[0] < 0)
+    return emitOpError() << "needs exactly one (pipeline) grid axis, got "
+                         << getGridAxes().size();
+  return success();
+}
+
 LogicalResult TransposeOp::verify() {
   auto in = cast<RankedTensorType>(getX().getType());
   ArrayRef<int64_t> perm = getPermutation();

@@ -131,3 +131,33 @@ def Xf_LossScaleUpdateOp : Xf_Op<"loss_scale_update"> {
   }];
   let hasVerifier = 1;
 }
+
+//===----------------------------------------------------------------------===//
+// Pipeline parallelism
+//===----------------------------------------------------------------------===//
+
+def Xf_TransferOp : Xf_Op<"transfer", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "moves a value from one pipeline stage to another";
+  let description = [{
+    Point-to-point send/receive between two stages of a pipeline (-xf-pipeline):
+    the ranks whose coordinate on the pipeline axis `grid_axes` is `from` send
+    their local `input`, the ranks at `to` with the same other coordinates
+    receive it as `result`; no other rank takes part. The op exists only in
+    a partitioned step (one with `xf.grid`) whose ops carry `xf.stage`.
+
+    ```mlir
+    %y = xf.transfer %x from 0 to 1 grid_axes = [0] : tensor<2x64x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, I64Attr:$from, I64Attr:$to,
+                       DenseI16ArrayAttr:$grid_axes);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input `from` $from `to` $to `grid_axes` `=` $grid_axes attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "int64_t":$from, "int64_t":$to,
+                                 "int16_t":$axis), [{
+    build($_builder, $_state, input.getType(), input, from, to,
+          $_builder.getDenseI16ArrayAttr({axis}));
+  }]>];
+}
+

@@ -173,6 +173,17 @@ LogicalResult XfDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
                                << "' must be an integer on an op with a sharding rule";
     return success();
   }
+  if (name == kStageAttrName) {
+    auto stage = dyn_cast<IntegerAttr>(value);
+    if (!stage || stage.getInt() < 0)
+      return op->emitOpError() << "'" << name << "' must be a non-negative integer";
+    return success();
+  }
+  if (name == kPipelineAttrName) {
+    if (!isa<FunctionOpInterface>(op) || !isa<DictionaryAttr>(value))
+      return op->emitOpError() << "'" << name << "' must be a dictionary on a function";
+    return success();
+  }
   return op->emitOpError() << "unknown xf attribute '" << name << "'";
 }
 

@@ -486,6 +486,8 @@ OpShardingRule LinearCrossEntropyOp::getShardingRule() {
 
 OpShardingRule FillOp::getShardingRule() { return elementwiseRule(*this, 0); }
 
+OpShardingRule TransferOp::getShardingRule() { return elementwiseRule(*this, 0); }
+
 OpShardingRule ScaleOp::getShardingRule() {
   OpShardingRule rule = elementwiseRule(*this, 1);
   rule.linearGroups = {{0}};

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/lowering/AttrJson.h"
 #include "passes/memory/MemoryPlan.h"
 
 #include "compiler/executor/MeshSimulation.h"
@@ -68,6 +69,27 @@ std::optional<std::pair<int32_t, int64_t>> placeOf(Value v) {
   return std::make_pair(static_cast<int32_t>(attr[0]), attr[1]);
 }
 
+/// The pipeline stage of a step value (-1: every stage): its argument's
+/// `xf.stage`, a transfer's receiving stage, else its defining op's stage.
+int64_t stageOfValue(Value v) {
+  IntegerAttr attr;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), xf::XfDialect::kStageAttrName);
+  } else if (auto transfer = v.getDefiningOp<xf::TransferOp>()) {
+    return transfer.getTo();
+  } else {
+    attr = v.getDefiningOp()->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName);
+  }
+  return attr ? attr.getInt() : -1;
+}
+
+/// Copies an xf op's `xf.stage` onto the rt op it became.
+void copyStage(Operation *from, Operation *to) {
+  if (auto stage = from->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName))
+    to->setAttr(kRtStageAttr, stage);
+}
+
 /// Lowers one xf op to an rt.kernel, or one shard collective to an
 /// rt.collective, whose outputs are views at the op's planned places.
 struct OpToRt : ConversionPattern {
@@ -79,7 +101,7 @@ struct OpToRt : ConversionPattern {
     Dialect *dialect = op->getDialect();
     bool isXf = dialect && isa<xf::XfDialect>(dialect);
     bool isCollective = isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp,
-                            shard::AllSliceOp, shard::AllToAllOp>(op);
+                            shard::AllSliceOp, shard::AllToAllOp, xf::TransferOp>(op);
     if (!isXf && !isCollective)
       return failure();
     // The op's call by the op table (compiler/abi/CallEncoding.h, shared with
@@ -116,16 +138,19 @@ struct OpToRt : ConversionPattern {
     }
     if (isCollective) {
       auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
-      rt_dialect::CollectiveOp::create(rewriter, loc, name, axes, operands[0], outs[0],
-                                       attrs.getDictionary(op->getContext()));
+      auto c = rt_dialect::CollectiveOp::create(rewriter, loc, name, axes, operands[0], outs[0],
+                                                attrs.getDictionary(op->getContext()));
+      copyStage(op, c);
       rewriter.replaceOp(op, outs);
       return success();
     }
     ArrayAttr operandAxes = axes->operandAxes, resultAxes = axes->resultAxes;
     if (!axes->tokenAxes.empty())
       attrs.append("token_axes", rewriter.getDenseI16ArrayAttr(axes->tokenAxes));
-    rt_dialect::KernelOp::create(rewriter, loc, name, operands, outs,
-                                 attrs.getDictionary(op->getContext()), operandAxes, resultAxes);
+    auto k = rt_dialect::KernelOp::create(rewriter, loc, name, operands, outs,
+                                          attrs.getDictionary(op->getContext()), operandAxes,
+                                          resultAxes);
+    copyStage(op, k);
     rewriter.replaceOp(op, outs);
     return success();
   }
@@ -137,19 +162,26 @@ struct OpToRt : ConversionPattern {
 /// buffers where the plan could not write them in place.
 struct ReturnToRt : OpConversionPattern<func::ReturnOp> {
   ReturnToRt(const TypeConverter &converter, MLIRContext *ctx,
-             const llvm::DenseMap<unsigned, Value> &copies)
-      : OpConversionPattern(converter, ctx), copies(copies) {}
+             const llvm::DenseMap<unsigned, Value> &copies,
+             const llvm::DenseMap<unsigned, int64_t> &stages)
+      : OpConversionPattern(converter, ctx), copies(copies), stages(stages) {}
 
   LogicalResult matchAndRewrite(func::ReturnOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     for (auto [i, v] : llvm::enumerate(adaptor.getOperands()))
-      if (Value target = copies.lookup(i))
-        rt_dialect::CopyOp::create(rewriter, op.getLoc(), v, target);
+      if (Value target = copies.lookup(i)) {
+        auto copy = rt_dialect::CopyOp::create(rewriter, op.getLoc(), v, target);
+        // On the stage that holds the state (a pipelined step).
+        if (auto it = stages.find(i); it != stages.end() && it->second >= 0)
+          copy->setAttr(kRtStageAttr, rewriter.getI64IntegerAttr(it->second));
+      }
     rewriter.replaceOpWithNewOp<func::ReturnOp>(op);
     return success();
   }
 
   const llvm::DenseMap<unsigned, Value> &copies;
+  /// Per copied result, the pipeline stage holding it.
+  const llvm::DenseMap<unsigned, int64_t> &stages;
 };
 
 struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
@@ -240,6 +272,8 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
                      {"shape", std::move(shape)}, {"global_shape", std::move(global)},
                      {"sharding", std::move(dims)}, {"arena", place->first},
                      {"offset", place->second}};
+      if (int64_t stage = stageOfValue(v); stage >= 0)
+        t["stage"] = stage;
       if (attrs)
         if (auto mb = attrs.getAs<IntegerAttr>(xf::XfDialect::kMicroBatchAttrName)) {
           t["micro_batch"] = mb.getInt();
@@ -300,6 +334,9 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
                                 "steps (-xf-adamw)";
     }
     program["micro_batches"] = microBatches;
+    // A pipelined step: its axis, stages and static schedule (-xf-pipeline).
+    if (auto pipeline = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName))
+      program["pipeline"] = attrJson(pipeline);
     // The optimizer settings the step was synthesized with (-xf-adamw).
     if (auto opt = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kOptimizerAttrName)) {
       json::Object train;
@@ -363,8 +400,12 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
       arg.replaceAllUsesWith(cast.getResult(0));
     }
     llvm::DenseMap<unsigned, Value> copies;
-    for (auto [res, arg] : copyFrom)
+    llvm::DenseMap<unsigned, int64_t> copyStages;
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    for (auto [res, arg] : copyFrom) {
       copies[res] = argViews[arg];
+      copyStages[res] = stageOfValue(ret.getOperand(res));
+    }
     body.eraseArguments(0, body.getNumArguments());
     func.setType(FunctionType::get(func.getContext(), {}, {}));
     func.removeArgAttrsAttr();
@@ -383,7 +424,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     target.addLegalOp<UnrealizedConversionCastOp, func::FuncOp>();
     RewritePatternSet patterns(func.getContext());
     patterns.add<OpToRt>(converter, func.getContext(), &mesh);
-    patterns.add<ReturnToRt>(converter, func.getContext(), copies);
+    patterns.add<ReturnToRt>(converter, func.getContext(), copies, copyStages);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return failure();
     SmallVector<UnrealizedConversionCastOp> casts;
@@ -394,7 +435,8 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
         return op.emitError("xf-lower-to-rt: a tensor value is left unconverted");
 
     for (StringRef attr : {sharding::kGridAttr.data(), kArenaBytesAttr.data(),
-                           kPlannedBytesAttr.data(), xf::XfDialect::kOptimizerAttrName.data()})
+                           kPlannedBytesAttr.data(), xf::XfDialect::kOptimizerAttrName.data(),
+                           xf::XfDialect::kPipelineAttrName.data()})
       func->removeAttr(attr);
     func.setSymName(name);
     return success();

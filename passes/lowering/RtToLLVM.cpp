@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/lowering/AttrJson.h"
 #include "passes/memory/MemoryPlan.h"
 
 #include "dialects/rt/RtDialect.h"
@@ -33,46 +34,17 @@ namespace json = llvm::json;
 
 namespace {
 
-/// An attribute as JSON: numbers, booleans (unit attributes are true),
-/// strings, arrays; anything else as its printed form.
-json::Value attrJson(Attribute a) {
-  if (auto b = dyn_cast<BoolAttr>(a))
-    return b.getValue();
-  if (auto i = dyn_cast<IntegerAttr>(a)) {
-    if (i.getType().isInteger(1))
-      return i.getValue().getBoolValue();
-    return i.getValue().getSExtValue();
-  }
-  if (auto f = dyn_cast<FloatAttr>(a))
-    return f.getValueAsDouble();
-  if (isa<UnitAttr>(a))
-    return true;
-  if (auto s = dyn_cast<StringAttr>(a))
-    return s.str();
-  if (auto arr = dyn_cast<DenseI16ArrayAttr>(a))
-    return json::Array(llvm::map_range(arr.asArrayRef(), [](int16_t x) { return json::Value(x); }));
-  if (auto arr = dyn_cast<DenseI32ArrayAttr>(a))
-    return json::Array(llvm::map_range(arr.asArrayRef(), [](int32_t x) { return json::Value(x); }));
-  if (auto arr = dyn_cast<DenseI64ArrayAttr>(a))
-    return json::Array(llvm::map_range(arr.asArrayRef(), [](int64_t x) { return json::Value(x); }));
-  if (auto arr = dyn_cast<ArrayAttr>(a))
-    return json::Array(llvm::map_range(arr, [](Attribute x) { return attrJson(x); }));
-  if (auto dict = dyn_cast<DictionaryAttr>(a)) {
-    json::Object o;
-    for (NamedAttribute n : dict)
-      o[n.getName().getValue()] = attrJson(n.getValue());
-    return o;
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  a.print(os);
-  return text;
-}
-
 json::Object bufferJson(Value v) {
   auto t = cast<MemRefType>(v.getType());
   return json::Object{{"dtype", memory::runtimeDTypeName(t.getElementType())},
                       {"shape", json::Array(t.getShape())}};
+}
+
+/// The pipeline stage an rt op runs on (its `rt.stage`, set by lowering from
+/// the xf op's `xf.stage`), -1 for every rank.
+int64_t stageOf(Operation *op) {
+  auto stage = op->getAttrOfType<IntegerAttr>(memory::kRtStageAttr);
+  return stage ? stage.getInt() : -1;
 }
 
 json::Array buffersJson(ValueRange values) {
@@ -153,6 +125,8 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
           call["operand_axes"] = attrJson(*axes);
         if (auto axes = kernel.getResultAxes())
           call["result_axes"] = attrJson(*axes);
+        if (int64_t stage = stageOf(kernel); stage >= 0)
+          call["stage"] = stage;
         int64_t slot = 0;
         for (Value v : llvm::concat<Value>(kernel.getIns(), kernel.getOuts())) {
           Value addr = LLVM::GEPOp::create(b, loc, ptr, ptr, bufferArray,
@@ -177,6 +151,8 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
                           {"results", buffersJson(out)},
                           {"attrs", attrJson(attrs)},
                           {"comm", it->second}};
+        if (int64_t stage = stageOf(&op); stage >= 0)
+          call["stage"] = stage;
         ValueRange args{ctxArg, constI32(calls.size()), constI32(it->second), map.lookup(in),
                         map.lookup(out)};
         if (isa<rt_dialect::CollectiveOp>(op)) {
@@ -193,7 +169,8 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
         LLVM::CallOp::create(b, loc, copyFn,
                              ValueRange{ctxArg, map.lookup(copy.getTarget()),
                                         map.lookup(copy.getSource()),
-                                        constI64(memory::byteSize(copy.getSource().getType()))});
+                                        constI64(memory::byteSize(copy.getSource().getType())),
+                                        constI32(stageOf(copy))});
       } else if (isa<func::ReturnOp>(op)) {
         LLVM::ReturnOp::create(b, loc, ValueRange{});
       } else {
@@ -244,7 +221,7 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     declare("shardc_rt_arena", ptr, {ptr, i32});
     declare("shardc_rt_kernel", voidTy, {ptr, i32, ptr});
     declare("shardc_rt_collective", voidTy, {ptr, i32, i32, ptr, ptr});
-    declare("shardc_rt_copy", voidTy, {ptr, ptr, ptr, i64});
+    declare("shardc_rt_copy", voidTy, {ptr, ptr, ptr, i64, i32});
     declare("shardc_rt_collective_start", i32, {ptr, i32, i32, ptr, ptr});
     declare("shardc_rt_wait", voidTy, {ptr, i32});
     json::Array calls, comms;

@@ -30,6 +30,9 @@ inline constexpr llvm::StringLiteral kBuffersAttr = "rt.buffers";
 /// On the function: array<i64: bytes per arena>, and their sum.
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "rt.arena_bytes";
 inline constexpr llvm::StringLiteral kPlannedBytesAttr = "rt.planned_bytes";
+/// On rt ops of a pipelined step: the stage whose ranks run it (lowering
+/// copies the xf op's `xf.stage`; absent: every rank).
+inline constexpr llvm::StringLiteral kRtStageAttr = "rt.stage";
 
 /// Every buffer starts on a cache line.
 inline constexpr int64_t kAlignment = 64;

@@ -84,6 +84,47 @@ private:
   int64_t top_ = 0;
 };
 
+/// The pipeline stage of a value: its argument's or defining op's `xf.stage`;
+/// -1 (every stage) without one.
+int64_t stageOf(Value v) {
+  IntegerAttr attr;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), xf::XfDialect::kStageAttrName);
+  } else if (auto transfer = v.getDefiningOp<xf::TransferOp>()) {
+    return transfer.getTo(); // received there; the op itself is on `from`
+  } else {
+    attr = v.getDefiningOp()->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName);
+  }
+  return attr ? attr.getInt() : -1;
+}
+
+/// The arenas' tops per pipeline stage: the ranks of different stages hold
+/// different values, so each stage's values are placed from the same base
+/// and an arena's size is its largest stage's. Values of every stage (the
+/// inputs) are placed above all stages' tops.
+struct StagedTops {
+  explicit StagedTops(int64_t stages) {
+    for (auto &t : tops)
+      t.assign(static_cast<size_t>(std::max<int64_t>(stages, 1)), 0);
+  }
+  int64_t numStages() const { return static_cast<int64_t>(tops[0].size()); }
+  int64_t bump(Arena a, int64_t stage, int64_t bytes) {
+    bytes = alignUp(std::max<int64_t>(bytes, 1));
+    std::vector<int64_t> &t = tops[a];
+    if (stage < 0) {
+      int64_t offset = size(a);
+      std::fill(t.begin(), t.end(), offset + bytes);
+      return offset;
+    }
+    int64_t offset = t[stage];
+    t[stage] += bytes;
+    return offset;
+  }
+  int64_t size(Arena a) const { return *std::max_element(tops[a].begin(), tops[a].end()); }
+  std::vector<int64_t> tops[NumArenas];
+};
+
 /// The name that ties an argument of the eval function to the step's: its
 /// xf.state, or its data input and micro-batch.
 std::string boundaryKey(func::FuncOp func, unsigned i) {
@@ -116,7 +157,11 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       module.emitError() << "xf-plan-memory: no function @" << function;
       return signalPassFailure();
     }
-    int64_t top[NumArenas] = {0, 0, 0, 0, 0};
+    int64_t stages = 1;
+    if (auto pipeline = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName))
+      if (auto n = pipeline.getAs<IntegerAttr>("stages"))
+        stages = n.getInt();
+    StagedTops top(stages);
     llvm::StringMap<std::pair<Arena, int64_t>> boundary;
     if (failed(plan(func, top, boundary, /*shared=*/false)))
       return signalPassFailure();
@@ -133,10 +178,12 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     if (failed(plan(eval, top, boundary, /*shared=*/true)))
       return signalPassFailure();
     Builder b(&getContext());
-    SmallVector<int64_t> arenaBytes(std::begin(top), std::end(top));
+    SmallVector<int64_t> arenaBytes;
     int64_t total = 0;
-    for (int64_t bytes : arenaBytes)
-      total += bytes;
+    for (int a = 0; a < NumArenas; ++a) {
+      arenaBytes.push_back(top.size(static_cast<Arena>(a)));
+      total += arenaBytes.back();
+    }
     for (func::FuncOp f : {func, eval}) {
       f->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
       f->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
@@ -147,7 +194,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
   /// `shared`, arguments take the places `boundary` recorded for the step's
   /// arguments of the same name and the workspace restarts at 0; else the
   /// arguments' places are recorded there.
-  LogicalResult plan(func::FuncOp func, int64_t (&top)[NumArenas],
+  LogicalResult plan(func::FuncOp func, StagedTops &top,
                      llvm::StringMap<std::pair<Arena, int64_t>> &boundary, bool shared) {
     if (func.isExternal() || !func.getBody().hasOneBlock())
       return func.emitError("xf-plan-memory: the step must be one block of straight-line code");
@@ -187,10 +234,15 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           stateResultOf[v] = arg;
 
     Builder b(func.getContext());
-    auto bump = [&](Arena a, int64_t bytes) {
-      int64_t offset = top[a];
-      top[a] += alignUp(std::max<int64_t>(bytes, 1));
-      return offset;
+    // In a pipelined step (-xf-pipeline) every value but the inputs belongs
+    // to one stage; values of different stages never share a rank.
+    const int64_t stages = top.numStages();
+    auto stageOfChecked = [&](Value v, Location loc) -> FailureOr<int64_t> {
+      int64_t s = stageOf(v);
+      if (s >= stages || (stages > 1 && s < 0 && !isa<BlockArgument>(v)))
+        return emitError(loc) << "xf-plan-memory: a value of a step with " << stages
+                              << " pipeline stage(s) is on stage " << s;
+      return s;
     };
     llvm::DenseMap<Value, std::pair<Arena, int64_t>> place;
 
@@ -209,18 +261,29 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         place[arg] = it->second;
       } else {
         Arena a = argumentArena(func, arg.getArgNumber());
-        place[arg] = {a, bump(a, byteSize(t))};
+        FailureOr<int64_t> stage = stageOfChecked(arg, func.getLoc());
+        if (failed(stage))
+          return failure();
+        place[arg] = {a, top.bump(a, *stage, byteSize(t))};
         boundary[key] = place[arg];
       }
       func.setArgAttr(arg.getArgNumber(), kBufferAttr,
                       b.getDenseI64ArrayAttr({place[arg].first, place[arg].second}));
     }
 
-    FreeList workspace;
+    std::vector<FreeList> workspaces(static_cast<size_t>(stages));
     for (Operation &op : body) {
       if (&op == ret.getOperation())
         break;
       int64_t t = index[&op];
+      int64_t opStage = 0;
+      if (op.getNumResults() > 0) {
+        FailureOr<int64_t> s = stageOfChecked(op.getResult(0), op.getLoc());
+        if (failed(s))
+          return failure();
+        opStage = std::max<int64_t>(*s, 0);
+      }
+      FreeList &workspace = workspaces[opStage];
       // The op table (runtime/abi/OpTable.h) says which operands a result
       // may overwrite: the kernel reads each element before it writes it.
       // An operand occurring at several places qualifies only if every one
@@ -280,7 +343,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           handedOver.insert(donor);
           ++inPlaceResults;
         } else if (gradients.contains(r)) {
-          p = {Grads, bump(Grads, bytes)};
+          p = {Grads, top.bump(Grads, stageOf(r), bytes)};
         } else {
           p = {Workspace, workspace.allocate(bytes)};
         }
@@ -301,15 +364,19 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       for (Value v : dying) {
         auto it = place.find(v);
         if (it != place.end() && it->second.first == Workspace)
-          workspace.release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
+          workspaces[std::max<int64_t>(stageOf(v), 0)].release(
+              it->second.second, byteSize(cast<ShapedType>(v.getType())));
       }
     }
-    top[Workspace] = std::max(top[Workspace], workspace.top());
+    for (int64_t s = 0; s < stages; ++s)
+      top.tops[Workspace][s] = std::max(top.tops[Workspace][s], workspaces[s].top());
 
-    SmallVector<int64_t> arenaBytes(std::begin(top), std::end(top));
+    SmallVector<int64_t> arenaBytes;
     int64_t total = 0;
-    for (int64_t bytes : arenaBytes)
-      total += bytes;
+    for (int a = 0; a < NumArenas; ++a) {
+      arenaBytes.push_back(top.size(static_cast<Arena>(a)));
+      total += arenaBytes.back();
+    }
     func->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
     func->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
     SHARDC_DEBUG({

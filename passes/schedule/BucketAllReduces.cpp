@@ -44,6 +44,8 @@ struct Bucket {
   schedule::Range range{0, 0, 0};
   Type elementType;
   ArrayRef<int16_t> axes;
+  /// The pipeline stage of the members (a pipelined step's `rt.stage`).
+  Attribute stage;
 };
 
 struct RtBucketAllReducesPass : shardc::impl::RtBucketAllReducesBase<RtBucketAllReducesPass> {
@@ -69,11 +71,15 @@ struct RtBucketAllReducesPass : shardc::impl::RtBucketAllReducesBase<RtBucketAll
       Value whole = rt_dialect::ViewOp::create(builder, loc, type, b.range.arena, b.range.begin);
       for (rt_dialect::CollectiveOp c : b.members) {
         OpBuilder at(c);
-        rt_dialect::CopyOp::create(at, c.getLoc(), c.getInput(), c.getOutput());
+        auto copy = rt_dialect::CopyOp::create(at, c.getLoc(), c.getInput(), c.getOutput());
+        if (b.stage)
+          copy->setAttr(memory::kRtStageAttr, b.stage);
       }
-      rt_dialect::CollectiveOp::create(builder, loc, "shard.all_reduce",
-                                       builder.getDenseI16ArrayAttr(b.axes), whole, whole,
-                                       b.members.front().getAttrsAttr());
+      auto reduce = rt_dialect::CollectiveOp::create(builder, loc, "shard.all_reduce",
+                                                     builder.getDenseI16ArrayAttr(b.axes), whole,
+                                                     whole, b.members.front().getAttrsAttr());
+      if (b.stage)
+        reduce->setAttr(memory::kRtStageAttr, b.stage);
       SHARDC_DEBUG(DBGS() << "bucket of " << b.members.size() << " all-reduces, "
                               << b.range.end - b.range.begin << " bytes\n");
       for (rt_dialect::CollectiveOp c : b.members)
@@ -93,12 +99,14 @@ struct RtBucketAllReducesPass : shardc::impl::RtBucketAllReducesBase<RtBucketAll
         // the same axes and element type, and the bucket has room.
         bool joins = !b.members.empty() && out.arena == b.range.arena &&
                      out.begin == memory::alignUp(b.range.end) && element == b.elementType &&
-                     c.getAxes() == b.axes && out.end - b.range.begin <= bucketBytes;
+                     c.getAxes() == b.axes && out.end - b.range.begin <= bucketBytes &&
+                     c->getAttr(memory::kRtStageAttr) == b.stage;
         if (!joins) {
           flush(b, c);
           b.range = out;
           b.elementType = element;
           b.axes = c.getAxes();
+          b.stage = c->getAttr(memory::kRtStageAttr);
         }
         b.range.end = out.end;
         b.members.push_back(c);

@@ -57,6 +57,8 @@ struct RtScheduleCollectivesPass
       auto start = rt_dialect::CollectiveStartOp::create(
           b, c.getLoc(), rt_dialect::EventType::get(c.getContext()), c.getKindAttr(),
           c.getAxesAttr(), c.getInput(), c.getOutput(), c.getAttrsAttr());
+      if (Attribute stage = c->getAttr(memory::kRtStageAttr)) // a pipelined step's
+        start->setAttr(memory::kRtStageAttr, stage);
       auto wait = rt_dialect::WaitOp::create(b, c.getLoc(), start.getEvent());
       starts.push_back(start);
       waits.push_back(wait);

@@ -474,7 +474,7 @@ void Propagator::decideByCost(Node &n) {
       if (rule.factors[f].kind != xf::FactorKind::Parallel)
         continue;
       for (Axis a = 0; a < mesh_.rank(); ++a)
-        if (!llvm::is_contained(options[f], AxisList{a}))
+        if (a != traits_.pipelineAxis && !llvm::is_contained(options[f], AxisList{a}))
           options[f].push_back(AxisList{a});
     }
 

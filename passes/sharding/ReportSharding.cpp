@@ -15,6 +15,7 @@
 
 #include "compiler/cost/CostModel.h"
 #include "passes/memory/MemoryPlan.h"
+#include "passes/lowering/AttrJson.h"
 #include "passes/sharding/Partition.h"
 #include "passes/sharding/ShardingIR.h"
 
@@ -162,6 +163,18 @@ public:
     auto work = copy->lookupSymbol<func::FuncOp>(function);
     if (failed(partitionFunction(work, *mesh)))
       return signalPassFailure();
+    if (!pipelineAxis.empty()) {
+      PassManager stages(copy->getContext());
+      XfPipelineOptions pipeline;
+      pipeline.function = function.getValue();
+      pipeline.axis = pipelineAxis.getValue();
+      pipeline.schedule = schedule.getValue();
+      pipeline.virtualStages = virtualStages.getValue();
+      pipeline.cuts = cuts.getValue();
+      stages.addPass(createXfPipeline(pipeline));
+      if (failed(stages.run(*copy)))
+        return signalPassFailure();
+    }
     std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
     std::map<std::string, double> bytesPerAxis;
     double computeSeconds = 0;
@@ -186,7 +199,37 @@ public:
     auto elems = [](Type t) {
       return static_cast<double>(cast<RankedTensorType>(t).getNumElements());
     };
+    // A pipelined copy: compute per stage, point-to-point bytes per boundary.
+    std::map<int64_t, double> stageSeconds;
     work.walk([&](Operation *op) {
+      if (auto t = dyn_cast<xf::TransferOp>(op)) {
+        CollectiveStep step;
+        step.kind = CollectiveStep::AllGather; // priced as a send: its bytes on the link
+        step.axes.assign(t.getGridAxes().begin(), t.getGridAxes().end());
+        std::string name = "send/recv " + std::to_string(t.getFrom()) + "->" +
+                           std::to_string(t.getTo());
+        CollectiveRow &row = rows[{name, mesh->axesName(step.axes)}];
+        double bytes = tensorBytes(t.getInput().getType());
+        const cost::Link &link = cost.linkFor(step.axes);
+        row.kind = name;
+        row.axes = mesh->axesName(step.axes);
+        row.count += 1;
+        row.bytes += bytes;
+        row.seconds += link.latency + bytes / link.bandwidth;
+        row.elements += elems(t.getInput().getType());
+        bytesPerAxis[row.axes] += bytes;
+        return;
+      }
+      if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op))
+        if (auto stage = op->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName)) {
+          Type elt = op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType())
+                                         : Type();
+          stageSeconds[stage.getInt()] += cost.computeTime(iface.getShardingRule().flops, elt);
+        }
+    });
+    work.walk([&](Operation *op) {
+      if (isa<xf::TransferOp>(op))
+        return;
       if (auto ar = dyn_cast<shard::AllReduceOp>(op))
         account(CollectiveStep::AllReduce, ar.getGridAxes(), tensorBytes(ar.getInput().getType()),
                 elems(ar.getInput().getType()));
@@ -284,10 +327,82 @@ public:
     os << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
     if (!notTakenText.empty())
       os << "\nsplits not taken:\n" << notTakenText;
+    llvm::json::Object pipelineJson;
+    if (auto pipeline = work->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName)) {
+      // Per stage (a row), the units in their time slots: F<j> the forward
+      // and B<j> the backward of micro-batch j (a backward takes two slots;
+      // interleaved chunks add ".<chunk>"), '.' an idle slot.
+      auto slots = pipeline.getAs<ArrayAttr>("slots");
+      int64_t makespan = pipeline.getAs<IntegerAttr>("makespan").getInt();
+      int64_t virtualStagesUsed = pipeline.getAs<IntegerAttr>("virtual_stages").getInt();
+      double bubble = pipeline.getAs<FloatAttr>("bubble").getValueAsDouble();
+      int64_t stages = pipeline.getAs<IntegerAttr>("stages").getInt();
+      int64_t mbs = pipeline.getAs<IntegerAttr>("micro_batches").getInt();
+      os << llvm::formatv("\npipeline: {0} stages over axis '{1}', schedule {2}, {3} "
+                          "micro-batches",
+                          stages, pipeline.getAs<StringAttr>("axis_name").getValue(),
+                          pipeline.getAs<StringAttr>("schedule").getValue(), mbs);
+      if (virtualStagesUsed > 1)
+        os << ", " << virtualStagesUsed << " virtual stages";
+      os << "\n  layers per chunk:";
+      for (auto [c, range] : llvm::enumerate(pipeline.getAs<ArrayAttr>("chunk_layers"))) {
+        auto r = cast<DenseI64ArrayAttr>(range);
+        os << llvm::formatv(" [{0}] {1}-{2}", c, r[0], r[1]);
+      }
+      os << "\n";
+      int width = virtualStagesUsed > 1 ? 6 : 4;
+      for (auto [s, row] : llvm::enumerate(slots)) {
+        std::vector<std::string> cells(makespan, std::string("."));
+        for (Attribute a : cast<ArrayAttr>(row)) {
+          auto u = cast<DenseI64ArrayAttr>(a); // start, duration, backward, mb, chunk
+          std::string label = (u[2] ? "B" : "F") + std::to_string(u[3]);
+          if (virtualStagesUsed > 1)
+            label += "." + std::to_string(u[4]);
+          for (int64_t t = u[0]; t < u[0] + u[1] && t < makespan; ++t)
+            cells[t] = label;
+        }
+        os << llvm::formatv("  stage {0,-2}|", s);
+        for (const std::string &c : cells)
+          os << c << std::string(std::max<size_t>(1, width - c.size()), ' ');
+        os << "\n";
+      }
+      double formula = static_cast<double>(stages - 1) /
+                       static_cast<double>(virtualStagesUsed * mbs + stages - 1);
+      os << llvm::formatv("  bubble {0:F4} of the step (formula (p-1)/(v*m+p-1) = {1:F4})\n",
+                          bubble, formula);
+      llvm::json::Array boundary, perStage;
+      os << "  bytes sent per step across stage boundaries:\n";
+      for (Attribute a : pipeline.getAs<ArrayAttr>("transfer_bytes")) {
+        auto b = cast<DenseI64ArrayAttr>(a);
+        os << llvm::formatv("    {0} -> {1}  {2}\n", b[0], b[1], b[2]);
+        boundary.push_back(llvm::json::Object{{"from", b[0]}, {"to", b[1]}, {"bytes", b[2]}});
+      }
+      double slowest = 0;
+      os << "  compute per stage (ms):";
+      for (auto &[s, secs] : stageSeconds) {
+        os << llvm::formatv(" [{0}] {1:F3}", s, secs * 1e3);
+        perStage.push_back(secs);
+        slowest = std::max(slowest, secs);
+      }
+      os << "\n";
+      // A stage computes its share; the bubble idles it for that fraction.
+      computeSeconds = bubble < 1 ? slowest / (1 - bubble) : slowest;
+      pipelineJson = llvm::json::Object{{"stages", stages},
+                                        {"schedule", pipeline.getAs<StringAttr>("schedule").str()},
+                                        {"micro_batches", mbs},
+                                        {"virtual_stages", virtualStagesUsed},
+                                        {"bubble", bubble},
+                                        {"bubble_formula", formula},
+                                        {"makespan_slots", makespan},
+                                        {"transfer_bytes", std::move(boundary)},
+                                        {"compute_seconds_per_stage", std::move(perStage)},
+                                        {"slots", attrJson(slots)}};
+    }
     os << llvm::formatv("\nmodelled step: compute {0:F3} ms + communication {1:F3} ms = {2:F3} "
-                        "ms (no overlap)\n",
+                        "ms (no overlap{3})\n",
                         computeSeconds * 1e3, commSeconds * 1e3,
-                        (computeSeconds + commSeconds) * 1e3);
+                        (computeSeconds + commSeconds) * 1e3,
+                        pipelineJson.empty() ? "" : "; compute: slowest stage over 1 - bubble");
 
     llvm::json::Object root{{"function", function.getValue()},
                             {"mesh", mesh->str()},
@@ -301,6 +416,8 @@ public:
                             {"splits_not_taken", std::move(notTakenJson)},
                             {"step_seconds", computeSeconds + commSeconds},
                             {"memory_bytes", std::move(memory)}};
+    if (!pipelineJson.empty())
+      root["pipeline"] = std::move(pipelineJson);
     std::string out;
     if (json) {
       llvm::raw_string_ostream js(out);

@@ -25,6 +25,7 @@ struct Spec {
   int tp = -1;
   bool sp = false;
   bool mics = false;
+  int pp = -1; ///< the pipeline axis (-xf-pipeline cuts the step along it)
 };
 
 /// Looks through casts (mixed precision) to the value a use really reads.
@@ -180,22 +181,41 @@ LogicalResult parseSpec(func::FuncOp func, const Mesh &mesh, StringRef strategy,
     spec.tp = *a;
     spec.sp |= p.name == "sp";
   }
+  // pp: no annotation; the pipeline pass cuts the partitioned step along
+  // the axis, which no data split may use.
+  for (Part &p : comps) {
+    if (p.name != "pp")
+      continue;
+    if (p.axes.size() > 1)
+      return func.emitError() << "strategy 'pp' takes one axis, as in pp@stage";
+    auto a = axisNamed(p.axes.empty() ? "pp" : p.axes.front().trim(), p.name);
+    if (failed(a))
+      return failure();
+    if (*a == spec.tp)
+      return func.emitError() << "strategy 'pp' and 'tp' cannot share the mesh axis '"
+                              << mesh.names[*a] << "'";
+    spec.pp = *a;
+  }
   AxisList free;
   for (int a = 0; a < mesh.rank(); ++a)
-    if (a != spec.tp)
+    if (a != spec.tp && a != spec.pp)
       free.push_back(a);
   for (Part &p : comps) {
     StringRef n = p.name;
-    if (n == "tp" || n == "sp")
+    if (n == "tp" || n == "sp" || n == "pp")
       continue;
     if (n != "dp" && n != "zero1" && n != "zero2" && n != "zero3" && n != "fsdp" && n != "mics")
       return func.emitError() << "unknown strategy component '" << n
-                              << "' (expected dp, zero1, zero2, zero3, fsdp, tp, sp or mics)";
+                              << "' (expected dp, zero1, zero2, zero3, fsdp, tp, sp, mics or "
+                                 "pp)";
     AxisList axes;
     for (StringRef name : p.axes) {
       auto a = axisNamed(name.trim(), n);
       if (failed(a))
         return failure();
+      if (*a == spec.pp)
+        return func.emitError() << "strategy '" << n << "' cannot use the pipeline axis '"
+                                << name.trim() << "'";
       axes.push_back(*a);
     }
     if (n == "mics") {
@@ -215,7 +235,7 @@ LogicalResult parseSpec(func::FuncOp func, const Mesh &mesh, StringRef strategy,
     }
     if (axes.empty()) {
       int dp = mesh.axisIndex("dp");
-      if (dp >= 0 && dp != spec.tp)
+      if (dp >= 0 && dp != spec.tp && dp != spec.pp)
         axes.push_back(dp);
       else if (!free.empty())
         axes.push_back(free.front());
@@ -270,6 +290,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
       if (auto mb = func.getArgAttrOfType<IntegerAttr>(i, XfDialect::kMicroBatchAttrName))
         severalMicroBatches |= mb.getInt() > 0;
     traits->sumBeforeReduce = (spec.zero <= 1 && !spec.mics) || !severalMicroBatches;
+    traits->pipelineAxis = spec.pp;
   }
   std::optional<TensorParallel> tp;
   if (spec.tp >= 0) {
@@ -442,4 +463,15 @@ void sharding::materializeAnnotations(func::FuncOp func, const Mesh &mesh,
       });
     }
   }
+}
+
+std::string shardc::sharding::pipelineAxisName(StringRef strategy) {
+  SmallVector<StringRef> parts;
+  strategy.split(parts, '+', -1, /*KeepEmpty=*/false);
+  for (StringRef p : parts) {
+    auto [name, axes] = p.trim().split('@');
+    if (name.trim() == "pp")
+      return axes.trim().empty() ? "pp" : axes.trim().str();
+  }
+  return "";
 }

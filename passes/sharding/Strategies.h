@@ -12,6 +12,8 @@
 //   sp          tp + the residual stream (every norm input) split on sequence
 //   mics        parameters stored split over the partition axis (intra-node),
 //               replicated over the replica axis (inter-node), batch over both
+//   pp          pipeline stages along the axis (no annotation: -xf-pipeline
+//               cuts the partitioned step into stages)
 // Components join with '+' ("zero1+tp"); each may name its axes with '@'
 // ("zero3@fsdp", "tp@model", "mics@node,gpu"). Defaults: tp and sp use "tp";
 // the data axis is "dp" if the mesh has one, else the first axis not used by
@@ -44,7 +46,15 @@ struct StrategyTraits {
   /// keep only their gradient shard (more traffic with micro-batches, less
   /// memory).
   bool sumBeforeReduce = true;
+  /// The pipeline axis (the `pp` component), which no tensor is split over;
+  /// -1 without one.
+  Axis pipelineAxis = -1;
 };
+
+/// The mesh axis name of the strategy's `pp` component ("pp", or the name
+/// after '@'); empty if it has none. Read by the pipeline builder, which
+/// adds -xf-pipeline after partitioning.
+std::string pipelineAxisName(llvm::StringRef strategy);
 
 /// Computes the annotations of `strategy` on `func` (no IR change). Errors
 /// (unknown component, missing axis) are emitted at the function.

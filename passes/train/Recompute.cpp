@@ -25,6 +25,7 @@
 #include "passes/Debug.h"
 #include "passes/Passes.h"
 
+#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -44,19 +45,6 @@ using namespace shardc;
 using namespace shardc::xf;
 
 namespace {
-
-/// The layer index in a parameter name: the first dot-separated component
-/// that is a number ("transformer.h.3.mlp.c_fc.weight" -> 3), else -1.
-int64_t layerIndexOf(StringRef name) {
-  SmallVector<StringRef> parts;
-  name.split(parts, '.');
-  for (StringRef p : parts) {
-    int64_t v;
-    if (!p.empty() && !p.getAsInteger(10, v))
-      return v;
-  }
-  return -1;
-}
 
 struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
   using XfRecomputeBase::XfRecomputeBase;

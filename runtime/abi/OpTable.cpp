@@ -91,6 +91,9 @@ std::vector<OpSpec> build() {
        {opt("grid_axes", Axes), req("slice_axis", I64)}, {}},
       {C::AllToAll, "shard.all_to_all", 1, 1, 1, true,
        {opt("grid_axes", Axes), req("split_axis", I64), req("concat_axis", I64)}, {}},
+      // Pipeline point-to-point: stage `from` sends, stage `to` receives.
+      {C::Transfer, "xf.transfer", 1, 1, 1, true,
+       {opt("grid_axes", Axes), req("from", I64), req("to", I64)}, {}},
   };
   for (size_t i = 0; i < t.size(); ++i)
     if (static_cast<size_t>(t[i].code) != i) {

@@ -39,6 +39,7 @@ enum class OpCode : uint8_t {
   CrossEntropyGrad, LinearCrossEntropyGrad, GeluGrad, SwigluGrad, SoftmaxGrad, LayerNormGrad,
   RmsNormGrad, AttentionGrad, EmbeddingGrad, ReduceSum, SumSquares, ClipGradNorm, LrSchedule,
   AdamW, CountStep, LossScaleUpdate, AllGather, AllReduce, ReduceScatter, AllSlice, AllToAll,
+  Transfer,
 };
 
 /// How an attribute is encoded (in rt IR / in the program's JSON).

@@ -17,6 +17,10 @@
  * descriptor's call table under its index, so the generated code passes only
  * the index and the buffer pointers.
  *
+ * Pipelined steps (the descriptor's "pipeline"): every rank runs the same
+ * code; a call (and a copy) of another stage returns at once, so each rank
+ * runs only its stage's calls (a transfer runs on its two stages).
+ *
  *===----------------------------------------------------------------------===*/
 #ifndef SHARDC_RUNTIME_ABI_SHARDC_RT_H
 #define SHARDC_RUNTIME_ABI_SHARDC_RT_H
@@ -57,11 +61,14 @@ void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *
 int32_t shardc_rt_collective_start(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in,
                                    void *out);
 
-/** Completes the collective `handle` names: its output is written. */
+/** Completes the collective `handle` names: its output is written. A
+ *  negative handle (a collective of another pipeline stage) does nothing. */
 void shardc_rt_wait(shardc_rt_ctx *ctx, int32_t handle);
 
-/** Copies `bytes` bytes (state results written back to their arguments). */
-void shardc_rt_copy(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes);
+/** Copies `bytes` bytes (state results written back to their arguments) on
+ *  the ranks of pipeline stage `stage` (-1: on every rank). */
+void shardc_rt_copy(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes,
+                    int32_t stage);
 
 #ifdef __cplusplus
 }

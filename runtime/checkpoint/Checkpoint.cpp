@@ -230,14 +230,26 @@ TensorMeta readTensorMeta(const std::string &path, const json &entry, const std:
           integerField(path, axes[i], indexed(indexed(shardingField, d), i), 0, INT_MAX)));
     t.sharding.push_back(std::move(dimAxes));
   }
+  if (entry.contains("stage")) {
+    t.stage = static_cast<int>(integerField(path, entry.at("stage"), field + ".stage", 0, INT_MAX));
+    t.stageAxis = static_cast<int>(
+        integerField(path, member(path, entry, "stage_axis", field + ".stage_axis"),
+                     field + ".stage_axis", 0, INT_MAX));
+  }
   return t;
 }
 
 /// Validates a rank file against the manifest: exactly its tensors, with
 /// their local shapes and dtypes.
 void checkRankFile(const std::string &path, const std::map<std::string, TensorData> &file,
-                   const Manifest &manifest) {
+                   const Manifest &manifest, int64_t rank) {
   for (const TensorMeta &t : manifest.tensors) {
+    if (!t.heldBy(manifest.mesh, rank)) {
+      if (file.count(t.name))
+        throw rt::Error(path + ": tensor '" + t.name + "' belongs to pipeline stage " +
+                        std::to_string(t.stage) + ", which this rank is not on");
+      continue;
+    }
     auto it = file.find(t.name);
     if (it == file.end())
       throw rt::Error(path + ": no tensor '" + t.name + "' (the manifest lists it)");
@@ -273,7 +285,8 @@ std::vector<TensorMeta> stateTensors(const rt::Program &program) {
   std::vector<TensorMeta> out;
   for (const rt::BoundaryTensor &b : program.tensors)
     if (b.kind == "state")
-      out.push_back(TensorMeta{b.name, b.local.dtype, b.globalShape, b.sharding});
+      out.push_back(TensorMeta{b.name, b.local.dtype, b.globalShape, b.sharding, b.stage,
+                               b.stage >= 0 ? program.pipeline.axis : -1});
   return out;
 }
 
@@ -321,6 +334,8 @@ void writeRankBlocks(const std::string &dir, const Manifest &manifest, int64_t r
   std::string path = join(tmp, rankFileName(rank));
   std::map<std::string, TensorData> out;
   for (const TensorMeta &t : manifest.tensors) {
+    if (!t.heldBy(manifest.mesh, rank))
+      continue; // another pipeline stage's
     auto it = std::find_if(blocks.begin(), blocks.end(),
                            [&](const BlockView &b) { return b.name == t.name; });
     if (it == blocks.end() || !it->data)
@@ -358,11 +373,17 @@ std::string commitCheckpoint(const std::string &dir, const Manifest &manifest) {
             {"seed", manifest.seed},
             {"loss_scale", manifest.lossScale ? json(*manifest.lossScale) : json(nullptr)}};
   j["tensors"] = json::array();
-  for (const TensorMeta &t : manifest.tensors)
-    j["tensors"].push_back({{"name", t.name},
-                            {"dtype", rt::dtype_name(t.dtype)},
-                            {"global_shape", t.globalShape},
-                            {"sharding", t.sharding}});
+  for (const TensorMeta &t : manifest.tensors) {
+    json e = {{"name", t.name},
+              {"dtype", rt::dtype_name(t.dtype)},
+              {"global_shape", t.globalShape},
+              {"sharding", t.sharding}};
+    if (t.stage >= 0 && t.stageAxis >= 0) {
+      e["stage"] = t.stage;
+      e["stage_axis"] = t.stageAxis;
+    }
+    j["tensors"].push_back(std::move(e));
+  }
   writeFileAtomic((tmp / kManifest).string(), j.dump(2) + "\n");
   if (std::rename(tmp.c_str(), final.c_str()) != 0)
     throw rt::Error("cannot rename '" + tmp.string() + "' to '" + final.string() +
@@ -543,6 +564,8 @@ void loadBlocks(const std::string &stepDir, const Manifest &manifest,
     std::vector<int64_t> local = t->localShape(manifest.mesh);
     std::map<std::vector<int64_t>, int64_t> owner; // saved block offsets -> rank read
     for (int64_t r = 0; r < ranks; ++r) {
+      if (!t->heldBy(manifest.mesh, r))
+        continue;
       std::vector<int64_t> off = t->blockOffsets(manifest.mesh, r);
       if (!intersects(off, local, target.offsets, target.shape))
         continue;
@@ -558,7 +581,7 @@ void loadBlocks(const std::string &stepDir, const Manifest &manifest,
     std::string path = join(stepDir, rankFileName(r));
     std::map<std::string, TensorData> file = read_safetensors(
         path, nullptr, manifest.version >= 2 ? Checksums::Require : Checksums::VerifyPresent);
-    checkRankFile(path, file, manifest);
+    checkRankFile(path, file, manifest, r);
     for (size_t i : list) {
       const BlockTarget &target = targets[i];
       const TensorMeta *t = manifest.find(target.name);

@@ -57,7 +57,14 @@ struct TensorMeta {
   rt::DType dtype = rt::DType::F32;
   std::vector<int64_t> globalShape;
   std::vector<rt::Axes> sharding; ///< per dim, the mesh axes splitting it
+  /// A pipelined step's state: held only by the ranks whose coordinate on
+  /// mesh axis `stageAxis` is `stage` (both -1: by every rank).
+  int stage = -1, stageAxis = -1;
 
+  /// Whether `rank` of `mesh` holds a block of the tensor.
+  bool heldBy(const rt::MeshDesc &mesh, int64_t rank) const {
+    return stage < 0 || stageAxis < 0 || mesh.coords(rank)[stageAxis] == stage;
+  }
   /// The per-rank block shape on `mesh`.
   std::vector<int64_t> localShape(const rt::MeshDesc &mesh) const;
   /// Where `rank`'s block starts in the global tensor, per dim.

@@ -39,6 +39,13 @@ std::string axesString(const Axes &axes) {
   return s + "]";
 }
 
+Communicators::Request Communicators::isendrecv(const Axes &axes, const void *, int64_t to, void *,
+                                                int64_t from, int64_t, int) {
+  throw Error("a pipeline transfer (to member " + std::to_string(to) + ", from member " +
+              std::to_string(from) + " of the group on mesh axes " + axesString(axes) +
+              ") needs a communicator with peers");
+}
+
 namespace {
 
 /// Every group is this rank alone: the operations are copies.

@@ -74,6 +74,13 @@ public:
   /// into every member's `data` at the same place.
   virtual void allgatherv(const Axes &axes, void *data, const std::vector<int64_t> &bytes,
                           const std::vector<int64_t> &offsets);
+  /// Pipeline point-to-point on the group on `axes`: sends `bytes` of `in`
+  /// to member `to` when `to` >= 0 and receives `bytes` into `out` from
+  /// member `from` when `from` >= 0; `tag` pairs the two sides (the call's
+  /// index). Non-blocking as ialltoall. The base version has no peers and
+  /// throws Error.
+  virtual Request isendrecv(const Axes &axes, const void *in, int64_t to, void *out,
+                            int64_t from, int64_t bytes, int tag);
   /// Completes a request of iallgather / ialltoall (0: nothing to do).
   virtual void wait(Request) {}
   /// Lets requests in flight advance (MPI moves non-blocking collectives

@@ -153,6 +153,28 @@ public:
     return lastRequest_;
   }
 
+  Request isendrecv(const Axes &axes, const void *in, int64_t to, void *out, int64_t from,
+                    int64_t bytes, int tag) override {
+    const int64_t n = groupSize(axes);
+    if (to >= n || from >= n || (to < 0 && from < 0))
+      throw Error("point-to-point transfer to member " + std::to_string(to) + " from member " +
+                  std::to_string(from) + " of a group of " + std::to_string(n) + " ranks");
+    MPI_Comm comm = commOf(axes, "isendrecv");
+    ByteBlock block(bytes, checker());
+    Pending p;
+    // One request per direction: the first in `request`, the second in `extra`.
+    if (to >= 0)
+      check(MPI_Isend(in, block.count(), block.type(), static_cast<int>(to), tag, comm,
+                      &p.request),
+            "MPI_Isend", axes);
+    if (from >= 0)
+      check(MPI_Irecv(out, block.count(), block.type(), static_cast<int>(from), tag, comm,
+                      to >= 0 ? &p.extra : &p.request),
+            "MPI_Irecv", axes);
+    pending_.emplace(++lastRequest_, std::move(p));
+    return lastRequest_;
+  }
+
   void allgatherv(const Axes &axes, void *data, const std::vector<int64_t> &bytes,
                   const std::vector<int64_t> &offsets) override {
     if (groupSize(axes) == 1)
@@ -172,12 +194,14 @@ public:
     Pending p = std::move(it->second);
     pending_.erase(it);
     check(MPI_Wait(&p.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    check(MPI_Wait(&p.extra, MPI_STATUS_IGNORE), "MPI_Wait");
   }
 
   void progress() override {
     for (auto &[id, p] : pending_) {
       int done = 0;
       check(MPI_Test(&p.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      check(MPI_Test(&p.extra, &done, MPI_STATUS_IGNORE), "MPI_Test");
       // A completed request becomes MPI_REQUEST_NULL; its wait returns at once.
     }
   }
@@ -250,6 +274,7 @@ private:
   /// A request in flight and the count arrays its v-collective reads.
   struct Pending {
     MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Request extra = MPI_REQUEST_NULL; ///< isendrecv's receive beside its send
     std::vector<std::vector<int>> counts;
   };
 

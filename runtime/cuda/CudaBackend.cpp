@@ -1297,6 +1297,13 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
                                     sp.outer, cudaMemcpyDeviceToDevice, s));
     break;
   }
+  case OpKind::Transfer: {
+    int64_t me = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
+    int64_t to = me == d.axis ? d.axis2 : -1, from = me == d.axis2 ? d.axis : -1;
+    if (to >= 0 || from >= 0)
+      deviceComm_->sendrecv(axes, in, to, out, from, bytes, s);
+    break;
+  }
   default: { // AllToAll
     std::vector<int64_t> piece = inT.shape;
     piece[d.axis] /= n;

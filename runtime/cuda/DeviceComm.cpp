@@ -129,6 +129,17 @@ public:
     }
     SHARDC_NCCL(ncclGroupEnd());
   }
+  void sendrecv(const Axes &axes, const void *in, int64_t to, void *out, int64_t from,
+                int64_t bytes, cudaStream_t s) override {
+    ncclComm_t c = comm(axes);
+    SHARDC_NCCL(ncclGroupStart());
+    if (to >= 0)
+      SHARDC_NCCL(ncclSend(in, static_cast<size_t>(bytes), ncclUint8, static_cast<int>(to), c, s));
+    if (from >= 0)
+      SHARDC_NCCL(
+          ncclRecv(out, static_cast<size_t>(bytes), ncclUint8, static_cast<int>(from), c, s));
+    SHARDC_NCCL(ncclGroupEnd());
+  }
 
   void checkAsync() override {
     for (auto &[axes, c] : comms_) {
@@ -233,6 +244,14 @@ public:
     uint8_t *hout = b_.ensure(n * bytes);
     host_.alltoall(axes, hin, hout, bytes);
     up(out, hout, n * bytes, s);
+  }
+  void sendrecv(const Axes &axes, const void *in, int64_t to, void *out, int64_t from,
+                int64_t bytes, cudaStream_t s) override {
+    uint8_t *hin = to >= 0 ? down(a_, in, bytes, s) : nullptr;
+    uint8_t *hout = b_.ensure(std::max<int64_t>(bytes, 1));
+    host_.wait(host_.isendrecv(axes, hin, to, hout, from, bytes, 0));
+    if (from >= 0)
+      up(out, hout, bytes, s);
   }
   void checkAsync() override {}
   void abort() override {}

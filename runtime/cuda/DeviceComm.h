@@ -53,6 +53,10 @@ public:
   /// Block j (`bytes`) of in goes to member j; out's block j came from j.
   virtual void alltoall(const Axes &axes, const void *in, void *out, int64_t bytes,
                         cudaStream_t s) = 0;
+  /// Pipeline point-to-point: sends `bytes` of in to member `to` (when >= 0)
+  /// and receives `bytes` into out from member `from` (when >= 0).
+  virtual void sendrecv(const Axes &axes, const void *in, int64_t to, void *out, int64_t from,
+                        int64_t bytes, cudaStream_t s) = 0;
   /// Raises rt::Error if an asynchronous communication error happened (NCCL
   /// async errors: a peer failed); aborts the communicators first so that no
   /// operation of this rank hangs.

@@ -10,7 +10,15 @@ using namespace shardc::rt;
 shardc_rt_ctx::shardc_rt_ctx(Program p, Communicators *c,
                              const std::function<std::unique_ptr<Backend>(const Program &)> &make)
     : program(std::move(p)), comm(c) {
+  const int64_t rank = comm ? comm->rank() : 0;
+  stage = program.stageOf(rank);
+  for (const Call &call : program.calls)
+    mine.push_back(program.runs(call, rank));
   backend = make(program);
+}
+
+bool shardc_rt_ctx::runs(int32_t call) const {
+  return call < 0 || call >= static_cast<int32_t>(mine.size()) || mine[call];
 }
 
 void shardc_rt_ctx::run(bool eval, const StepContext &step) {
@@ -43,10 +51,14 @@ void *shardc_rt_arena(shardc_rt_ctx *ctx, int32_t arena) {
 }
 
 void shardc_rt_kernel(shardc_rt_ctx *ctx, int32_t call, void **buffers) {
+  if (!ctx->runs(call))
+    return;
   guarded(ctx, "kernel call", [&] { ctx->backend->kernel(call, buffers); });
 }
 
 void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in, void *out) {
+  if (!ctx->runs(call))
+    return;
   guarded(ctx, "collective call", [&] {
     ctx->backend->collectiveWait(ctx->backend->collectiveStart(call, comm, in, out));
   });
@@ -55,16 +67,23 @@ void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *
 int32_t shardc_rt_collective_start(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in,
                                    void *out) {
   int32_t handle = -1;
+  if (!ctx->runs(call))
+    return handle;
   guarded(ctx, "collective call",
           [&] { handle = ctx->backend->collectiveStart(call, comm, in, out); });
   return handle;
 }
 
 void shardc_rt_wait(shardc_rt_ctx *ctx, int32_t handle) {
+  if (handle < 0)
+    return;
   guarded(ctx, "collective wait", [&] { ctx->backend->collectiveWait(handle); });
 }
 
-void shardc_rt_copy(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes) {
+void shardc_rt_copy(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes,
+                    int32_t stage) {
+  if (stage >= 0 && stage != ctx->stage)
+    return;
   guarded(ctx, "copy", [&] { ctx->backend->copy(dst, src, bytes); });
 }
 

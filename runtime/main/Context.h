@@ -42,9 +42,16 @@ struct shardc_rt_ctx {
   /// Runs shardc_step (training) or shardc_eval with `step`'s values.
   void run(bool eval, const shardc::rt::StepContext &step);
 
+  /// Whether this rank runs call `call` (its pipeline stage's calls; all
+  /// of them in a step without a pipeline).
+  bool runs(int32_t call) const;
+
   /// Declared first: the backend keeps a reference to it.
   const shardc::rt::Program program;
   shardc::rt::Communicators *comm;
+  /// This rank's pipeline stage (0 without a pipeline) and, per call, runs().
+  int stage = 0;
+  std::vector<char> mine;
   std::unique_ptr<shardc::rt::Backend> backend;
 };
 

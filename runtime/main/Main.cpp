@@ -176,7 +176,7 @@ double readScalar(const void *p, DType dtype) {
 void initState(shardc_rt_ctx &ctx, int64_t rank, uint64_t seed) {
   const Program &p = ctx.program;
   for (const BoundaryTensor &t : p.tensors) {
-    if (t.kind != "state")
+    if (t.kind != "state" || !p.holds(t, rank))
       continue;
     void *out = ctx.address(t);
     const int64_t n = t.local.numel();
@@ -293,13 +293,18 @@ struct Reports {
   double loss = NAN, lr = NAN, gradNorm = NAN;
   std::optional<double> lossScale;
   bool skipped = false;
+  /// False on the ranks of a pipeline stage that does not hold the reports
+  /// (they are sent to stage 0).
+  bool held = true;
 };
 
 Reports readReports(const shardc_rt_ctx &ctx) {
   Reports r;
+  if (const BoundaryTensor *loss = ctx.program.find("report", "loss"))
+    r.held = ctx.program.holds(*loss, ctx.comm->rank());
   auto get = [&](const char *name) -> std::optional<double> {
     const BoundaryTensor *t = ctx.program.find("report", name);
-    if (!t)
+    if (!t || !r.held)
       return std::nullopt;
     ctx.toHost(*t);
     return readScalar(ctx.address(*t), t->local.dtype);
@@ -468,7 +473,7 @@ void saveCheckpoint(shardc_rt_ctx &ctx, const Plan &pl, int64_t stepsDone, int64
   m.tensors = ckpt::stateTensors(p);
   std::vector<ckpt::BlockView> blocks;
   for (const BoundaryTensor &t : p.tensors) {
-    if (t.kind != "state")
+    if (t.kind != "state" || !p.holds(t, comm.rank()))
       continue;
     ctx.toHost(t);
     blocks.push_back({t.name, ctx.address(t)});
@@ -495,13 +500,13 @@ void loadState(shardc_rt_ctx &ctx, const Plan &pl) {
   const int64_t rank = ctx.comm->rank();
   std::vector<ckpt::BlockTarget> targets;
   for (const BoundaryTensor &t : p.tensors)
-    if (t.kind == "state")
+    if (t.kind == "state" && p.holds(t, rank))
       targets.push_back({t.name, t.blockOffsets(p.mesh, rank), t.local.shape, ctx.address(t)});
   // On the saved mesh a rank reads its own file; elsewhere the overlaps.
   bool sameMesh = pl.manifest.mesh.sizes == p.mesh.sizes;
   ckpt::loadBlocks(pl.resumeDir, pl.manifest, targets, sameMesh ? rank : -1);
   for (const BoundaryTensor &t : p.tensors)
-    if (t.kind == "state")
+    if (t.kind == "state" && p.holds(t, rank))
       ctx.toDevice(t);
 }
 
@@ -605,7 +610,7 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
       profiledSecs += secs;
     position += stepTokens;
     Reports r = readReports(ctx);
-    if (!std::isfinite(r.loss) && !r.skipped)
+    if (r.held && !std::isfinite(r.loss) && !r.skipped)
       throw Error(format("the loss is %g at step %lld; training diverged (try a lower lr or "
                          "fp32 precision)",
                          r.loss, static_cast<long long>(i + 1)));

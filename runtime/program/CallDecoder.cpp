@@ -592,6 +592,16 @@ void decodeCollective(const Call &c, Decoded &d) {
   case OpKind::AllSlice:
     d.axis = axisAttr("slice_axis");
     break;
+  case OpKind::Transfer: {
+    // From and to: the sending and receiving members of the pipeline group.
+    d.axis = attrI64(c, d, "from");
+    d.axis2 = attrI64(c, d, "to");
+    need(d, d.axis >= 0 && d.axis2 >= 0 && d.axis != d.axis2,
+         "moves from stage " + std::to_string(d.axis) + " to stage " + std::to_string(d.axis2));
+    need(d, in.shape == out.shape, "the result must have the operand's shape");
+    need(d, !d.gridAxes || d.gridAxes->size() == 1, "needs one (pipeline) grid axis");
+    break;
+  }
   default: // AllToAll
     d.axis = axisAttr("split_axis");
     d.axis2 = axisAttr("concat_axis");
@@ -679,6 +689,12 @@ void checkCollectiveShapes(const DecodedCall &d, int64_t n) {
     divisible(d.axis);
     shape[d.axis] /= n;
     shape[d.axis2] *= n;
+    break;
+  case OpKind::Transfer:
+    if (d.axis >= n || d.axis2 >= n)
+      throw Error("moves from stage " + std::to_string(d.axis) + " to stage " +
+                  std::to_string(d.axis2) + " on a pipeline of " + std::to_string(n) +
+                  " stages");
     break;
   default:
     throw Error("not a collective");

@@ -903,6 +903,14 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
       slicePart(f.in, f.out, inT.shape, d.axis, index, n, es);
       return;
     }
+    case OpKind::Transfer: {
+      // The sending stage's ranks send, the receiving stage's receive.
+      int64_t me = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
+      int64_t to = me == d.axis ? d.axis2 : -1, from = me == d.axis2 ? d.axis : -1;
+      if (to >= 0 || from >= 0)
+        f.request = comm_->isendrecv(axes, f.in, to, f.out, from, bytes, d.index % 32767);
+      return;
+    }
     default: { // AllToAll
       std::vector<int64_t> piece = inT.shape;
       piece[d.axis] /= n;
@@ -954,6 +962,7 @@ void KernelRunner::finishCollective(InFlight &f) {
     reduceBlocks(f.b.data(), n, outT.numel(), inT.dtype, d.reduction, f.out);
     return;
   case OpKind::AllSlice:
+  case OpKind::Transfer:
     return;
   default: { // AllToAll
     std::vector<int64_t> piece = inT.shape;

@@ -189,6 +189,22 @@ Program parseProgram(const std::string &text) {
   p.plannedPeakBytes = j.value("planned_peak_bytes", int64_t{0});
   if (j.contains("train"))
     p.train = j.at("train");
+  if (j.contains("pipeline")) {
+    const json &pl = j.at("pipeline");
+    p.pipeline.axis = get<int>(pl, "axis", "the pipeline");
+    p.pipeline.stages = get<int64_t>(pl, "stages", "the pipeline");
+    checkAxes({p.pipeline.axis}, "the pipeline");
+    if (p.pipeline.stages != p.mesh.sizes[p.pipeline.axis])
+      bad("the pipeline has " + std::to_string(p.pipeline.stages) + " stages but its axis " +
+          std::to_string(p.pipeline.axis) + " has size " +
+          std::to_string(p.mesh.sizes[p.pipeline.axis]));
+    p.pipeline.info = pl;
+  }
+  auto checkStage = [&](int stage, const std::string &where) {
+    if (stage < -1 || (stage >= 0 && stage >= p.pipeline.stages))
+      bad(where + " is on stage " + std::to_string(stage) + ", but the step has " +
+          std::to_string(p.pipeline.stages) + " pipeline stage(s)");
+  };
   for (const json &c : j.at("comms")) {
     CommDesc d{get<Axes>(c, "axes", "a communicator")};
     checkAxes(d.axes, "a communicator");
@@ -205,6 +221,8 @@ Program parseProgram(const std::string &text) {
     b.sharding = get<std::vector<Axes>>(t, "sharding", where);
     b.arena = get<int>(t, "arena", where);
     b.offset = get<int64_t>(t, "offset", where);
+    b.stage = t.value("stage", -1);
+    checkStage(b.stage, where);
     if (b.globalShape.size() != b.local.shape.size() || b.sharding.size() != b.local.shape.size())
       bad(where + ": shape, global_shape and sharding differ in rank");
     for (size_t d = 0; d < b.sharding.size(); ++d) {
@@ -239,11 +257,25 @@ Program parseProgram(const std::string &text) {
         for (const Axes &axes : dims)
           checkAxes(axes, where);
     call.comm = c.value("comm", -1);
+    call.stage = c.value("stage", -1);
+    checkStage(call.stage, where);
     if (call.comm >= static_cast<int>(p.comms.size()))
       bad(where + " names communicator " + std::to_string(call.comm));
     p.calls.push_back(std::move(call));
   }
   return p;
+}
+
+bool Program::runs(const Call &c, int64_t rank) const {
+  if (c.stage < 0)
+    return true;
+  int me = stageOf(rank);
+  if (c.stage == me)
+    return true;
+  // A transfer also runs on the stage it sends to.
+  auto to = c.attrs.find("to");
+  return c.op == "xf.transfer" && to != c.attrs.end() && to->is_number_integer() &&
+         to->get<int>() == me;
 }
 
 json programToJson(const Program &p, bool withCalls) {
@@ -259,6 +291,8 @@ json programToJson(const Program &p, bool withCalls) {
   j["arenas"] = json::array();
   for (const ArenaDesc &a : p.arenas)
     j["arenas"].push_back({{"name", a.name}, {"bytes", a.bytes}});
+  if (p.pipeline.axis >= 0)
+    j["pipeline"] = p.pipeline.info;
   j["comms"] = json::array();
   for (const CommDesc &c : p.comms)
     j["comms"].push_back({{"axes", c.axes}});
@@ -273,6 +307,8 @@ json programToJson(const Program &p, bool withCalls) {
     t["sharding"] = b.sharding;
     t["arena"] = b.arena;
     t["offset"] = b.offset;
+    if (b.stage >= 0)
+      t["stage"] = b.stage;
     if (b.param)
       t["param"] = {{"name", b.param->name},
                     {"role", b.param->role},
@@ -296,6 +332,8 @@ json programToJson(const Program &p, bool withCalls) {
       }
       if (c.comm >= 0)
         e["comm"] = c.comm;
+      if (c.stage >= 0)
+        e["stage"] = c.stage;
       j["calls"].push_back(e);
     }
   }

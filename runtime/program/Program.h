@@ -123,6 +123,8 @@ struct BoundaryTensor {
   std::vector<Axes> sharding; ///< per dim
   int arena = 0;
   int64_t offset = 0;
+  /// Pipelined steps: the stage whose ranks hold it (-1: every rank).
+  int stage = -1;
 
   /// Where this rank's block starts in the global tensor, per dim.
   std::vector<int64_t> blockOffsets(const MeshDesc &mesh, int64_t rank) const;
@@ -137,6 +139,20 @@ struct Call {
   /// op needs no placement.
   std::vector<std::vector<Axes>> operandAxes, resultAxes;
   int comm = -1; ///< collectives: index into Program::comms
+  /// Pipelined steps: the stage whose ranks run it (-1: every rank). A
+  /// transfer (xf.transfer) runs on its `from` and `to` stages.
+  int stage = -1;
+};
+
+/// A pipelined step (-xf-pipeline): its ops and state are split into stages
+/// along one mesh axis; a rank runs the calls and holds the tensors of the
+/// stage its coordinate on that axis names.
+struct PipelineDesc {
+  int axis = -1; ///< -1: not pipelined
+  int64_t stages = 1;
+  /// The compiler's description (schedule, micro-batches, virtual stages,
+  /// layers per stage, time slots, bubble), for --describe and logs.
+  nlohmann::json info = nlohmann::json::object();
 };
 
 struct CommDesc {
@@ -161,6 +177,17 @@ struct Program {
   std::vector<BoundaryTensor> tensors;
   std::vector<Call> calls;
   std::vector<CommDesc> comms;
+  PipelineDesc pipeline;
+
+  /// The pipeline stage of `rank` (0 for a step without a pipeline).
+  int stageOf(int64_t rank) const {
+    return pipeline.axis < 0 ? 0 : static_cast<int>(mesh.coords(rank)[pipeline.axis]);
+  }
+  /// Whether `rank` runs call `c` / holds boundary tensor `t`.
+  bool runs(const Call &c, int64_t rank) const;
+  bool holds(const BoundaryTensor &t, int64_t rank) const {
+    return t.stage < 0 || t.stage == stageOf(rank);
+  }
 
   /// The boundary tensor of a kind and name (and micro-batch); null if none.
   const BoundaryTensor *find(const std::string &kind, const std::string &name,

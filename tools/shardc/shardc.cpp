@@ -19,6 +19,7 @@
 #include "compiler/executor/Params.h"
 #include "compiler/executor/Trainer.h"
 #include "passes/Passes.h"
+#include "passes/sharding/Strategies.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "passes/Debug.h"
 #include "compiler/sharding/Sharding.h"
@@ -218,12 +219,20 @@ OwningOpRef<ModuleOp> parseModel(MLIRContext &ctx, const std::string &path,
 
 void addShardingOptions(Args &args) {
   args.option("mesh", "axes", "shard over a device mesh, e.g. dp=2,tp=2 (every rank simulated)")
-      .option("strategy", "s", "preset: dp, zero1, zero2, zero3, fsdp, tp, sp, mics; join with +")
+      .option("strategy", "s",
+              "preset: dp, zero1, zero2, zero3, fsdp, tp, sp, mics, pp; join with +")
       .option("hardware", "name", "cost model: h100-8x-nvlink-ib, cpu-mpi or a .json file",
               "h100-8x-nvlink-ib")
       .option("ranks", "n", "ranks the step runs on (must equal the mesh size)")
       .option("memory-budget", "GiB", "memory per device; over it, sharded activations are "
-                                      "preferred (default: the hardware's memory)");
+                                      "preferred (default: the hardware's memory)")
+      .option("schedule", "s",
+              "pipeline schedule with a pp strategy component: gpipe | 1f1b | interleaved",
+              "1f1b")
+      .option("virtual-stages", "v", "model chunks per pipeline stage (--schedule interleaved)",
+              "1")
+      .option("pipeline-cuts", "l,..",
+              "layer indices where pipeline chunks 1.. start (default: balanced by FLOPs)");
 }
 
 /// Checks --mesh/--strategy/--ranks; returns the mesh spec ("" when unsharded).
@@ -255,6 +264,23 @@ void setShardingOptions(PipelineOptions &o, const Args &args) {
   o.mesh = meshOption(args);
   o.strategy = args.has("strategy") ? args.str("strategy") : "";
   o.hardware = args.str("hardware");
+  o.schedule = args.str("schedule");
+  if (o.schedule != "gpipe" && o.schedule != "1f1b" && o.schedule != "interleaved")
+    throw UsageError{"option '--schedule' expects gpipe, 1f1b or interleaved, got '" +
+                     std::string(o.schedule) + "'"};
+  o.virtualStages = args.integer("virtual-stages", 1);
+  if (o.virtualStages < 1 || o.virtualStages > 1024)
+    throw UsageError{"option '--virtual-stages' expects an integer in [1, 1024]"};
+  if ((o.virtualStages > 1) != (o.schedule == "interleaved"))
+    throw UsageError{"--virtual-stages above 1 goes with --schedule interleaved (and it needs "
+                     "2 or more)"};
+  if (args.has("pipeline-cuts"))
+    o.pipelineCuts = args.str("pipeline-cuts");
+  bool pipelined = !sharding::pipelineAxisName(o.strategy).empty();
+  if (!pipelined && (args.has("pipeline-cuts") || o.virtualStages > 1 ||
+                     o.schedule != "1f1b"))
+    throw UsageError{"--schedule, --virtual-stages and --pipeline-cuts need a strategy with a "
+                     "pp component (e.g. --mesh pp=2,dp=2 --strategy pp+dp)"};
   if (args.has("memory-budget")) {
     double gib = args.real("memory-budget");
     if (!(gib > 0) || gib > 1048576)
@@ -982,6 +1008,14 @@ int cmdExplain(const std::vector<std::string> &argv) {
   report.hardware = args.str("hardware");
   report.output = args.str("o");
   report.json = args.isSet("json");
+  {
+    PipelineOptions o;
+    setShardingOptions(o, args); // checks the pipeline options
+    report.pipelineAxis = sharding::pipelineAxisName(o.strategy);
+    report.schedule = o.schedule;
+    report.virtualStages = o.virtualStages;
+    report.cuts = o.pipelineCuts;
+  }
   pm.addPass(createXfReportSharding(report));
   if (failed(pm.run(*module)))
     throw Failed{};
