@@ -335,8 +335,13 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     }
     program["micro_batches"] = microBatches;
     // A pipelined step: its axis, stages and static schedule (-xf-pipeline).
-    if (auto pipeline = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName))
-      program["pipeline"] = attrJson(pipeline);
+    if (auto pipeline = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName)) {
+      json::Value info = attrJson(pipeline);
+      for (StringRef key : {kStageWorkspaceAttr, kStageBytesAttr})
+        if (auto perStage = func->getAttrOfType<DenseI64ArrayAttr>(key))
+          info.getAsObject()->try_emplace(key.drop_front(3), attrJson(perStage));
+      program["pipeline"] = std::move(info);
+    }
     // The optimizer settings the step was synthesized with (-xf-adamw).
     if (auto opt = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kOptimizerAttrName)) {
       json::Object train;
@@ -436,7 +441,8 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
 
     for (StringRef attr : {sharding::kGridAttr.data(), kArenaBytesAttr.data(),
                            kPlannedBytesAttr.data(), xf::XfDialect::kOptimizerAttrName.data(),
-                           xf::XfDialect::kPipelineAttrName.data()})
+                           xf::XfDialect::kPipelineAttrName.data(), kStageWorkspaceAttr.data(),
+                           kStageBytesAttr.data()})
       func->removeAttr(attr);
     func.setSymName(name);
     return success();

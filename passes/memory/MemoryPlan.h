@@ -30,6 +30,10 @@ inline constexpr llvm::StringLiteral kBuffersAttr = "rt.buffers";
 /// On the function: array<i64: bytes per arena>, and their sum.
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "rt.arena_bytes";
 inline constexpr llvm::StringLiteral kPlannedBytesAttr = "rt.planned_bytes";
+/// On a pipelined step's function: per stage, the planned workspace and
+/// the bytes of all arenas (each stage's ranks need only their own).
+inline constexpr llvm::StringLiteral kStageWorkspaceAttr = "rt.stage_workspace";
+inline constexpr llvm::StringLiteral kStageBytesAttr = "rt.stage_bytes";
 /// On rt ops of a pipelined step: the stage whose ranks run it (lowering
 /// copies the xf op's `xf.stage`; absent: every rank).
 inline constexpr llvm::StringLiteral kRtStageAttr = "rt.stage";

@@ -109,6 +109,18 @@ struct StagedTops {
       t.assign(static_cast<size_t>(std::max<int64_t>(stages, 1)), 0);
   }
   int64_t numStages() const { return static_cast<int64_t>(tops[0].size()); }
+  /// Per stage: its workspace and its bytes over all arenas.
+  void record(func::FuncOp f) const {
+    if (numStages() < 2)
+      return;
+    SmallVector<int64_t> bytes(numStages(), 0);
+    for (int a = 0; a < NumArenas; ++a)
+      for (int64_t s = 0; s < numStages(); ++s)
+        bytes[s] += tops[a][s];
+    Builder b(f.getContext());
+    f->setAttr(kStageWorkspaceAttr, b.getDenseI64ArrayAttr(tops[Workspace]));
+    f->setAttr(kStageBytesAttr, b.getDenseI64ArrayAttr(bytes));
+  }
   int64_t bump(Arena a, int64_t stage, int64_t bytes) {
     bytes = alignUp(std::max<int64_t>(bytes, 1));
     std::vector<int64_t> &t = tops[a];
@@ -187,6 +199,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     for (func::FuncOp f : {func, eval}) {
       f->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
       f->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
+      top.record(f);
     }
   }
 
@@ -379,6 +392,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     }
     func->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
     func->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
+    top.record(func);
     SHARDC_DEBUG({
       DBGS() << "planned bytes per rank:";
       for (int a = 0; a < NumArenas; ++a)

@@ -377,6 +377,17 @@ public:
         os << llvm::formatv("    {0} -> {1}  {2}\n", b[0], b[1], b[2]);
         boundary.push_back(llvm::json::Object{{"from", b[0]}, {"to", b[1]}, {"bytes", b[2]}});
       }
+      llvm::json::Array stageMemory, stageWorkspace;
+      if (auto bytesAttr = work->getAttrOfType<DenseI64ArrayAttr>(memory::kStageBytesAttr)) {
+        auto ws = work->getAttrOfType<DenseI64ArrayAttr>(memory::kStageWorkspaceAttr);
+        os << "  memory per stage (all arenas / activations):";
+        for (int64_t s = 0; s < bytesAttr.size(); ++s) {
+          os << llvm::formatv(" [{0}] {1} / {2}", s, bytesAttr[s], ws ? ws[s] : 0);
+          stageMemory.push_back(bytesAttr[s]);
+          stageWorkspace.push_back(ws ? ws[s] : 0);
+        }
+        os << "\n";
+      }
       double slowest = 0;
       os << "  compute per stage (ms):";
       for (auto &[s, secs] : stageSeconds) {
@@ -396,6 +407,8 @@ public:
                                         {"makespan_slots", makespan},
                                         {"transfer_bytes", std::move(boundary)},
                                         {"compute_seconds_per_stage", std::move(perStage)},
+                                        {"memory_bytes_per_stage", std::move(stageMemory)},
+                                        {"activation_bytes_per_stage", std::move(stageWorkspace)},
                                         {"slots", attrJson(slots)}};
     }
     os << llvm::formatv("\nmodelled step: compute {0:F3} ms + communication {1:F3} ms = {2:F3} "

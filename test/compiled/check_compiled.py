@@ -7,6 +7,8 @@
   resume       stop at step 10, resume: steps 11-20 bit-identical to the
                uninterrupted run; resume the checkpoint with a binary compiled
                for another mesh: same losses to 1e-5
+  resume-pipeline  the same for a pipelined mesh (--mesh with a pp strategy)
+               and --resume-mesh, in both directions
   evaluate     --val-data: the validation loss the executable reports after step N
                (mean over 2 batches, no dropout, no update) equals `shardc run` on
                the parameters `shardc train` reaches after N steps (1e-5)
@@ -69,12 +71,17 @@ def losses(path):
     return {int(r["step"]): float(r["loss"]) for r in rows}
 
 
+def mesh_args(a, strategy):
+    """--mesh-args (the pipeline schedule) go with a pp strategy only."""
+    return a.mesh_args if strategy and "pp" in strategy.replace("@", "+").split("+") else []
+
+
 def compile_step(a, mesh, strategy, out):
     cmd = [a.shardc, "compile", a.model, "-o", out] + TRAIN + a.compile_args
     if mesh:
         cmd += ["--mesh", mesh, "--hardware", "cpu-mpi"]
     if strategy:
-        cmd += ["--strategy", strategy]
+        cmd += ["--strategy", strategy] + mesh_args(a, strategy)
     run(cmd)
     return out
 
@@ -106,7 +113,7 @@ def simulated(a, mesh, strategy, log):
     if mesh:
         cmd += ["--mesh", mesh, "--hardware", "cpu-mpi"]
         if strategy:
-            cmd += ["--strategy", strategy]
+            cmd += ["--strategy", strategy] + mesh_args(a, strategy)
     run(cmd)
     return losses(log)
 
@@ -137,6 +144,49 @@ def equivalence(a):
             fail("negative control: another seed gave the same first loss")
         print("negative control: another seed differs (%.6g vs %.6g)" % (other[1], ref[1]))
     print("compiled run: %d ranks, %.1f s for %d steps" % (a.ranks, secs, a.steps))
+
+
+def resume_pipeline(a):
+    """A pipelined step's checkpoint (one rank file per rank, each with its
+    stage's state) resumes bit-identically on its mesh and within 1e-5 on a
+    mesh without pipeline stages (--resume-mesh); a checkpoint of that mesh
+    resumes on the pipeline."""
+    w = a.workdir
+    exe = compile_step(a, a.mesh, a.strategy, os.path.join(w, "step-pp"))
+    full = os.path.join(w, "full.jsonl")
+    mpirun(a, a.ranks, exe, ["--data", a.data, "--steps", "20", "--log-file", full])
+    want = losses(full)
+    ckpt = os.path.join(w, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    mpirun(a, a.ranks, exe, ["--data", a.data, "--steps", "10", "--checkpoint-dir", ckpt,
+                             "--checkpoint-every", "10"])
+    other_ckpt = ckpt + "-other"
+    shutil.rmtree(other_ckpt, ignore_errors=True)
+    shutil.copytree(ckpt, other_ckpt)
+    second = os.path.join(w, "second.jsonl")
+    mpirun(a, a.ranks, exe, ["--data", a.data, "--steps", "20", "--checkpoint-dir", ckpt,
+                             "--resume", "--log-file", second])
+    got = losses(second)
+    for s in range(11, 21):
+        if got.get(s) != want[s]:
+            fail("resume (same mesh %s): step %d loss %r, uninterrupted %r (must be "
+                 "bit-identical)" % (a.mesh, s, got.get(s), want[s]))
+    print("resume on %s: steps 11-20 bit-identical" % a.mesh)
+    exe2 = compile_step(a, a.resume_mesh, a.resume_strategy, os.path.join(w, "step-other"))
+    resharded = os.path.join(w, "resharded.jsonl")
+    mpirun(a, a.resume_ranks, exe2, ["--data", a.data, "--steps", "20", "--checkpoint-dir",
+                                     other_ckpt, "--resume", "--log-file", resharded])
+    compare("resume %s checkpoint on %s" % (a.mesh, a.resume_mesh or "one rank"),
+            losses(resharded), want, 1e-5, list(range(11, 21)))
+    back = ckpt + "-back"
+    shutil.rmtree(back, ignore_errors=True)
+    mpirun(a, a.resume_ranks, exe2, ["--data", a.data, "--steps", "10", "--checkpoint-dir", back,
+                                     "--checkpoint-every", "10"])
+    onto = os.path.join(w, "onto-pipeline.jsonl")
+    mpirun(a, a.ranks, exe, ["--data", a.data, "--steps", "20", "--checkpoint-dir", back,
+                             "--resume", "--log-file", onto])
+    compare("resume %s checkpoint on %s" % (a.resume_mesh or "one rank", a.mesh), losses(onto),
+            want, 1e-5, list(range(11, 21)))
 
 
 def evaluate(a):
@@ -370,7 +420,13 @@ def faults(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("check", choices=["equivalence", "resume", "evaluate", "faults", "gpu"])
+    ap.add_argument("check", choices=["equivalence", "resume", "resume-pipeline", "evaluate",
+                                      "faults", "gpu"])
+    ap.add_argument("--mesh-args", default="",
+                    help="options for meshes with a pp strategy component only (the schedule)")
+    ap.add_argument("--resume-mesh", default="")
+    ap.add_argument("--resume-strategy", default="")
+    ap.add_argument("--resume-ranks", type=int, default=1)
     ap.add_argument("--gpu-probe", default="",
                     help="gpu: a program that exits 0 where a CUDA device is usable, 77 elsewhere")
     ap.add_argument("--shardc", default="")
@@ -400,12 +456,13 @@ def main():
     if not a.exe and not (a.shardc and a.model):
         ap.error("--shardc and --model are required unless --exe names a compiled step")
     a.compile_args = shlex.split(a.compile_args)
+    a.mesh_args = shlex.split(a.mesh_args)
     # The precision and --step-args are part of the step: compiled and
     # simulated runs alike.
     TRAIN.extend(["--precision", a.precision] + shlex.split(a.step_args))
     os.makedirs(a.workdir, exist_ok=True)
-    {"equivalence": equivalence, "resume": resume, "evaluate": evaluate,
-     "faults": faults, "gpu": gpu}[a.check](a)
+    {"equivalence": equivalence, "resume": resume, "resume-pipeline": resume_pipeline,
+     "evaluate": evaluate, "faults": faults, "gpu": gpu}[a.check](a)
     print("PASS")
 
 
