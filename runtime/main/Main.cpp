@@ -97,6 +97,18 @@ void describe(const Program &p) {
                 mib(a.bytes).c_str());
   std::printf("planned peak per rank: %lld bytes (%s)\n",
               static_cast<long long>(p.plannedPeakBytes), mib(p.plannedPeakBytes).c_str());
+  if (p.pipeline.axis >= 0) {
+    const nlohmann::json &pl = p.pipeline.info;
+    std::printf("pipeline:   %lld stages on mesh axis %d (%s), schedule %s, bubble %.4f\n",
+                static_cast<long long>(p.pipeline.stages), p.pipeline.axis,
+                p.mesh.names[p.pipeline.axis].c_str(), pl.value("schedule", "?").c_str(),
+                pl.value("bubble", 0.0));
+    if (pl.contains("stage_bytes") && pl.contains("stage_workspace"))
+      for (size_t s = 0; s < pl.at("stage_bytes").size(); ++s)
+        std::printf("  stage %zu: %lld bytes planned (%lld activations)\n", s,
+                    static_cast<long long>(pl.at("stage_bytes")[s].get<int64_t>()),
+                    static_cast<long long>(pl.at("stage_workspace")[s].get<int64_t>()));
+  }
   for (const char *kind : {"state", "input"}) {
     std::printf("%s tensors (dtype, global shape/splitting axes, local shape):\n",
                 std::string(kind) == "state" ? "state" : "input");
@@ -106,8 +118,9 @@ void describe(const Program &p) {
       std::string name = t.name;
       if (t.kind == "input")
         name += " (micro-batch " + std::to_string(t.microBatch) + ")";
-      std::printf("  %-48s %-4s %-24s local %s\n", name.c_str(), dtype_name(t.local.dtype),
-                  shardingWords(t, p.mesh).c_str(), shape_str(t.local.shape).c_str());
+      std::printf("  %-48s %-4s %-24s local %s%s\n", name.c_str(), dtype_name(t.local.dtype),
+                  shardingWords(t, p.mesh).c_str(), shape_str(t.local.shape).c_str(),
+                  t.stage >= 0 ? (" (stage " + std::to_string(t.stage) + ")").c_str() : "");
     }
   }
   std::string reports;

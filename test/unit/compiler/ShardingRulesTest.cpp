@@ -217,7 +217,7 @@ func.func @other(%x: tensor<4x8x16xf32>, %ids: tensor<4x8xi32>, %m: tensor<4x8xf
   %sc = xf.scale %x factor = 0.5 : tensor<4x8x16xf32>
   %sq = xf.sum_squares %x : tensor<4x8x16xf32>
   %n, %gs, %inf = xf.clip_grad_norm %sq max_norm = 0.0
-  %t = xf.transfer %x from 0 to 1 grid_axes = [0] : tensor<4x8x16xf32>
+  %xfer = xf.transfer %x from 0 to 1 grid_axes = [0] : tensor<4x8x16xf32>
   return
 }
 )mlir";
