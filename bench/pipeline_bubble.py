@@ -4,7 +4,7 @@
 Part 1 (measured, this machine's CPU): a GPT-2-shaped model with a small
 vocabulary (so that the layers, not the logit GEMM, carry the compute) is
 compiled for pp=2 with each schedule and 1, 2, 4 and 8 micro-batches, run over
-MPI with --profile, and rank 0's (stage 0's) share of the step spent waiting in
+MPI with --profile on random ids below the vocabulary, and rank 0's (stage 0's) share of the step spent waiting in
 transfers (the profile's collectives; a pure pp mesh has no other) is set
 against the schedule's bubble (p-1)/(m+p-1) and the compiler's static one.
 Two ranks on two cores: each stage has a core.
@@ -16,7 +16,7 @@ b*s*h*m per direction (plus the tied embedding's table forward and its summed
 gradient back across the first-last boundary path, and a few scalars).
 
 Usage:
-  bench/pipeline_bubble.py --data tokens.bin [--shardc PATH] [--mpirun mpirun]
+  bench/pipeline_bubble.py [--shardc PATH] [--mpirun mpirun]
                            [--steps 6] [--skip-measured] [--skip-static]
 Output: markdown tables on stdout.
 """
@@ -42,7 +42,23 @@ def run(cmd, **kw):
     return p.stdout
 
 
+def small_vocab_tokens(a, work, vocab, count):
+    """Deterministic token ids below `vocab` (an LCG), as an llm.c token file."""
+    raw = os.path.join(work, "tokens.u16")
+    x = 12345
+    ids = bytearray()
+    for _ in range(count):
+        x = (1103515245 * x + 12345) % (1 << 31)
+        ids += ((x >> 16) % vocab).to_bytes(2, "little")
+    with open(raw, "wb") as f:
+        f.write(ids)
+    out = os.path.join(work, "tokens.bin")
+    run([a.shardc, "tokenize", "--from-uint16", raw, "-o", out])
+    return out
+
+
 def measured(a, work):
+    tokens = small_vocab_tokens(a, work, 256, 200000)
     model = os.path.join(work, "pp-bench.mlir")
     run([a.shardc, "gen", "gpt2", "--hidden", "256", "--layers", "8", "--heads", "4",
          "--vocab", "256", "--seq", "64", "--batch", "4", "-o", model])
@@ -58,7 +74,7 @@ def measured(a, work):
                  "--micro-batches", str(m), "--schedule", schedule, "--hardware", "cpu-mpi"])
             desc = run([exe, "--describe"])
             static = float(re.search(r"bubble ([0-9.]+)", desc).group(1))
-            out = run([a.mpirun, "-np", "2", exe, "--data", a.data, "--steps", str(a.steps),
+            out = run([a.mpirun, "-np", "2", exe, "--data", tokens, "--steps", str(a.steps),
                        "--profile"])
             line = next(l for l in out.splitlines() if l.startswith("step ") and "kernels" in l)
             step_ms = float(re.match(r"step ([0-9.]+) ms", line).group(1))
@@ -95,7 +111,6 @@ def static(a, work):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", required=True)
     ap.add_argument("--shardc", default="build/tools/shardc/shardc")
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--steps", type=int, default=6)
