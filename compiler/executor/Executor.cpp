@@ -4,6 +4,7 @@
 
 #include "compiler/abi/CallEncoding.h"
 #include "compiler/executor/MeshSimulation.h"
+#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 #include "runtime/cpu/ComputeType.h"
 #include "runtime/cpu/Kernels.h"
@@ -581,16 +582,7 @@ LogicalResult Executor::collectResults(func::ReturnOp ret, std::vector<HostTenso
     }
     // A pipelined step's value is on its stage: every rank reports its
     // counterpart's there.
-    int64_t stage = -1;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (auto s = func_.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                       xf::XfDialect::kStageAttrName))
-        stage = s.getInt();
-    } else if (auto transfer = v.getDefiningOp<xf::TransferOp>()) {
-      stage = transfer.getTo();
-    } else {
-      stage = stageOfOp(v.getDefiningOp());
-    }
+    int64_t stage = xf::stageOf(v);
     std::vector<const HostTensor *> perRank;
     for (const RankEnv &rankEnv : ranks_) {
       const RankEnv &env = onStage(rankEnv, stage);

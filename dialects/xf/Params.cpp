@@ -1,6 +1,7 @@
 //===- Params.cpp - parameters and inputs of a model function -------------===//
 
 #include "dialects/xf/Params.h"
+#include "dialects/xf/XfOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -58,4 +59,17 @@ int64_t shardc::xf::layerIndexOf(StringRef name) {
       return v;
   }
   return -1;
+}
+
+int64_t shardc::xf::stageOf(Value v) {
+  IntegerAttr attr;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+      attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), XfDialect::kStageAttrName);
+  } else if (auto transfer = v.getDefiningOp<TransferOp>()) {
+    return transfer.getTo(); // received there; the op itself is on `from`
+  } else {
+    attr = v.getDefiningOp()->getAttrOfType<IntegerAttr>(XfDialect::kStageAttrName);
+  }
+  return attr ? attr.getInt() : -1;
 }

@@ -38,6 +38,12 @@ std::vector<InputArg> getInputs(mlir::func::FuncOp func);
 /// ops by layer (-xf-recompute, -xf-pipeline).
 int64_t layerIndexOf(llvm::StringRef name);
 
+/// The pipeline stage of a value of a pipelined step (-xf-pipeline): its
+/// argument's or defining op's `xf.stage`, a transfer's receiving stage; -1
+/// (every stage) without one. Read by the memory planner, lowering and the
+/// reference executor alike.
+int64_t stageOf(mlir::Value v);
+
 /// The model function of a module: @forward if present, else the only
 /// function with a body. Emits an error and returns null otherwise.
 mlir::func::FuncOp getModelFunction(mlir::ModuleOp module, llvm::StringRef name = "");

@@ -17,6 +17,7 @@
 #include "compiler/sharding/Sharding.h"
 #include "dialects/rt/RtDialect.h"
 #include "dialects/xf/XfInterfaces.h"
+#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 
 #include "compiler/abi/CallEncoding.h"
@@ -67,21 +68,6 @@ std::optional<std::pair<int32_t, int64_t>> placeOf(Value v) {
   if (!attr || attr.size() != 2)
     return std::nullopt;
   return std::make_pair(static_cast<int32_t>(attr[0]), attr[1]);
-}
-
-/// The pipeline stage of a step value (-1: every stage): its argument's
-/// `xf.stage`, a transfer's receiving stage, else its defining op's stage.
-int64_t stageOfValue(Value v) {
-  IntegerAttr attr;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), xf::XfDialect::kStageAttrName);
-  } else if (auto transfer = v.getDefiningOp<xf::TransferOp>()) {
-    return transfer.getTo();
-  } else {
-    attr = v.getDefiningOp()->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName);
-  }
-  return attr ? attr.getInt() : -1;
 }
 
 /// Copies an xf op's `xf.stage` onto the rt op it became.
@@ -272,7 +258,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
                      {"shape", std::move(shape)}, {"global_shape", std::move(global)},
                      {"sharding", std::move(dims)}, {"arena", place->first},
                      {"offset", place->second}};
-      if (int64_t stage = stageOfValue(v); stage >= 0)
+      if (int64_t stage = xf::stageOf(v); stage >= 0)
         t["stage"] = stage;
       if (attrs)
         if (auto mb = attrs.getAs<IntegerAttr>(xf::XfDialect::kMicroBatchAttrName)) {
@@ -409,7 +395,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     for (auto [res, arg] : copyFrom) {
       copies[res] = argViews[arg];
-      copyStages[res] = stageOfValue(ret.getOperand(res));
+      copyStages[res] = xf::stageOf(ret.getOperand(res));
     }
     body.eraseArguments(0, body.getNumArguments());
     func.setType(FunctionType::get(func.getContext(), {}, {}));

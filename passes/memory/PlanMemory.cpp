@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 #include "passes/memory/MemoryPlan.h"
 
+#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 #include "runtime/abi/OpTable.h"
 
@@ -83,21 +84,6 @@ private:
   std::map<int64_t, int64_t> free_; ///< offset -> size
   int64_t top_ = 0;
 };
-
-/// The pipeline stage of a value: its argument's or defining op's `xf.stage`;
-/// -1 (every stage) without one.
-int64_t stageOf(Value v) {
-  IntegerAttr attr;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), xf::XfDialect::kStageAttrName);
-  } else if (auto transfer = v.getDefiningOp<xf::TransferOp>()) {
-    return transfer.getTo(); // received there; the op itself is on `from`
-  } else {
-    attr = v.getDefiningOp()->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName);
-  }
-  return attr ? attr.getInt() : -1;
-}
 
 /// The arenas' tops per pipeline stage: the ranks of different stages hold
 /// different values, so each stage's values are placed from the same base
@@ -251,7 +237,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     // to one stage; values of different stages never share a rank.
     const int64_t stages = top.numStages();
     auto stageOfChecked = [&](Value v, Location loc) -> FailureOr<int64_t> {
-      int64_t s = stageOf(v);
+      int64_t s = xf::stageOf(v);
       if (s >= stages || (stages > 1 && s < 0 && !isa<BlockArgument>(v)))
         return emitError(loc) << "xf-plan-memory: a value of a step with " << stages
                               << " pipeline stage(s) is on stage " << s;
@@ -356,7 +342,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           handedOver.insert(donor);
           ++inPlaceResults;
         } else if (gradients.contains(r)) {
-          p = {Grads, top.bump(Grads, stageOf(r), bytes)};
+          p = {Grads, top.bump(Grads, xf::stageOf(r), bytes)};
         } else {
           p = {Workspace, workspace.allocate(bytes)};
         }
@@ -377,7 +363,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       for (Value v : dying) {
         auto it = place.find(v);
         if (it != place.end() && it->second.first == Workspace)
-          workspaces[std::max<int64_t>(stageOf(v), 0)].release(
+          workspaces[std::max<int64_t>(xf::stageOf(v), 0)].release(
               it->second.second, byteSize(cast<ShapedType>(v.getType())));
       }
     }

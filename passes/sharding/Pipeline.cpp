@@ -682,12 +682,8 @@ LogicalResult XfPipelinePass::run() {
     for (Operation *op : list)
       for (Value v : op->getOperands())
         if (Operation *def = v.getDefiningOp())
-          if (std::optional<Unit> u = unitOfOp(def); u && !(*u == unit)) {
-            if (getenv("PPDEBUG") && !preds[unit].count(*u)) {
-              llvm::errs() << "unit " << unit.backward << "," << unit.microBatch << "," << unit.chunk << " <- " << u->backward << "," << u->microBatch << "," << u->chunk << " via " << *op << "\n   def " << *def << "\n";
-            }
+          if (std::optional<Unit> u = unitOfOp(def); u && !(*u == unit))
             preds[unit].insert(*u);
-          }
   for (auto &order : orders)
     for (size_t k = 1; k < order.size(); ++k)
       preds[order[k]].insert(order[k - 1]);
