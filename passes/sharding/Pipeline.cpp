@@ -21,8 +21,10 @@
 //     a layer, their moments, the step counter) takes the earliest chunk of
 //     its users: the tied embedding's table sits with the lookup on the
 //     first stage, the logit GEMM gets it in a transfer, and its gradient
-//     contribution comes back to be summed with the lookup's. Data inputs
-//     are on every stage. Reports (loss, gradient norm) are sent to stage 0.
+//     contributions (summed on the last stage over the micro-batches) come
+//     back once to be added to the lookup's; the gradient norm's sum of
+//     squares is likewise summed per stage first. Data inputs are on every
+//     stage. Reports (loss, gradient norm) are sent to stage 0.
 //  3. Transfers. A value read on another stage than its own crosses once
 //     per receiving stage, right after it is made.
 //  4. Schedule. The ops fall into units: the forward F(j, c) and backward
@@ -451,18 +453,26 @@ LogicalResult XfPipelinePass::run() {
   // (adds whose result only feeds the next add) is rebuilt as one sum per
   // chunk (contributions in their order) and the chunks' sums added on the
   // tree's chunk.
+  // The same for the gradient norm's sum of squares (one partial sum per
+  // stage instead of one scalar per parameter).
   int64_t reassociated = 0;
   {
+    // The set an add of a sum tree belongs to: the backward or the tail.
+    auto setOf = [&](Operation *op) -> llvm::DenseSet<Operation *> * {
+      if (!isa_and_nonnull<AddOp>(op))
+        return nullptr;
+      return backward.contains(op) ? &backward : tail.contains(op) ? &tail : nullptr;
+    };
     auto inner = [&](Value v) {
-      auto add = v.getDefiningOp<AddOp>();
-      return add && backward.contains(add) && v.hasOneUse() &&
-             isa<AddOp>(*v.getUsers().begin()) && backward.contains(*v.getUsers().begin());
+      Operation *def = v.getDefiningOp();
+      return setOf(def) && v.hasOneUse() && setOf(*v.getUsers().begin()) == setOf(def);
     };
     SmallVector<AddOp> roots;
     for (Operation *op : ops)
-      if (auto add = dyn_cast<AddOp>(op); add && backward.contains(op) && !inner(add.getResult()))
-        roots.push_back(add);
+      if (setOf(op) && !inner(op->getResult(0)))
+        roots.push_back(cast<AddOp>(op));
     for (AddOp root : roots) {
+      llvm::DenseSet<Operation *> &set = *setOf(root);
       SmallVector<Value> leaves, work{root.getResult()};
       SmallVector<Operation *> tree;
       while (!work.empty()) {
@@ -497,7 +507,7 @@ LogicalResult XfPipelinePass::run() {
         else
           b.setInsertionPointToStart(&body);
         auto add = AddOp::create(b, root.getLoc(), a, c);
-        backward.insert(add);
+        set.insert(add);
         chunk[add.getResult()] = atChunk;
         return add.getResult();
       };
@@ -514,7 +524,7 @@ LogicalResult XfPipelinePass::run() {
           total = total ? addAfter(total, sum, home) : sum;
       root.getResult().replaceAllUsesWith(total);
       for (Operation *op : tree) {
-        backward.erase(op);
+        set.erase(op);
         op->erase();
       }
       ++reassociated;
