@@ -94,8 +94,8 @@ StringRef paramOfState(StringRef state) {
 }
 
 /// The schedule of one stage: its units in the order it runs them.
-FailureOr<std::vector<Unit>> stageOrder(StringRef schedule, int64_t stage, int64_t stages,
-                                        int64_t chunksPerStage, int64_t microBatches) {
+std::vector<Unit> stageOrder(StringRef schedule, int64_t stage, int64_t stages,
+                             int64_t chunksPerStage, int64_t microBatches) {
   std::vector<Unit> order;
   auto F = [&](int64_t j, int64_t v) { order.push_back({false, j, v * stages + stage}); };
   auto B = [&](int64_t j, int64_t v) { order.push_back({true, j, v * stages + stage}); };
@@ -667,12 +667,14 @@ LogicalResult XfPipelinePass::run() {
   std::vector<std::vector<Unit>> orders;
   std::map<Unit, std::pair<int64_t, size_t>> slotOf; // stage, index in its order
   for (int64_t s = 0; s < P; ++s) {
-    FailureOr<std::vector<Unit>> order = stageOrder(schedule, s, P, V, microBatches);
-    if (failed(order))
-      return failure();
-    for (size_t k = 0; k < order->size(); ++k)
-      slotOf[(*order)[k]] = {s, k};
-    orders.push_back(std::move(*order));
+    std::vector<Unit> order = stageOrder(schedule, s, P, V, microBatches);
+    // A function without a backward (a forward + loss: `--forward-only`,
+    // `shardc run`) runs only the forward units.
+    if (backward.empty())
+      llvm::erase_if(order, [](const Unit &u) { return u.backward; });
+    for (size_t k = 0; k < order.size(); ++k)
+      slotOf[order[k]] = {s, k};
+    orders.push_back(std::move(order));
   }
   for (auto &[unit, list] : unitOps)
     if (!slotOf.count(unit))
