@@ -12,7 +12,8 @@
 //  - policy "full": for every (micro-batch, layer) whose values the backward
 //    reads, the layer's forward is replayed just before the first backward op
 //    that reads one of them, from the values that enter the layer (its input
-//    on the residual stream, the weights): only layer inputs are kept;
+//    on the residual stream, the weights): only layer inputs are kept (a
+//    layer's output, the next layer's input, is read as kept, not replayed);
 //  - policy "selective": the GEMM and attention outputs are kept and the
 //    cheap ops between them (norms, activations, dropout, bias and residual
 //    adds, reshapes, casts) are replayed;
@@ -141,7 +142,17 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
       for (Operation *op : ops) {
         if (!replayable(op))
           continue;
-        for (Value r : op->getResults())
+        for (Value r : op->getResults()) {
+          // A value the forward reads outside the group (the layer's output:
+          // the next layer's input) is kept anyway: the backward reads it,
+          // not a replay (which would also make the next layer's backward
+          // wait for this layer's replay).
+          bool kept = llvm::any_of(r.getUsers(), [&](Operation *user) {
+            auto it = groupOf.find(user);
+            return !backward.contains(user) && (it == groupOf.end() || it->second != key);
+          });
+          if (kept)
+            continue;
           for (Operation *user : r.getUsers())
             if (backward.contains(user)) {
               if (!llvm::is_contained(needed, r))
@@ -149,6 +160,7 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
               if (!first || position[user] < position[first])
                 first = user;
             }
+        }
       }
       if (needed.empty())
         continue;
