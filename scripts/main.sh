@@ -8,7 +8,9 @@
 # parallelism, and 20 sharded steps of GPT-2 tiny with every rank simulated.
 # Finally the compiled path: GPT-2 tiny compiled for a 2x2 mesh (ZeRO-1 x TP)
 # into an executable and trained by 4 MPI ranks on the CPU, with a
-# checkpoint, then the checkpoint exported to one GPT-2 safetensors file.
+# checkpoint, then the checkpoint exported to one GPT-2 safetensors file;
+# and a pipeline: GPT-2 tiny (4 layers) on pp=2 x dp=2 with 1F1B over 4
+# micro-batches, its schedule drawn, 50 steps by 4 MPI ranks.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -56,3 +58,12 @@ mpirun -np 4 "$out/gpt2-tiny-step" --data "$out/fortunes.bin" --steps 300 --seed
   awk 'NR <= 2 || /^step +(1|50|100|150|200|250|300)\// || /^eval|^done|^memory/'
 echo "== shardc export: the last checkpoint as one GPT-2 safetensors file"
 "$shardc" export "$out/gpt2-tiny-ckpt" -o "$out/gpt2-tiny-compiled.safetensors"
+echo "== pipeline: GPT-2 tiny (4 layers) on pp=2 x dp=2 (ZeRO-1), 1F1B over 4 micro-batches"
+"$shardc" gen --preset gpt2-tiny --layers 4 -o "$out/gpt2-tiny-4l.mlir"
+"$shardc" explain "$out/gpt2-tiny-4l.mlir" --mesh pp=2,dp=2 --strategy pp+zero1 \
+  --micro-batches 4 --hardware cpu-mpi | sed -n '/^pipeline:/,/^  compute per stage/p'
+"$shardc" compile "$out/gpt2-tiny-4l.mlir" --mesh pp=2,dp=2 --strategy pp+zero1 --micro-batches 4 \
+  --hardware cpu-mpi --lr 2e-3 --min-lr 2e-4 --warmup 10 --decay-steps 50 --weight-decay 0.1 \
+  -o "$out/gpt2-tiny-pp-step"
+mpirun -np 4 "$out/gpt2-tiny-pp-step" --data "$out/fortunes.bin" --steps 50 --seed 1234 |
+  awk 'NR <= 2 || /^step +(1|10|20|30|40|50)\// || /^done/'
