@@ -45,6 +45,7 @@
 
 #include "passes/Debug.h"
 #include "passes/Passes.h"
+#include "passes/memory/MemoryPlan.h"
 
 #include "compiler/sharding/Sharding.h"
 #include "dialects/xf/Params.h"
@@ -608,9 +609,7 @@ LogicalResult XfPipelinePass::run() {
     else
       transferUnit[t] = {true, Unit()};
     ++transfers;
-    auto type = cast<ShapedType>(v.getType());
-    boundaryBytes[{from, to}] +=
-        type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    boundaryBytes[{from, to}] += memory::byteSize(cast<ShapedType>(v.getType()));
     sent[key] = t.getResult();
     return t.getResult();
   };

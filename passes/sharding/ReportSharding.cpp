@@ -203,16 +203,15 @@ public:
     std::map<int64_t, double> stageSeconds;
     work.walk([&](Operation *op) {
       if (auto t = dyn_cast<xf::TransferOp>(op)) {
-        CollectiveStep step;
-        step.kind = CollectiveStep::AllGather; // priced as a send: its bytes on the link
-        step.axes.assign(t.getGridAxes().begin(), t.getGridAxes().end());
+        // A send: its bytes once over the link of the pipeline axis.
+        AxisList axes(t.getGridAxes().begin(), t.getGridAxes().end());
         std::string name = "send/recv " + std::to_string(t.getFrom()) + "->" +
                            std::to_string(t.getTo());
-        CollectiveRow &row = rows[{name, mesh->axesName(step.axes)}];
+        CollectiveRow &row = rows[{name, mesh->axesName(axes)}];
         double bytes = tensorBytes(t.getInput().getType());
-        const cost::Link &link = cost.linkFor(step.axes);
+        const cost::Link &link = cost.linkFor(axes);
         row.kind = name;
-        row.axes = mesh->axesName(step.axes);
+        row.axes = mesh->axesName(axes);
         row.count += 1;
         row.bytes += bytes;
         row.seconds += link.latency + bytes / link.bandwidth;
