@@ -163,6 +163,5 @@ FailureOr<rt::Call> encodeCall(Operation *op, const sharding::Mesh *mesh, String
   return call;
 }
 
-rt::MeshDesc meshDesc(const sharding::Mesh &mesh) { return {mesh.names, mesh.sizes}; }
 
 } // namespace shardc::abi

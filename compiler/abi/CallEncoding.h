@@ -50,9 +50,6 @@ mlir::FailureOr<CallAxes> encodeCallAxes(mlir::Operation *op, const sharding::Me
 mlir::FailureOr<rt::Call> encodeCall(mlir::Operation *op, const sharding::Mesh *mesh,
                                      llvm::StringRef who);
 
-/// The runtime's mesh description of `mesh`.
-rt::MeshDesc meshDesc(const sharding::Mesh &mesh);
-
 } // namespace shardc::abi
 
 #endif // SHARDC_COMPILER_ABI_CALLENCODING_H

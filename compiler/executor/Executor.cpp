@@ -438,7 +438,7 @@ rt::KernelRunner *Executor::kernelFor(Operation *op, int rank) {
   k.program = std::make_unique<rt::Program>();
   k.program->opTable = abi::opTableFingerprint();
   if (mesh_)
-    k.program->mesh = abi::meshDesc(mesh_->mesh());
+    k.program->mesh = mesh_->mesh();
   k.program->calls.push_back(std::move(*call));
   try {
     k.runner = std::make_unique<rt::KernelRunner>(*k.program, rank, nullptr);

@@ -48,7 +48,7 @@ public:
                                                                     bool emitErrors);
 
   const sharding::Mesh &mesh() const { return mesh_; }
-  int64_t numRanks() const { return mesh_.numDevices(); }
+  int64_t numRanks() const { return mesh_.numRanks(); }
 
   /// Cuts global argument `i` into one local tensor per rank by its
   /// xf.sharding. Fails (naming the argument) if the given tensor is not the

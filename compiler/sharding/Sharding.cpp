@@ -1,7 +1,6 @@
 //===- Sharding.cpp - meshes, tensor shardings and resharding plans -------===//
 
 #include "compiler/sharding/Sharding.h"
-#include "dialects/xf/AxisNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
@@ -17,120 +16,11 @@ using namespace shardc::sharding;
 // Mesh
 //===----------------------------------------------------------------------===//
 
-int64_t Mesh::numDevices() const {
-  int64_t n = 1;
-  for (int64_t s : sizes)
-    n *= s;
-  return n;
-}
-
-int Mesh::axisIndex(llvm::StringRef name) const {
-  for (int i = 0; i < rank(); ++i)
-    if (names[i] == name)
-      return i;
-  return -1;
-}
-
-int64_t Mesh::size(llvm::ArrayRef<Axis> axes) const {
-  int64_t n = 1;
-  for (Axis a : axes)
-    n *= sizes[a];
-  return n;
-}
-
-std::string Mesh::axesName(llvm::ArrayRef<Axis> axes) const {
-  if (axes.empty())
-    return "-";
-  std::string s;
-  for (Axis a : axes) {
-    if (!s.empty())
-      s += ",";
-    // Callers pass verified axes; an out-of-range one still prints, never reads past the mesh.
-    s += a >= 0 && a < rank() ? names[a] : "<axis " + std::to_string(a) + ">";
-  }
-  return s;
-}
-
-std::vector<int64_t> Mesh::coords(int64_t rank) const {
-  std::vector<int64_t> c(sizes.size());
-  for (int i = this->rank() - 1; i >= 0; --i) {
-    c[i] = rank % sizes[i];
-    rank /= sizes[i];
-  }
-  return c;
-}
-
-int64_t Mesh::linearRank(llvm::ArrayRef<int64_t> coords) const {
-  int64_t r = 0;
-  for (int i = 0; i < rank(); ++i)
-    r = r * sizes[i] + coords[i];
-  return r;
-}
-
-int64_t Mesh::shardIndex(llvm::ArrayRef<Axis> axes, llvm::ArrayRef<int64_t> coords) const {
-  int64_t idx = 0;
-  for (Axis a : axes)
-    idx = idx * sizes[a] + coords[a];
-  return idx;
-}
-
-std::vector<int64_t> Mesh::group(llvm::ArrayRef<Axis> axes, int64_t rank) const {
-  std::vector<int64_t> base = coords(rank);
-  int64_t n = size(axes);
-  std::vector<int64_t> members(n);
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<int64_t> c = base;
-    int64_t rest = i;
-    for (int j = static_cast<int>(axes.size()) - 1; j >= 0; --j) {
-      c[axes[j]] = rest % sizes[axes[j]];
-      rest /= sizes[axes[j]];
-    }
-    members[i] = linearRank(c);
-  }
-  return members;
-}
-
-std::string Mesh::str() const {
-  std::string s;
-  for (int i = 0; i < rank(); ++i) {
-    if (i)
-      s += ",";
-    s += names[i] + "=" + std::to_string(sizes[i]);
-  }
-  return s;
-}
-
 FailureOr<Mesh> Mesh::parse(llvm::StringRef spec, std::string &error) {
-  Mesh mesh;
-  llvm::SmallVector<llvm::StringRef> parts;
-  spec.split(parts, ',');
-  for (llvm::StringRef part : parts) {
-    auto [name, size] = part.trim().split('=');
-    name = name.trim();
-    size = size.trim();
-    int64_t n = 0;
-    if (!xf::isAxisName(name) || size.getAsInteger(10, n) || n <= 0) {
-      error = "bad mesh axis '" + part.trim().str() +
-              "': expected name=size with a positive size, as in dp=2,tp=4";
-      return failure();
-    }
-    if (mesh.axisIndex(name) >= 0) {
-      error = "mesh axis '" + name.str() + "' is named twice";
-      return failure();
-    }
-    mesh.names.push_back(name.str());
-    mesh.sizes.push_back(n);
-  }
-  if (mesh.names.empty() || mesh.names.size() > 8) {
-    error = "a mesh has 1 to 8 axes, got '" + spec.str() + "'";
+  std::optional<abi::Mesh> mesh = abi::Mesh::parse(std::string_view(spec.data(), spec.size()), error);
+  if (!mesh)
     return failure();
-  }
-  if (!xf::withinDeviceLimit(mesh.sizes)) {
-    error = "the mesh '" + spec.str() + "' has more than " +
-            std::to_string(xf::kMaxDevices) + " devices";
-    return failure();
-  }
-  return mesh;
+  return Mesh(std::move(*mesh));
 }
 
 FailureOr<Mesh> Mesh::fromGrid(shard::GridOp grid) {
@@ -150,8 +40,8 @@ FailureOr<Mesh> Mesh::fromGrid(shard::GridOp grid) {
       return grid.emitError() << "'" << kAxisNamesAttr << "' must hold strings";
     mesh.names.push_back(name ? name.str() : "a" + std::to_string(i));
   }
-  if (!xf::withinDeviceLimit(mesh.sizes))
-    return grid.emitError() << "the grid has more than " << xf::kMaxDevices
+  if (!abi::withinDeviceLimit(mesh.sizes))
+    return grid.emitError() << "the grid has more than " << abi::kMaxDevices
                             << " devices";
   return mesh;
 }
@@ -248,7 +138,7 @@ std::string TensorSharding::str(const Mesh &mesh) const {
       continue;
     }
     for (size_t i = 0; i < dims[d].size(); ++i)
-      s += (i ? "+" : "") + mesh.axesName(dims[d][i]);
+      s += (i ? "+" : "") + mesh.axesName(AxisList{dims[d][i]});
   }
   s += "]";
   if (!partial.empty())

@@ -3,7 +3,8 @@
 // The data model shared by the sharding passes, the cost model, the report and
 // the executor's mesh simulation:
 //  - Mesh: named axes ("dp=2,tp=4") over a `shard.grid` (the names live in the
-//    grid's `xf.axis_names` attribute; upstream grids have only sizes).
+//    grid's `xf.axis_names` attribute; upstream grids have only sizes); the
+//    rank arithmetic is the runtime's (runtime/abi/Mesh.h), one type.
 //  - TensorSharding: for each tensor dim the mesh axes splitting it (major
 //    first), plus the axes over which the value is a pending partial sum.
 //  - planReshard: the collectives that turn one sharding into another, used
@@ -19,6 +20,7 @@
 #define SHARDC_COMPILER_SHARDING_SHARDING_H
 
 #include "dialects/xf/XfDialect.h"
+#include "runtime/abi/Mesh.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -43,31 +45,20 @@ inline constexpr llvm::StringLiteral kGridAttr = xf::XfDialect::kGridAttrName;
 inline constexpr llvm::StringLiteral kShardingAttr = xf::XfDialect::kShardingAttrName;
 inline constexpr llvm::StringLiteral kFactorAxesAttr = xf::XfDialect::kFactorAxesAttrName;
 
-struct Mesh {
+/// The device mesh (runtime/abi/Mesh.h: names, sizes and the rank arithmetic
+/// shared with the runtime) plus what only the compiler needs: the grid's
+/// symbol and reading/writing `shard.grid`.
+struct Mesh : abi::Mesh {
   std::string symbol = "mesh";
-  std::vector<std::string> names;
-  std::vector<int64_t> sizes;
 
-  int rank() const { return static_cast<int>(sizes.size()); }
-  int64_t numDevices() const;
-  /// Index of a named axis, or -1.
-  int axisIndex(llvm::StringRef name) const;
-  /// Product of the sizes of `axes` (1 for none).
-  int64_t size(llvm::ArrayRef<Axis> axes) const;
-  /// "dp,tp" (or "-" for none).
-  std::string axesName(llvm::ArrayRef<Axis> axes) const;
-  /// Mesh coordinates of a rank (row-major) and back.
-  std::vector<int64_t> coords(int64_t rank) const;
-  int64_t linearRank(llvm::ArrayRef<int64_t> coords) const;
-  /// Index of the block a rank owns along `axes` (first axis major).
-  int64_t shardIndex(llvm::ArrayRef<Axis> axes, llvm::ArrayRef<int64_t> coords) const;
-  /// The ranks sharing `rank`'s coordinates on every axis not in `axes`,
-  /// ordered by shardIndex(axes) — a collective's group.
-  std::vector<int64_t> group(llvm::ArrayRef<Axis> axes, int64_t rank) const;
-  /// "dp=2,tp=4".
-  std::string str() const;
+  Mesh() = default;
+  explicit Mesh(abi::Mesh mesh, std::string symbol = "mesh")
+      : abi::Mesh(std::move(mesh)), symbol(std::move(symbol)) {}
 
-  /// Parses "dp=2,tp=4": names are identifiers, sizes positive, names unique.
+  /// Number of axes.
+  int rank() const { return numAxes(); }
+
+  /// Parses "dp=2,tp=4" (abi::Mesh::parse).
   static mlir::FailureOr<Mesh> parse(llvm::StringRef spec, std::string &error);
   /// Reads a shard.grid (static shape; axis names from xf.axis_names, else
   /// "a0", "a1", ...).

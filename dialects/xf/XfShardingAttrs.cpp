@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/xf/AxisNames.h"
+#include "runtime/abi/Mesh.h"
 #include "dialects/xf/XfDialect.h"
 #include "dialects/xf/XfInterfaces.h"
 #include "dialects/xf/XfOps.h"
@@ -101,7 +101,7 @@ static LogicalResult verifyAxisNames(Operation *op, Attribute value) {
   llvm::StringSet<> seen;
   for (Attribute a : names) {
     auto name = dyn_cast<StringAttr>(a);
-    if (!name || !isAxisName(name.getValue()))
+    if (!name || !shardc::abi::isAxisName(name.getValue().str()))
       return op->emitOpError() << "'" << XfDialect::kAxisNamesAttrName
                                << "' must hold identifiers, got " << a;
     if (!seen.insert(name.getValue()).second)
@@ -111,8 +111,8 @@ static LogicalResult verifyAxisNames(Operation *op, Attribute value) {
     if (ShapedType::isDynamic(size) || size <= 0)
       return op->emitOpError() << "grid axis '" << cast<StringAttr>(names[i]).getValue()
                                << "' must have a static positive size";
-  if (!withinDeviceLimit(shape))
-    return op->emitOpError() << "the grid has more than " << kMaxDevices << " devices";
+  if (!shardc::abi::withinDeviceLimit(shape.vec()))
+    return op->emitOpError() << "the grid has more than " << shardc::abi::kMaxDevices << " devices";
   return success();
 }
 

@@ -691,7 +691,7 @@ LogicalResult Propagator::run() {
   for (Node &n : nodes_)
     for (Value r : n.op->getResults())
       footprint += tensorBytes(r.getType());
-  footprint /= std::max<int64_t>(1, mesh_.numDevices());
+  footprint /= std::max<int64_t>(1, mesh_.numRanks());
   memoryTight_ = budget_ > 0 && footprint > budget_;
 
   for (size_t i = 0; i < nodes_.size(); ++i) {

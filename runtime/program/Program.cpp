@@ -10,88 +10,6 @@ using nlohmann::json;
 
 namespace shardc::rt {
 
-//===----------------------------------------------------------------------===//
-// MeshDesc
-//===----------------------------------------------------------------------===//
-
-int64_t MeshDesc::numRanks() const {
-  int64_t n = 1;
-  for (int64_t s : sizes)
-    n *= s;
-  return n;
-}
-
-int64_t MeshDesc::size(const Axes &axes) const {
-  int64_t n = 1;
-  for (int a : axes)
-    n *= sizes.at(a);
-  return n;
-}
-
-std::vector<int64_t> MeshDesc::coords(int64_t rank) const {
-  std::vector<int64_t> c(sizes.size());
-  for (int i = static_cast<int>(sizes.size()) - 1; i >= 0; --i) {
-    c[i] = rank % sizes[i];
-    rank /= sizes[i];
-  }
-  return c;
-}
-
-int64_t MeshDesc::linearRank(const std::vector<int64_t> &c) const {
-  int64_t r = 0;
-  for (size_t i = 0; i < sizes.size(); ++i)
-    r = r * sizes[i] + c[i];
-  return r;
-}
-
-int64_t MeshDesc::shardIndex(const Axes &axes, const std::vector<int64_t> &c) const {
-  int64_t idx = 0;
-  for (int a : axes)
-    idx = idx * sizes.at(a) + c.at(a);
-  return idx;
-}
-
-std::vector<int64_t> MeshDesc::group(const Axes &axes, int64_t rank) const {
-  std::vector<int64_t> base = coords(rank);
-  int64_t n = size(axes);
-  std::vector<int64_t> members(n);
-  for (int64_t k = 0; k < n; ++k) {
-    std::vector<int64_t> c = base;
-    int64_t rest = k;
-    for (int i = static_cast<int>(axes.size()) - 1; i >= 0; --i) {
-      c[axes[i]] = rest % sizes[axes[i]];
-      rest /= sizes[axes[i]];
-    }
-    members[k] = linearRank(c);
-  }
-  return members;
-}
-
-std::string MeshDesc::str() const {
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i)
-    s += (i ? "," : "") + names[i] + "=" + std::to_string(sizes[i]);
-  return s.empty() ? "(one rank)" : s;
-}
-
-std::vector<int64_t> MeshDesc::localShape(const std::vector<int64_t> &globalShape,
-                                          const std::vector<Axes> &sharding) const {
-  std::vector<int64_t> local = globalShape;
-  for (size_t d = 0; d < local.size() && d < sharding.size(); ++d)
-    local[d] /= size(sharding[d]);
-  return local;
-}
-
-std::vector<int64_t> MeshDesc::blockOffsets(const std::vector<int64_t> &globalShape,
-                                            const std::vector<Axes> &sharding,
-                                            int64_t rank) const {
-  std::vector<int64_t> c = coords(rank), local = localShape(globalShape, sharding);
-  std::vector<int64_t> off(local.size(), 0);
-  for (size_t d = 0; d < off.size() && d < sharding.size(); ++d)
-    off[d] = shardIndex(sharding[d], c) * local[d];
-  return off;
-}
-
 std::vector<int64_t> BoundaryTensor::blockOffsets(const MeshDesc &mesh, int64_t rank) const {
   return mesh.blockOffsets(globalShape, sharding, rank);
 }
@@ -175,6 +93,8 @@ Program parseProgram(const std::string &text) {
   for (int64_t s : p.mesh.sizes)
     if (s < 1)
       bad("a mesh axis has size < 1");
+  if (!abi::withinDeviceLimit(p.mesh.sizes))
+    bad("the mesh has more than " + std::to_string(abi::kMaxDevices) + " ranks");
   auto checkAxes = [&](const Axes &axes, const std::string &where) {
     for (int a : axes)
       if (a < 0 || a >= static_cast<int>(p.mesh.sizes.size()))

@@ -59,6 +59,7 @@
 #define SHARDC_RUNTIME_PROGRAM_PROGRAM_H
 
 #include "runtime/HostTensor.h"
+#include "runtime/abi/Mesh.h"
 
 #include <nlohmann/json.hpp>
 
@@ -72,29 +73,10 @@ namespace shardc::rt {
 /// Mesh axis indices, major first.
 using Axes = std::vector<int>;
 
-/// The device mesh (same numbering as compiler/sharding/Sharding.h).
-struct MeshDesc {
-  std::vector<std::string> names;
-  std::vector<int64_t> sizes;
-
-  int64_t numRanks() const;
-  /// Product of the sizes of `axes` (1 for none).
-  int64_t size(const Axes &axes) const;
-  std::vector<int64_t> coords(int64_t rank) const;
-  int64_t linearRank(const std::vector<int64_t> &coords) const;
-  /// Index of the block `coords` owns along `axes` (first axis major).
-  int64_t shardIndex(const Axes &axes, const std::vector<int64_t> &coords) const;
-  /// The ranks sharing `rank`'s coordinates off `axes`, by shardIndex.
-  std::vector<int64_t> group(const Axes &axes, int64_t rank) const;
-  /// The per-rank block shape of a tensor of `globalShape` split per dim
-  /// over `sharding`, and where `rank`'s block starts in it.
-  std::vector<int64_t> localShape(const std::vector<int64_t> &globalShape,
-                                  const std::vector<Axes> &sharding) const;
-  std::vector<int64_t> blockOffsets(const std::vector<int64_t> &globalShape,
-                                    const std::vector<Axes> &sharding, int64_t rank) const;
-  /// "dp=2,tp=2".
-  std::string str() const;
-};
+/// The device mesh: the one MLIR-free type the compiler's sharding::Mesh
+/// also derives from (runtime/abi/Mesh.h), so both number ranks, blocks and
+/// groups with the same code.
+using MeshDesc = abi::Mesh;
 
 struct TensorType {
   DType dtype = DType::F32;

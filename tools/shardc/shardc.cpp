@@ -248,10 +248,10 @@ std::string meshOption(const Args &args) {
     throw UsageError{"option '--mesh': " + error};
   if (args.has("ranks")) {
     int64_t ranks = args.integer("ranks", 1);
-    if (ranks != mesh->numDevices())
+    if (ranks != mesh->numRanks())
       throw UsageError{llvm::formatv("the mesh {0} has {1} devices but --ranks is {2}; the "
                                      "product of the mesh axes must equal the number of ranks",
-                                     mesh->str(), mesh->numDevices(), ranks)
+                                     mesh->str(), mesh->numRanks(), ranks)
                            .str()};
   }
   return args.str("mesh");

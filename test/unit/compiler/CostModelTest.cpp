@@ -121,7 +121,7 @@ TEST(Mesh, ParseGood) {
   ASSERT_TRUE(succeeded(m)) << error;
   EXPECT_EQ(m->names, (std::vector<std::string>{"dp", "tp"}));
   EXPECT_EQ(m->sizes, (std::vector<int64_t>{2, 4}));
-  EXPECT_EQ(m->numDevices(), 8);
+  EXPECT_EQ(m->numRanks(), 8);
   EXPECT_EQ(m->axisIndex("tp"), 1);
   EXPECT_EQ(m->axisIndex("pp"), -1);
   EXPECT_EQ(m->str(), "dp=2,tp=4");
@@ -154,7 +154,7 @@ TEST(Mesh, CoordsGroupsShardIndex) {
   EXPECT_EQ(m.coords(5), (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(m.coords(7), (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(m.coords(3), (std::vector<int64_t>{0, 3}));
-  for (int64_t r = 0; r < m.numDevices(); ++r)
+  for (int64_t r = 0; r < m.numRanks(); ++r)
     EXPECT_EQ(m.linearRank(m.coords(r)), r);
 
   EXPECT_EQ(m.group(axes({kTp}), 5), (std::vector<int64_t>{4, 5, 6, 7}));
