@@ -32,7 +32,7 @@ add_library(shardc::ShardcHeaders ALIAS ShardcHeaders)
 # whatever that is at configure time (the closure is computed, so a library
 # added under runtime/ or compiler/ and linked PUBLIC by one of these is
 # exported without touching this file).
-set(_shardc_export_roots ShardcXf ShardcRt ShardcCost ShardcExecutor ShardcPasses
+set(_shardc_export_roots ShardcXf ShardcRt ShardcCost ShardcAbiEncoding ShardcExecutor ShardcPasses
     ShardcPipelines ShardcModels)
 set(_shardc_exported "")
 set(_shardc_external "")
@@ -87,7 +87,7 @@ message(STATUS "shardc: exported libraries: ${_shardc_exported}")
 # ShardcConfig.cmake.in finds the packages behind these imported targets; a
 # new one needs its find_dependency() there.
 list(REMOVE_DUPLICATES _shardc_external)
-list(REMOVE_ITEM _shardc_external MLIR LLVM OpenMP::OpenMP_CXX nlohmann_json::nlohmann_json)
+list(REMOVE_ITEM _shardc_external MLIR LLVM OpenMP::OpenMP_CXX Threads::Threads nlohmann_json::nlohmann_json)
 if(_shardc_external)
   message(WARNING "shardc: exported libraries link ${_shardc_external}: add a "
                   "find_dependency() for it to cmake/ShardcConfig.cmake.in")

@@ -30,7 +30,7 @@ def XfFuseLinearCrossEntropy : Pass<"xf-fuse-linear-cross-entropy", "mlir::func:
 // Training step synthesis (passes/train)
 //===----------------------------------------------------------------------===//
 
-def XfMixedPrecision : Pass<"xf-mixed-precision", "mlir::ModuleOp"> {
+def XfMixedPrecision : Pass<"xf-mixed-precision", "mlir::func::FuncOp"> {
   let summary = "runs matmuls and attention of a model in bf16 or fp16 (autocast)";
   let description = [{
     In the model function, every f32 `xf.matmul`, `xf.attention` and
@@ -52,7 +52,7 @@ def XfMixedPrecision : Pass<"xf-mixed-precision", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"function", "function", "std::string", "\"forward\"", "the model function">,
+    Option<"function", "function", "std::string", "\"forward\"", "the model function; empty: every function">,
     Option<"compute", "compute", "std::string", "\"bf16\"", "compute type: bf16 or f16">,
   ];
   let dependentDialects = ["::shardc::xf::XfDialect"];
@@ -91,7 +91,7 @@ def XfAutodiff : Pass<"xf-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::func::FuncDialect"];
 }
 
-def XfPipeline : Pass<"xf-pipeline", "mlir::ModuleOp"> {
+def XfPipeline : Pass<"xf-pipeline", "mlir::func::FuncOp"> {
   let summary = "pipeline parallelism: stages, point-to-point transfers and a static schedule";
   let description = [{
     Runs on the partitioned training step (after -xf-partition; the mesh has
@@ -109,7 +109,7 @@ def XfPipeline : Pass<"xf-pipeline", "mlir::ModuleOp"> {
     and bubble fraction.
   }];
   let options = [
-    Option<"function", "function", "std::string", "\"train_step\"", "the training step">,
+    Option<"function", "function", "std::string", "\"train_step\"", "the training step; empty: every function">,
     Option<"axis", "axis", "std::string", "\"pp\"", "the pipeline mesh axis">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"", "gpipe | 1f1b | interleaved">,
     Option<"virtualStages", "virtual-stages", "int64_t", "1",
@@ -122,7 +122,7 @@ def XfPipeline : Pass<"xf-pipeline", "mlir::ModuleOp"> {
   ];
 }
 
-def XfRecompute : Pass<"xf-recompute", "mlir::ModuleOp"> {
+def XfRecompute : Pass<"xf-recompute", "mlir::func::FuncOp"> {
   let summary = "activation recomputation: the backward replays each layer's forward";
   let description = [{
     Runs on the training step (after -xf-autodiff and -xf-adamw, before
@@ -145,7 +145,7 @@ def XfRecompute : Pass<"xf-recompute", "mlir::ModuleOp"> {
     with its key, so the step's results are bit-identical.
   }];
   let options = [
-    Option<"function", "function", "std::string", "\"train_step\"", "the training step">,
+    Option<"function", "function", "std::string", "\"train_step\"", "the training step; empty: every function">,
     Option<"policy", "policy", "std::string", "\"full\"", "none | selective | full">,
     Option<"every", "every", "int64_t", "1", "recompute layers whose index is a multiple of this">,
   ];
@@ -155,7 +155,7 @@ def XfRecompute : Pass<"xf-recompute", "mlir::ModuleOp"> {
   ];
 }
 
-def XfAdamW : Pass<"xf-adamw", "mlir::ModuleOp"> {
+def XfAdamW : Pass<"xf-adamw", "mlir::func::FuncOp"> {
   let summary = "appends global-norm clipping, the LR schedule and AdamW to a gradient function";
   let description = [{
     Turns the output of -xf-autodiff into a complete training step. The
@@ -178,7 +178,7 @@ def XfAdamW : Pass<"xf-adamw", "mlir::ModuleOp"> {
     scale; `loss-scale-window` clean steps double it.
   }];
   let options = [
-    Option<"function", "function", "std::string", "\"train_step\"", "the gradient function">,
+    Option<"function", "function", "std::string", "\"train_step\"", "the gradient function; empty: every function">,
     Option<"lr", "lr", "double", "1.5e-4", "peak learning rate">,
     Option<"minLr", "min-lr", "double", "1.0e-5", "learning-rate floor of the cosine decay">,
     Option<"warmup", "warmup", "int64_t", "0", "linear warm-up steps">,
@@ -199,10 +199,31 @@ def XfAdamW : Pass<"xf-adamw", "mlir::ModuleOp"> {
 // Sharding (passes/sharding)
 //===----------------------------------------------------------------------===//
 
-def XfPropagateSharding : Pass<"xf-propagate-sharding", "mlir::ModuleOp"> {
+def XfGrid : Pass<"xf-grid", "mlir::ModuleOp"> {
+  let summary = "creates the device mesh (shard.grid with axis names) from --mesh";
+  let description = [{
+    The one place a mesh string is parsed: `mesh=dp=2,tp=4` becomes
+    `shard.grid @mesh(shape = 2x4) {xf.axis_names = ["dp", "tp"]}` at the top
+    of the module. Every later pass (-xf-propagate-sharding, -xf-partition,
+    -xf-pipeline, lowering) reads the grid. A grid of the same symbol with
+    other axes is an error; the same grid again is a no-op.
+
+    ```mlir
+    // -xf-grid{mesh=dp=2,tp=2}
+    shard.grid @mesh(shape = 2x2) {xf.axis_names = ["dp", "tp"]}
+    ```
+  }];
+  let options = [
+    Option<"mesh", "mesh", "std::string", "\"\"", "mesh axes, e.g. dp=2,tp=4">,
+    Option<"symbol", "symbol", "std::string", "\"mesh\"", "the grid's symbol">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::shardc::xf::XfDialect"];
+}
+
+def XfPropagateSharding : Pass<"xf-propagate-sharding", "mlir::func::FuncOp"> {
   let summary = "assigns a sharding over a device mesh to every value, choosing by cost";
   let description = [{
-    Creates the mesh (`shard.grid` with `xf.axis_names`) from `mesh`, applies
+    Reads the module's mesh (the `shard.grid` -xf-grid created), applies
     the `strategy` preset (a set of annotations: dp, zero1, zero2, zero3,
     fsdp, tp, sp, mics, joined with `+`) and any `shard.shard` annotations
     already in the function, then propagates through every op's sharding
@@ -218,15 +239,13 @@ def XfPropagateSharding : Pass<"xf-propagate-sharding", "mlir::ModuleOp"> {
     `xf.factor_axes` (the mesh axes of each factor of its rule).
 
     ```mlir
-    // -xf-propagate-sharding{mesh=tp=2}  with W annotated [-, tp]:
+    // -xf-grid{mesh=tp=2} -xf-propagate-sharding  with W annotated [-, tp]:
     %0 = xf.matmul "bsh,ho->bso" %x, %w {xf.factor_axes = [[], [], [], [1]]} ...
     %1 = shard.shard %0 to %sharding_s_s_tp : tensor<4x32x64xf32>
     ```
   }];
   let options = [
-    Option<"function", "function", "std::string", "\"train_step\"", "the function to shard">,
-    Option<"mesh", "mesh", "std::string", "\"\"",
-           "mesh axes, e.g. dp=2,tp=4 (empty: use the module's shard.grid)">,
+    Option<"function", "function", "std::string", "\"train_step\"", "the function to shard; empty: every function">,
     Option<"strategy", "strategy", "std::string", "\"\"",
            "preset annotations: dp, zero1, zero2, zero3, fsdp, tp, sp, mics, joined with +">,
     Option<"hardware", "hardware", "std::string", "\"h100-8x-nvlink-ib\"",
@@ -237,7 +256,7 @@ def XfPropagateSharding : Pass<"xf-propagate-sharding", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::shard::ShardDialect", "::shardc::xf::XfDialect"];
 }
 
-def XfPartition : Pass<"xf-partition", "mlir::ModuleOp"> {
+def XfPartition : Pass<"xf-partition", "mlir::func::FuncOp"> {
   let summary = "rewrites a sharded function to per-rank local shapes with collectives";
   let description = [{
     Consumes the annotations of -xf-propagate-sharding. Every xf op becomes
@@ -265,12 +284,12 @@ def XfPartition : Pass<"xf-partition", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"function", "function", "std::string", "\"train_step\"", "the function to partition">,
+    Option<"function", "function", "std::string", "\"train_step\"", "the function to partition; empty: every function">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect", "::shardc::xf::XfDialect"];
 }
 
-def XfReportSharding : Pass<"xf-report-sharding", "mlir::ModuleOp"> {
+def XfReportSharding : Pass<"xf-report-sharding", "mlir::func::FuncOp"> {
   let summary = "prints every value's sharding and the collectives a step performs";
   let description = [{
     On annotated IR (after -xf-propagate-sharding): prints each value's
@@ -284,7 +303,7 @@ def XfReportSharding : Pass<"xf-report-sharding", "mlir::ModuleOp"> {
     The IR is left unchanged.
   }];
   let options = [
-    Option<"function", "function", "std::string", "\"train_step\"", "the function to report on">,
+    Option<"function", "function", "std::string", "\"train_step\"", "the function to report on; empty: every function">,
     Option<"hardware", "hardware", "std::string", "\"h100-8x-nvlink-ib\"",
            "hardware description: a shipped name or a .json path">,
     Option<"output", "output", "std::string", "\"-\"", "where to write the report (- for stdout)">,
@@ -323,7 +342,7 @@ def XfExtractEval : Pass<"xf-extract-eval", "mlir::ModuleOp"> {
   ];
 }
 
-def XfSchedule : Pass<"xf-schedule", "mlir::ModuleOp"> {
+def XfSchedule : Pass<"xf-schedule", "mlir::func::FuncOp"> {
   let summary = "issues collectives as early as their inputs allow (before memory planning)";
   let description = [{
     Reorders the partitioned step: a collective of a computed value moves
@@ -345,7 +364,7 @@ def XfSchedule : Pass<"xf-schedule", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"function", "function", "std::string", "\"train_step\"", "the step to reorder">,
+    Option<"function", "function", "std::string", "\"train_step\"", "the step to reorder; empty: every function">,
   ];
 }
 
@@ -421,7 +440,7 @@ def XfLowerToRt : Pass<"xf-lower-to-rt", "mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::rt_dialect::RtDialect"];
 }
 
-def RtBucketAllReduces : Pass<"rt-bucket-all-reduces", "mlir::ModuleOp"> {
+def RtBucketAllReduces : Pass<"rt-bucket-all-reduces", "mlir::func::FuncOp"> {
   let summary = "merges consecutive gradient all-reduces into buckets";
   let description = [{
     Sum all-reduces over the same mesh axes whose outputs follow each other in
@@ -446,7 +465,7 @@ def RtBucketAllReduces : Pass<"rt-bucket-all-reduces", "mlir::ModuleOp"> {
   ];
 }
 
-def RtScheduleCollectives : Pass<"rt-schedule-collectives", "mlir::ModuleOp"> {
+def RtScheduleCollectives : Pass<"rt-schedule-collectives", "mlir::func::FuncOp"> {
   let summary = "splits collectives into start/wait and moves them apart for overlap";
   let description = [{
     Every `rt.collective` becomes `rt.collective_start` + `rt.wait`. The start

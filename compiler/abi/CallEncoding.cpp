@@ -2,14 +2,64 @@
 
 #include "compiler/abi/CallEncoding.h"
 
-#include "compiler/executor/Executor.h"
-#include "compiler/executor/MeshSimulation.h"
+#include "dialects/xf/XfDialect.h"
 #include "dialects/rt/RtDialect.h"
 #include "dialects/xf/XfInterfaces.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 using namespace mlir;
+using namespace shardc;
+
+//===----------------------------------------------------------------------===//
+// Types and names
+//===----------------------------------------------------------------------===//
+
+FailureOr<rt::DType> shardc::abi::dtypeOf(Type t) {
+  if (t.isF32())
+    return rt::DType::F32;
+  if (t.isF64())
+    return rt::DType::F64;
+  if (t.isBF16())
+    return rt::DType::BF16;
+  if (t.isF16())
+    return rt::DType::F16;
+  if (t.isInteger(32))
+    return rt::DType::I32;
+  return failure();
+}
+
+FailureOr<std::pair<rt::DType, std::vector<int64_t>>> shardc::abi::tensorSpec(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape())
+    return failure();
+  FailureOr<rt::DType> dt = dtypeOf(t.getElementType());
+  if (failed(dt))
+    return failure();
+  return std::make_pair(*dt, std::vector<int64_t>(t.getShape().begin(), t.getShape().end()));
+}
+
+
+std::string shardc::abi::argumentName(func::FuncOp func, unsigned i) {
+  std::string s = "argument #" + std::to_string(i);
+  if (auto p = func.getArgAttrOfType<xf::ParamAttr>(i, xf::XfDialect::kParamAttrName))
+    return s + " (param '" + p.getName().str() + "')";
+  if (auto in = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kInputAttrName))
+    return s + " (input '" + in.str() + "')";
+  if (auto st = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
+    return s + " (state '" + st.str() + "')";
+  return s;
+}
+
+std::string shardc::abi::resultName(func::FuncOp func, unsigned i) {
+  std::string s = "result #" + std::to_string(i);
+  for (auto [attr, kind] : {std::pair{xf::XfDialect::kReportAttrName, "report"},
+                            {xf::XfDialect::kStateAttrName, "state"},
+                            {xf::XfDialect::kGradAttrName, "grad"}})
+    if (auto a = func.getResultAttrOfType<StringAttr>(i, attr))
+      return s + " (" + kind + " '" + a.str() + "')";
+  return s;
+}
 
 namespace shardc::abi {
 
@@ -53,34 +103,72 @@ FailureOr<CallAxes> encodeCallAxes(Operation *op, const sharding::Mesh *mesh, St
     return axes;
   Builder b(op->getContext());
   // The verifier has checked xf.factor_axes against the rule and the grid;
-  // OpPlacement's errors still end as a diagnostic, never as an exception.
+  // what it cannot see still ends as a diagnostic.
+  auto fail = [&](const llvm::Twine &why) {
+    return op->emitError() << who << ": '" << sharding::kFactorAxesAttr << "' " << why;
+  };
+  auto attr = op->getAttrOfType<ArrayAttr>(sharding::kFactorAxesAttr);
+  auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op);
+  if (!attr)
+    return fail("must be an array of array<i16>");
+  if (!iface)
+    return fail("is on an op without a sharding rule");
+  xf::OpShardingRule rule = iface.getShardingRule();
+  if (attr.size() != rule.factors.size())
+    return fail("has " + llvm::Twine(attr.size()) + " entries but the op's sharding rule has " +
+                llvm::Twine(rule.factors.size()) + " factors");
+  SmallVector<ArrayRef<int16_t>> factorAxes;
+  for (auto [f, entry] : llvm::enumerate(attr)) {
+    auto list = dyn_cast<DenseI16ArrayAttr>(entry);
+    if (!list)
+      return fail("must be an array of array<i16>");
+    for (int16_t a : list.asArrayRef()) {
+      if (!mesh)
+        return fail("splits factor " + llvm::Twine(f) +
+                    " outside a partitioned function (no xf.grid)");
+      if (a < 0 || a >= mesh->rank())
+        return fail("names grid axis " + llvm::Twine(a) + " outside the mesh " + mesh->str());
+    }
+    factorAxes.push_back(list.asArrayRef());
+  }
+  // A dim is split over the axes of its major factor (the first); a minor
+  // factor may not be split.
   SmallVector<Attribute> ins, res;
-  try {
-    exec::OpPlacement place(op, mesh, 0);
-    auto dimsOf = [&](Value v, bool result, unsigned i) {
-      SmallVector<Attribute> dims;
-      for (unsigned d = 0; d < cast<ShapedType>(v.getType()).getRank(); ++d) {
-        exec::OpPlacement::Dim dim = result ? place.resultDim(i, d) : place.operandDim(i, d);
-        dims.push_back(b.getDenseI16ArrayAttr(dim.axes));
-      }
-      return b.getArrayAttr(dims);
-    };
-    for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      ins.push_back(dimsOf(v, false, i));
-    for (auto [i, v] : llvm::enumerate(op->getResults()))
-      res.push_back(dimsOf(v, true, i));
-  } catch (const rt::Error &e) {
-    return op->emitError() << who << ": " << e.what();
+  auto dimsOf = [&](Value v, ArrayRef<xf::TensorFactors> tensors, unsigned i,
+                    bool result) -> FailureOr<Attribute> {
+    SmallVector<Attribute> dims;
+    for (unsigned d = 0; d < cast<ShapedType>(v.getType()).getRank(); ++d) {
+      if (i >= tensors.size() || d >= tensors[i].size())
+        return fail("cannot be placed: the op's sharding rule does not describe dim " +
+                    llvm::Twine(d) + " of " + (result ? "result #" : "operand #") +
+                    llvm::Twine(i));
+      const xf::DimFactors &factors = tensors[i][d];
+      for (size_t k = 1; k < factors.size(); ++k)
+        if (!factorAxes[factors[k]].empty())
+          return fail("splits factor " + llvm::Twine(factors[k]) +
+                      ", which is not the major factor of its dim");
+      dims.push_back(b.getDenseI16ArrayAttr(factors.empty() ? ArrayRef<int16_t>()
+                                                            : factorAxes[factors[0]]));
+    }
+    return b.getArrayAttr(dims);
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    FailureOr<Attribute> dims = dimsOf(v, rule.operands, i, false);
+    if (failed(dims))
+      return failure();
+    ins.push_back(*dims);
+  }
+  for (auto [i, v] : llvm::enumerate(op->getResults())) {
+    FailureOr<Attribute> dims = dimsOf(v, rule.results, i, true);
+    if (failed(dims))
+      return failure();
+    res.push_back(*dims);
   }
   axes.operandAxes = b.getArrayAttr(ins);
   axes.resultAxes = b.getArrayAttr(res);
-  if (auto rule = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
-    xf::OpShardingRule r = rule.getShardingRule();
-    auto factorAxes = op->getAttrOfType<ArrayAttr>(sharding::kFactorAxesAttr);
-    for (size_t f = 0; f < r.factors.size() && f < factorAxes.size(); ++f)
-      if (auto a = dyn_cast<DenseI16ArrayAttr>(factorAxes[f]); a && r.factors[f].normalized)
-        axes.tokenAxes.append(a.asArrayRef().begin(), a.asArrayRef().end());
-  }
+  for (size_t f = 0; f < rule.factors.size(); ++f)
+    if (rule.factors[f].normalized)
+      axes.tokenAxes.append(factorAxes[f].begin(), factorAxes[f].end());
   return axes;
 }
 
@@ -136,7 +224,7 @@ FailureOr<rt::Call> encodeCall(Operation *op, const sharding::Mesh *mesh, String
   rt::Call call;
   call.op = (*spec)->name;
   auto typeOf = [&](Type t) -> FailureOr<rt::TensorType> {
-    auto s = exec::tensorSpec(t);
+    auto s = tensorSpec(t);
     if (failed(s))
       return op->emitError() << who << ": type " << t
                              << " is not a static tensor of f32, f64, bf16, f16 or i32";

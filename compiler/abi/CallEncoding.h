@@ -14,11 +14,22 @@
 #include "runtime/abi/OpTable.h"
 #include "runtime/program/Program.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 
 namespace shardc::abi {
+
+/// Maps an MLIR element type onto the runtime's dtypes; fails for others.
+mlir::FailureOr<rt::DType> dtypeOf(mlir::Type elementType);
+/// The runtime type of a statically shaped ranked tensor type.
+mlir::FailureOr<std::pair<rt::DType, std::vector<int64_t>>> tensorSpec(mlir::Type type);
+
+/// "argument #3 (param 'wte')", "result #0 (report 'loss')": how errors name
+/// a function's arguments and results.
+std::string argumentName(mlir::func::FuncOp func, unsigned i);
+std::string resultName(mlir::func::FuncOp func, unsigned i);
 
 /// The op table entry of `op`; emits an error naming the op (prefixed with
 /// `who`) when the runtime has none.

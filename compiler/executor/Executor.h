@@ -4,29 +4,31 @@
 // (runtime/cpu), the oracle every transformation is checked against.
 //
 // The executor keeps one value environment per simulated rank and walks the
-// function's ops in order, all ranks in lockstep. Every local op runs through
-// the runtime's kernel runner (runtime/program/KernelRunner.h), encoded by the
+// function's ops in order, all ranks in lockstep. Every op runs through the
+// runtime's kernel runner (runtime/program/KernelRunner.h), encoded by the
 // same op table and encoder as lowering (compiler/abi/CallEncoding.h): the
-// executor and compiled steps share one dispatcher and one set of kernels. A function without `xf.grid`
-// runs on one rank. A partitioned function (`xf.grid = @mesh`, produced by
-// -xf-partition) runs on every rank of the mesh in one process
-// (MeshSimulation.h):
+// executor and compiled steps share one dispatcher, one set of kernels and
+// one implementation of every collective. A function without `xf.grid` runs
+// on one rank. A partitioned function (`xf.grid = @mesh`, produced by
+// -xf-partition) runs on every rank of the mesh in one process:
 //  - run() still takes and returns global tensors: each argument is cut into
 //    the ranks' blocks by its `xf.sharding`, each result assembled from them
 //    (replicated copies must agree bit for bit, which catches partitioner
-//    bugs);
+//    bugs) (MeshSimulation.h);
 //  - local ops run on every rank; ops with `xf.factor_axes` get their rank's
 //    offset in the global op (embedding rows, iota, dropout's mask, rope
-//    positions);
-//  - the shard collectives and the cross-entropy ops with a split vocabulary
-//    (Megatron-style vocabulary-parallel loss: per-row max, sum of exps and
-//    target logit are combined over the vocabulary group) see all ranks at
-//    once.
+//    positions) from the call's axes, as in a compiled step;
+//  - ops whose ranks exchange data (the shard collectives, xf.transfer, the
+//    cross-entropy ops with a split vocabulary or batch) run each rank's
+//    runner on its own thread, exchanging through the runtime's in-process
+//    communicators (rt::InProcessMesh, behind the same Communicators
+//    interface as MPI).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_COMPILER_EXECUTOR_EXECUTOR_H
 #define SHARDC_COMPILER_EXECUTOR_EXECUTOR_H
 
+#include "compiler/abi/CallEncoding.h"
 #include "runtime/HostTensor.h"
 #include "runtime/program/KernelRunner.h"
 
@@ -39,6 +41,11 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace shardc::rt {
+class Communicators;
+class InProcessMesh;
+} // namespace shardc::rt
 
 namespace shardc::exec {
 
@@ -55,10 +62,8 @@ struct RunOptions {
   bool profile = false;  ///< accumulate time per op name
 };
 
-/// Maps an MLIR element type onto the executor's dtypes; fails for others.
-mlir::FailureOr<DType> dtypeOf(mlir::Type elementType);
-/// The HostTensor type of a statically shaped ranked tensor type.
-mlir::FailureOr<std::pair<DType, std::vector<int64_t>>> tensorSpec(mlir::Type type);
+using abi::dtypeOf;
+using abi::tensorSpec;
 
 /// The value of a one-element tensor of any dtype (f32, f64, bf16, f16, i32)
 /// as a double; throws rt::Error for other sizes.
@@ -70,6 +75,7 @@ double scalarValue(const HostTensor &t);
 class Executor {
 public:
   explicit Executor(mlir::func::FuncOp func, RunOptions options = {});
+  ~Executor();
 
   mlir::LogicalResult run(std::vector<HostTensor> args, std::vector<HostTensor> &results);
 
@@ -96,17 +102,15 @@ private:
   /// stages, so every stage's groups compute alike).
   bool runsOn(mlir::Operation *op, const RankEnv &env) const;
   const RankEnv &onStage(const RankEnv &env, int64_t stage) const;
-  /// xf.transfer: the receiving stage's ranks get the sending stage's value.
-  mlir::LogicalResult execTransfer(mlir::Operation *op);
   mlir::LogicalResult execLocal(mlir::Operation *op, RankEnv &env);
   /// The runtime's kernel runner for `op` on `rank` (built once: the op
   /// encoded as a one-call program, decoded for the rank's coordinates);
   /// null after emitting an error if the runtime cannot run it.
   rt::KernelRunner *kernelFor(mlir::Operation *op, int rank);
-  /// shard collectives: all ranks at once.
-  mlir::LogicalResult execCollective(mlir::Operation *op);
-  /// The cross-entropy ops: statistics combined over each vocabulary group.
-  mlir::LogicalResult execCrossEntropy(mlir::Operation *op);
+  /// An op whose ranks exchange data (shard collectives, xf.transfer, the
+  /// cross-entropy ops): every taking-part rank runs its kernel runner on
+  /// its own thread, exchanging through the in-process communicators.
+  mlir::LogicalResult execGroup(mlir::Operation *op);
   mlir::LogicalResult distributeArguments(std::vector<HostTensor> &args);
   mlir::LogicalResult collectResults(mlir::func::ReturnOp ret, std::vector<HostTensor> &results);
 
@@ -123,6 +127,9 @@ private:
     std::unique_ptr<rt::KernelRunner> runner;
   };
   std::map<std::pair<mlir::Operation *, int>, OpKernel> kernels_;
+  /// A partitioned function's ranks exchange through these (one per rank).
+  std::unique_ptr<rt::InProcessMesh> inProcess_;
+  std::vector<std::unique_ptr<rt::Communicators>> comms_;
 };
 
 } // namespace shardc::exec

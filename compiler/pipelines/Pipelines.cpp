@@ -21,7 +21,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
     XfMixedPrecisionOptions mp;
     mp.function = o.function;
     mp.compute = o.precision == "bf16" ? "bf16" : "f16";
-    pm.addPass(createXfMixedPrecision(mp));
+    pm.nest<func::FuncOp>().addPass(createXfMixedPrecision(mp));
   }
   XfAutodiffOptions ad;
   ad.function = o.function;
@@ -42,13 +42,13 @@ void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
   opt.clipGrad = o.clipGrad;
   opt.lossScaleWindow = o.lossScaleWindow;
   opt.initialLossScale = o.lossScale;
-  pm.addPass(createXfAdamW(opt));
+  pm.nest<func::FuncOp>().addPass(createXfAdamW(opt));
   if (o.recompute != "none") {
     XfRecomputeOptions rc;
     rc.function = kStepFunction;
     rc.policy = o.recompute;
     rc.every = o.recomputeEvery;
-    pm.addPass(createXfRecompute(rc));
+    pm.nest<func::FuncOp>().addPass(createXfRecompute(rc));
   }
 }
 
@@ -56,18 +56,23 @@ void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::St
                            bool partition) {
   if (o.mesh.empty())
     return;
+  // The mesh string is parsed once, into the module's grid; the function
+  // passes below read it.
+  XfGridOptions grid;
+  grid.mesh = o.mesh;
+  pm.addPass(createXfGrid(grid));
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
   XfPropagateShardingOptions propagate;
   propagate.function = function.str();
-  propagate.mesh = o.mesh;
   propagate.strategy = o.strategy;
   propagate.hardware = o.hardware;
   propagate.memoryBudget = o.memoryBudget;
-  pm.addPass(createXfPropagateSharding(propagate));
+  fpm.addPass(createXfPropagateSharding(propagate));
   if (!partition)
     return;
   XfPartitionOptions p;
   p.function = function.str();
-  pm.addPass(createXfPartition(p));
+  fpm.addPass(createXfPartition(p));
   std::string ppAxis = sharding::pipelineAxisName(o.strategy);
   if (!ppAxis.empty()) {
     XfPipelineOptions pipeline;
@@ -76,7 +81,7 @@ void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::St
     pipeline.schedule = o.schedule;
     pipeline.virtualStages = o.virtualStages;
     pipeline.cuts = o.pipelineCuts;
-    pm.addPass(createXfPipeline(pipeline));
+    fpm.addPass(createXfPipeline(pipeline));
   }
 }
 
@@ -90,7 +95,7 @@ void buildLoweringPipeline(OpPassManager &pm, const PipelineOptions &o) {
   if (o.overlap) {
     XfScheduleOptions schedule;
     schedule.function = kStepFunction;
-    pm.addPass(createXfSchedule(schedule));
+    pm.nest<func::FuncOp>().addPass(createXfSchedule(schedule));
   }
   XfPlanMemoryOptions plan;
   plan.function = kStepFunction;
@@ -104,10 +109,11 @@ void buildLoweringPipeline(OpPassManager &pm, const PipelineOptions &o) {
   pm.addPass(createXfLowerToRt(lower));
   RtBucketAllReducesOptions bucket;
   bucket.bucketBytes = o.bucketBytes;
-  pm.addPass(createRtBucketAllReduces(bucket));
   RtScheduleCollectivesOptions collectives;
   collectives.overlap = o.overlap;
-  pm.addPass(createRtScheduleCollectives(collectives));
+  OpPassManager &rt = pm.nest<func::FuncOp>();
+  rt.addPass(createRtBucketAllReduces(bucket));
+  rt.addPass(createRtScheduleCollectives(collectives));
 }
 
 void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &o) {

@@ -58,7 +58,7 @@ FailureOr<Mesh> Mesh::fromModule(ModuleOp module, llvm::StringRef symbol) {
   if (count == 0)
     return module.emitError() << "no shard.grid" << (symbol.empty() ? "" : " @" + symbol.str())
                               << " in the module; give a mesh (--mesh dp=2,tp=2 or "
-                                 "-xf-propagate-sharding{mesh=...})";
+                                 "-xf-grid{mesh=...})";
   if (count > 1)
     return module.emitError() << "the module has " << count
                               << " shard.grid ops; name the one to use";

@@ -13,7 +13,6 @@
 #include "passes/lowering/AttrJson.h"
 #include "passes/memory/MemoryPlan.h"
 
-#include "compiler/executor/MeshSimulation.h"
 #include "compiler/sharding/Sharding.h"
 #include "dialects/rt/RtDialect.h"
 #include "dialects/xf/XfInterfaces.h"
@@ -287,7 +286,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
         if (failed(boundary(arg, attrs, "input", in.str(), loc)))
           return failure();
       } else {
-        return func.emitError() << "xf-lower-to-rt: " << exec::argumentName(func, i)
+        return func.emitError() << "xf-lower-to-rt: " << abi::argumentName(func, i)
                                 << " is neither state (xf.state) nor a data input (xf.input); "
                                    "compiled steps are training steps (-xf-adamw)";
       }
@@ -304,7 +303,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
       if (auto s = func.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName)) {
         BlockArgument arg = stateArgs.lookup(s.getValue());
         if (!arg)
-          return ret.emitError() << "xf-lower-to-rt: " << exec::resultName(func, i)
+          return ret.emitError() << "xf-lower-to-rt: " << abi::resultName(func, i)
                                  << " has no argument with the same xf.state";
         if (placeOf(v) != placeOf(arg))
           copyFrom[i] = arg.getArgNumber();
@@ -315,7 +314,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
           return failure();
         continue;
       }
-      return ret.emitError() << "xf-lower-to-rt: " << exec::resultName(func, i)
+      return ret.emitError() << "xf-lower-to-rt: " << abi::resultName(func, i)
                              << " is neither state nor a report; compiled steps are training "
                                 "steps (-xf-adamw)";
     }

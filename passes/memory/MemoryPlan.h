@@ -7,7 +7,7 @@
 #ifndef SHARDC_PASSES_MEMORY_MEMORYPLAN_H
 #define SHARDC_PASSES_MEMORY_MEMORYPLAN_H
 
-#include "compiler/executor/Executor.h"
+#include "compiler/abi/CallEncoding.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringRef.h"
@@ -51,7 +51,7 @@ inline int64_t alignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * k
 /// The runtime's name of an element type ("F32", "BF16", ...: the
 /// executor's dtype mapping); empty for types the runtime does not hold.
 inline std::string runtimeDTypeName(mlir::Type t) {
-  mlir::FailureOr<rt::DType> d = exec::dtypeOf(t);
+  mlir::FailureOr<rt::DType> d = abi::dtypeOf(t);
   return mlir::succeeded(d) ? rt::dtype_name(*d) : "";
 }
 

@@ -54,10 +54,9 @@ struct RtBucketAllReducesPass : shardc::impl::RtBucketAllReducesBase<RtBucketAll
   void runOnOperation() override {
     if (bucketBytes <= 0)
       return;
-    getOperation().walk([&](func::FuncOp func) {
-      if (func.getBody().hasOneBlock())
-        bucket(func.getBody().front());
-    });
+    func::FuncOp func = getOperation();
+    if (func.getBody().hasOneBlock())
+      bucket(func.getBody().front());
   }
 
   /// Replaces the members by copies into their outputs and one in-place

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -53,11 +54,12 @@ struct XfSchedulePass : shardc::impl::XfScheduleBase<XfSchedulePass> {
   using XfScheduleBase::XfScheduleBase;
 
   void runOnOperation() override {
-    auto func = getOperation().lookupSymbol<func::FuncOp>(function);
-    if (!func) {
-      getOperation().emitError() << "xf-schedule: no function @" << function;
+    func::FuncOp func = getOperation();
+    FailureOr<bool> target = shardc::isTargetFunction(func, function, "xf-schedule");
+    if (failed(target))
       return signalPassFailure();
-    }
+    if (!*target)
+      return;
     if (!func.getBody().hasOneBlock())
       return;
     Block &block = func.getBody().front();

@@ -36,10 +36,9 @@ struct RtScheduleCollectivesPass
   using RtScheduleCollectivesBase::RtScheduleCollectivesBase;
 
   void runOnOperation() override {
-    getOperation().walk([&](func::FuncOp func) {
-      if (func.getBody().hasOneBlock())
-        schedule(func.getBody().front());
-    });
+    func::FuncOp func = getOperation();
+    if (func.getBody().hasOneBlock())
+      schedule(func.getBody().front());
   }
 
   void schedule(Block &block) {

@@ -11,6 +11,7 @@
 
 #include "passes/sharding/Partition.h"
 
+#include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
 #include "passes/sharding/ShardingIR.h"
 
@@ -306,11 +307,13 @@ public:
   using XfPartitionBase::XfPartitionBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto func = lookupFunction(module, function, "partition");
-    if (!func)
+    func::FuncOp func = getOperation();
+    FailureOr<bool> target = shardc::isTargetFunction(func, function, "xf-partition");
+    if (failed(target))
       return signalPassFailure();
-    FailureOr<Mesh> mesh = Mesh::fromModule(module);
+    if (!*target)
+      return;
+    FailureOr<Mesh> mesh = Mesh::fromModule(func->getParentOfType<ModuleOp>());
     if (failed(mesh) || failed(partitionFunction(func, *mesh)))
       return signalPassFailure();
   }

@@ -44,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Debug.h"
+#include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
 #include "passes/memory/MemoryPlan.h"
 
@@ -153,11 +154,15 @@ struct XfPipelinePass : shardc::impl::XfPipelineBase<XfPipelinePass> {
 };
 
 LogicalResult XfPipelinePass::run() {
-  ModuleOp module = getOperation();
-  auto func = module.lookupSymbol<func::FuncOp>(function);
-  if (!func || func.isExternal() || !func.getBody().hasOneBlock())
-    return module.emitError() << "xf-pipeline: no training step @" << function
-                              << " with one block";
+  func::FuncOp func = getOperation();
+  FailureOr<bool> target = shardc::isTargetFunction(func, function, "xf-pipeline");
+  if (failed(target))
+    return failure();
+  if (!*target)
+    return success();
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "xf-pipeline: @" << function << " is not a training step of one block";
+  auto module = func->getParentOfType<ModuleOp>();
   auto grid = func->getAttrOfType<FlatSymbolRefAttr>(sharding::kGridAttr);
   if (!grid)
     return func.emitError() << "xf-pipeline: @" << function

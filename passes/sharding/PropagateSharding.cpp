@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Debug.h"
+#include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
 
 #include "compiler/cost/CostModel.h"
@@ -758,37 +759,19 @@ public:
   using XfPropagateShardingBase::XfPropagateShardingBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto func = lookupFunction(module, function, "shard");
-    if (!func)
+    func::FuncOp func = getOperation();
+    FailureOr<bool> target = shardc::isTargetFunction(func, function, "xf-propagate-sharding");
+    if (failed(target))
       return signalPassFailure();
-    std::string spec = this->mesh;
-    FailureOr<Mesh> mesh = failure();
-    if (!spec.empty()) {
-      std::string error;
-      mesh = Mesh::parse(spec, error);
-      if (failed(mesh)) {
-        module.emitError() << error;
-        return signalPassFailure();
-      }
-      for (auto grid : module.getOps<shard::GridOp>()) {
-        FailureOr<Mesh> existing = Mesh::fromGrid(grid);
-        if (succeeded(existing) && existing->symbol == mesh->symbol &&
-            (existing->sizes != mesh->sizes || existing->names != mesh->names)) {
-          grid.emitError() << "the module's grid @" << grid.getSymName() << " is "
-                           << existing->str() << " but the mesh given is " << mesh->str();
-          return signalPassFailure();
-        }
-      }
-      mesh->materialize(module);
-    } else {
-      mesh = Mesh::fromModule(module);
-      if (failed(mesh))
-        return signalPassFailure();
-    }
+    if (!*target)
+      return;
+    // The mesh is the module's grid (-xf-grid made it).
+    FailureOr<Mesh> mesh = Mesh::fromModule(func->getParentOfType<ModuleOp>());
+    if (failed(mesh))
+      return signalPassFailure();
     if (failed(verifyShardingOps(func, *mesh)))
       return signalPassFailure();
-    FailureOr<cost::HardwareDesc> hw = loadHardware(module, hardware);
+    FailureOr<cost::HardwareDesc> hw = loadHardware(func, hardware);
     if (failed(hw))
       return signalPassFailure();
     SmallVector<Annotation> preset;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
 
 #include "compiler/cost/CostModel.h"
@@ -65,14 +66,17 @@ public:
   using XfReportShardingBase::XfReportShardingBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto func = lookupFunction(module, function, "report on");
-    if (!func)
+    func::FuncOp func = getOperation();
+    FailureOr<bool> target = shardc::isTargetFunction(func, function, "xf-report-sharding");
+    if (failed(target))
       return signalPassFailure();
+    if (!*target)
+      return;
+    auto module = func->getParentOfType<ModuleOp>();
     FailureOr<Mesh> mesh = Mesh::fromModule(module);
     if (failed(mesh) || failed(verifyShardingOps(func, *mesh)))
       return signalPassFailure();
-    FailureOr<cost::HardwareDesc> hw = loadHardware(module, hardware);
+    FailureOr<cost::HardwareDesc> hw = loadHardware(func, hardware);
     if (failed(hw))
       return signalPassFailure();
     cost::CostModel cost(*mesh, *hw);
@@ -159,8 +163,13 @@ public:
     });
 
     // Partition a copy and account for what it communicates.
-    OwningOpRef<ModuleOp> copy = module.clone();
-    auto work = copy->lookupSymbol<func::FuncOp>(function);
+    // (A module of its own: the grids and this function, nothing a pass on a
+    // sibling function may be changing.)
+    OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
+    for (auto grid : module.getOps<shard::GridOp>())
+      copy->push_back(grid.clone());
+    auto work = func.clone();
+    copy->push_back(work);
     if (failed(partitionFunction(work, *mesh)))
       return signalPassFailure();
     if (!pipelineAxis.empty()) {
@@ -171,7 +180,7 @@ public:
       pipeline.schedule = schedule.getValue();
       pipeline.virtualStages = virtualStages.getValue();
       pipeline.cuts = cuts.getValue();
-      stages.addPass(createXfPipeline(pipeline));
+      stages.nest<func::FuncOp>().addPass(createXfPipeline(pipeline));
       if (failed(stages.run(*copy)))
         return signalPassFailure();
     }
@@ -298,7 +307,7 @@ public:
     PassManager planner(copy->getContext());
     XfScheduleOptions scheduleOptions;
     scheduleOptions.function = function.getValue();
-    planner.addPass(createXfSchedule(scheduleOptions));
+    planner.nest<func::FuncOp>().addPass(createXfSchedule(scheduleOptions));
     XfPlanMemoryOptions planOptions;
     planOptions.function = function.getValue();
     planner.addPass(createXfPlanMemory(planOptions));
@@ -440,7 +449,7 @@ public:
     std::string err;
     auto file = openOutputFile(output, &err);
     if (!file) {
-      module.emitError() << "cannot write the report: " << err;
+      func.emitError() << "cannot write the report: " << err;
       return signalPassFailure();
     }
     file->os() << out;

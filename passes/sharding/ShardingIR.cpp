@@ -249,19 +249,11 @@ LogicalResult sharding::verifyShardingOps(func::FuncOp func, const Mesh &mesh) {
   return success(ok);
 }
 
-func::FuncOp sharding::lookupFunction(ModuleOp module, llvm::StringRef name,
-                                      llvm::StringRef what) {
-  auto func = module.lookupSymbol<func::FuncOp>(name);
-  if (!func)
-    module.emitError() << "no function @" << name << " to " << what;
-  return func;
-}
-
-FailureOr<cost::HardwareDesc> sharding::loadHardware(ModuleOp module, llvm::StringRef name) {
+FailureOr<cost::HardwareDesc> sharding::loadHardware(Operation *where, llvm::StringRef name) {
   std::string error;
   FailureOr<cost::HardwareDesc> hw = cost::HardwareDesc::byName(name.str(), error);
   if (failed(hw))
-    module.emitError() << error;
+    where->emitError() << error;
   return hw;
 }
 

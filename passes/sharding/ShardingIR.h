@@ -96,14 +96,9 @@ private:
 /// negative and not repeated). Emits an error at each offending op.
 mlir::LogicalResult verifyShardingOps(mlir::func::FuncOp func, const Mesh &mesh);
 
-/// The function a sharding pass works on; emits "no function @name to
-/// <what>" on the module when there is none.
-mlir::func::FuncOp lookupFunction(mlir::ModuleOp module, llvm::StringRef name,
-                                  llvm::StringRef what);
-
 /// The hardware description `name` (shipped name or .json path); emits the
-/// reason on the module when it cannot be read.
-mlir::FailureOr<cost::HardwareDesc> loadHardware(mlir::ModuleOp module, llvm::StringRef name);
+/// reason at `where` when it cannot be read.
+mlir::FailureOr<cost::HardwareDesc> loadHardware(mlir::Operation *where, llvm::StringRef name);
 
 /// Bytes of a statically shaped tensor type (0 for others).
 double tensorBytes(mlir::Type type);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/FunctionTarget.h"
 
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
@@ -71,11 +72,12 @@ LogicalResult AdamW::checkOptions(func::FuncOp f) {
 }
 
 LogicalResult AdamW::apply() {
-  ModuleOp module = getOperation();
-  auto f = module.lookupSymbol<func::FuncOp>(function);
-  if (!f || f.isExternal())
-    return module.emitError() << "-xf-adamw: no function @" << function
-                              << " with a body (run -xf-autodiff first)";
+  func::FuncOp f = getOperation();
+  FailureOr<bool> target = shardc::isTargetFunction(f, function, "-xf-adamw", "run -xf-autodiff first");
+  if (failed(target))
+    return failure();
+  if (!*target)
+    return success();
   if (failed(checkOptions(f)))
     return failure();
   MLIRContext *ctx = &getContext();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/FunctionTarget.h"
 
 #include "dialects/xf/XfOps.h"
 
@@ -55,12 +56,12 @@ private:
 };
 
 void MixedPrecision::runOnOperation() {
-  ModuleOp module = getOperation();
-  auto f = module.lookupSymbol<func::FuncOp>(function);
-  if (!f || f.isExternal()) {
-    module.emitError() << "-xf-mixed-precision: no function @" << function << " with a body";
+  func::FuncOp f = getOperation();
+  FailureOr<bool> target = shardc::isTargetFunction(f, function, "-xf-mixed-precision");
+  if (failed(target))
     return signalPassFailure();
-  }
+  if (!*target)
+    return;
   OpBuilder b(&getContext());
   if (compute == "bf16") {
     compute_ = b.getBF16Type();

@@ -25,6 +25,7 @@
 
 #include "passes/Debug.h"
 #include "passes/Passes.h"
+#include "passes/FunctionTarget.h"
 
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
@@ -51,23 +52,28 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
   using XfRecomputeBase::XfRecomputeBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
+    func::FuncOp func = getOperation();
     if (policy == "none")
       return;
+    FailureOr<bool> target =
+        shardc::isTargetFunction(func, function, "xf-recompute", "run -xf-autodiff and -xf-adamw first");
+    if (failed(target))
+      return signalPassFailure();
+    if (!*target)
+      return;
     if (policy != "full" && policy != "selective") {
-      module.emitError() << "xf-recompute: policy must be none, selective or full, not '"
+      func.emitError() << "xf-recompute: policy must be none, selective or full, not '"
                          << policy << "'";
       return signalPassFailure();
     }
     if (every < 1) {
-      module.emitError() << "xf-recompute: every must be at least 1, got "
+      func.emitError() << "xf-recompute: every must be at least 1, got "
                          << static_cast<int64_t>(every);
       return signalPassFailure();
     }
-    auto func = module.lookupSymbol<func::FuncOp>(function);
-    if (!func || func.isExternal() || !func.getBody().hasOneBlock()) {
-      module.emitError() << "xf-recompute: no training step @" << function
-                         << " (run -xf-autodiff and -xf-adamw first)";
+    if (!func.getBody().hasOneBlock()) {
+      func.emitError() << "xf-recompute: @" << function << " is not a training step of one block"
+                       << " (run -xf-autodiff and -xf-adamw first)";
       return signalPassFailure();
     }
     Block &body = func.getBody().front();

@@ -7,12 +7,13 @@
 // each member calls it with the same axes and byte count, in the same order.
 //
 // The interface moves bytes only; reductions are done by the caller in group
-// order (KernelRunner), so that every member, and the reference executor's
-// MeshSimulation, get bit-identical sums whatever the transport.
+// order (KernelRunner), so that every member gets bit-identical sums
+// whatever the transport, in compiled steps and in the reference executor.
 //
-// Implementations: one rank without MPI (makeSingleRankCommunicators, in
-// shardc_runtime) and MPI (makeMpiCommunicators, in shardc_comm_mpi, the only
-// target that links MPI).
+// Implementations: one rank without MPI (makeSingleRankCommunicators), every
+// rank of a mesh on threads of one process (InProcessMesh: the reference
+// executor's mesh simulation), both in shardc_runtime, and MPI
+// (makeMpiCommunicators, in shardc_comm_mpi, the only target that links MPI).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_RUNTIME_COMM_COMM_H
@@ -104,6 +105,38 @@ protected:
 /// A mesh of one rank: every group is this rank alone. Throws Error if
 /// `mesh` has more than one rank.
 std::unique_ptr<Communicators> makeSingleRankCommunicators(const MeshDesc &mesh);
+
+/// Every rank of a mesh in one process, each on its own thread (the
+/// reference executor's simulated mesh; runtime/comm/InProcessComm.cpp): the
+/// members of a group exchange through shared memory. Each exchange blocks
+/// until every member has called it (the non-blocking forms complete at
+/// once), so the ranks must run concurrently. Calls where the members
+/// disagree (another operation or byte count on the same group) are an
+/// Error on every member, not a hang.
+class InProcessMesh {
+public:
+  explicit InProcessMesh(MeshDesc mesh);
+  ~InProcessMesh();
+  InProcessMesh(const InProcessMesh &) = delete;
+  InProcessMesh &operator=(const InProcessMesh &) = delete;
+
+  const MeshDesc &mesh() const;
+  /// Rank `rank`'s communicators; they share this mesh's state (kept alive
+  /// by them).
+  std::unique_ptr<Communicators> communicators(int64_t rank);
+  /// Every exchange waiting now or started later throws Error (naming `why`)
+  /// until reset(): what the thread of a rank that failed calls, so that its
+  /// peers do not wait for it forever.
+  void fail(const std::string &why);
+  /// Forgets a failure and any half-done exchange; only while no rank is
+  /// inside an exchange.
+  void reset();
+
+  struct State;
+
+private:
+  std::shared_ptr<State> state_;
+};
 
 /// MPI communicators (shardc_comm_mpi): one per distinct set in `axesSets`,
 /// created up front with MPI_Comm_split in the order given, which must be the

@@ -95,18 +95,19 @@ std::vector<Config> configs() {
   auto lowering = [](bool overlap) {
     std::vector<std::string> p;
     if (overlap)
-      p.push_back("xf-schedule");
-    p.insert(p.end(), {"xf-plan-memory", "xf-lower-to-rt", "rt-bucket-all-reduces{bucket-bytes=256}",
-                       std::string("rt-schedule-collectives{overlap=") + (overlap ? "1" : "0") + "}",
+      p.push_back("func.func(xf-schedule)");
+    p.insert(p.end(), {"xf-plan-memory", "xf-lower-to-rt", "func.func(rt-bucket-all-reduces{bucket-bytes=256})",
+                       std::string("func.func(rt-schedule-collectives{overlap=") + (overlap ? "1" : "0") + "})",
                        "rt-to-llvm"});
     return p;
   };
   auto config = [&](std::string name, models::ModelConfig model, std::vector<std::string> train,
                     std::string mesh, std::string strategy, bool overlap) {
     Config c{std::move(name), std::move(model), std::move(train), 0};
-    c.passes.push_back("xf-propagate-sharding{mesh=" + mesh + " strategy=" + strategy + "}");
+    c.passes.push_back("xf-grid{mesh=" + mesh + "}");
+    c.passes.push_back("func.func(xf-propagate-sharding{strategy=" + strategy + "})");
     c.reportBefore = c.passes.size();
-    c.passes.push_back("xf-partition");
+    c.passes.push_back("func.func(xf-partition)");
     for (std::string &p : lowering(overlap))
       c.passes.push_back(std::move(p));
     return c;
@@ -114,22 +115,22 @@ std::vector<Config> configs() {
   using models::Family;
   std::vector<Config> out;
   out.push_back(config("gpt2-fp32-zero1+tp", tinyModel(Family::GPT2, "f32"),
-                       {"xf-autodiff{micro-batches=2}", "xf-adamw", "xf-recompute{policy=full}"},
+                       {"xf-autodiff{micro-batches=2}", "func.func(xf-adamw)", "func.func(xf-recompute{policy=full})"},
                        "dp=2,tp=2", "zero1+tp",
                        true));
   out.push_back(config("llama-bf16-dp+sp", tinyModel(Family::LLAMA, "f32"),
-                       {"xf-mixed-precision{compute=bf16}", "xf-autodiff", "xf-adamw",
-                        "xf-recompute{policy=selective every=2}"},
+                       {"func.func(xf-mixed-precision{compute=bf16})", "xf-autodiff", "func.func(xf-adamw)",
+                        "func.func(xf-recompute{policy=selective every=2})"},
                        "dp=2,tp=2", "dp+sp", false));
   out.push_back(config("gpt2-fusedce-fp16-zero3", tinyModel(Family::GPT2, "f32"),
                        {"func.func(xf-fuse-linear-cross-entropy)",
-                        "xf-mixed-precision{compute=f16}", "xf-autodiff{loss-scale=1}",
-                        "xf-adamw"},
+                        "func.func(xf-mixed-precision{compute=f16})", "xf-autodiff{loss-scale=1}",
+                        "func.func(xf-adamw)"},
                        "dp=4", "zero3", true));
   out.push_back(config("bert-fp32-mics+tp", tinyModel(Family::BERT, "f32"),
-                       {"xf-autodiff", "xf-adamw"}, "dp=2,fsdp=2,tp=2", "mics+tp", false));
+                       {"xf-autodiff", "func.func(xf-adamw)"}, "dp=2,fsdp=2,tp=2", "mics+tp", false));
   out.push_back(config("gpt2-fp32-fsdp", tinyModel(Family::GPT2, "f32"),
-                       {"xf-autodiff", "xf-adamw"}, "dp=2", "fsdp", true));
+                       {"xf-autodiff", "func.func(xf-adamw)"}, "dp=2", "fsdp", true));
   return out;
 }
 
@@ -530,7 +531,7 @@ enum Outcome { Accepted = 0, Rejected = 1, Silent = 3 };
   if (s.report) {
     OwningOpRef<ModuleOp> copy = module->clone();
     PassManager pm(&ctx);
-    if (failed(parsePassPipeline("xf-report-sharding{output=/dev/null}", pm)))
+    if (failed(parsePassPipeline("func.func(xf-report-sharding{output=/dev/null})", pm)))
       _exit(Silent);
     if (failed(pm.run(*copy)))
       finish(false);

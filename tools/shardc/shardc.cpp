@@ -1016,7 +1016,7 @@ int cmdExplain(const std::vector<std::string> &argv) {
     report.virtualStages = o.virtualStages;
     report.cuts = o.pipelineCuts;
   }
-  pm.addPass(createXfReportSharding(report));
+  pm.addNestedPass<func::FuncOp>(createXfReportSharding(report));
   if (failed(pm.run(*module)))
     throw Failed{};
   return 0;

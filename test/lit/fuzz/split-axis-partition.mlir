@@ -1,7 +1,7 @@
 // shardc-fuzz --seed 7 --case 59609 (before xf.optimizer changed the corpus): a sharded GPT-2 step
 // whose shard.sharding splits over axis 2 of a 2-axis grid. Was: a segfault in the rest of the
 // pipeline. Now: the sharding passes check split axes against the mesh.
-// RUN: not shardc-opt %s --pass-pipeline='builtin.module(xf-partition,xf-schedule,xf-plan-memory,xf-lower-to-rt,rt-bucket-all-reduces{bucket-bytes=256},rt-schedule-collectives{overlap=1},rt-to-llvm)' -o /dev/null 2>&1 | FileCheck %s
+// RUN: not shardc-opt %s --pass-pipeline='builtin.module(func.func(xf-partition,xf-schedule),xf-plan-memory,xf-lower-to-rt,func.func(rt-bucket-all-reduces{bucket-bytes=256},rt-schedule-collectives{overlap=1}),rt-to-llvm)' -o /dev/null 2>&1 | FileCheck %s
 // CHECK: error: split axis 2 is not an axis of the mesh dp=2,tp=2 (2 axes)
 module attributes {xf.model = {family = "gpt2", heads = 2 : i64, hidden = 16 : i64, layers = 1 : i64, name = "fuzz-gpt2", vocab = 64 : i64}} {
   shard.grid @mesh(shape = 2x2) {xf.axis_names = ["dp", "tp"]}

@@ -60,14 +60,14 @@ protected:
     if (p.precision != "fp32") {
       XfMixedPrecisionOptions mp;
       mp.compute = p.precision == "bf16" ? "bf16" : "f16";
-      pm.addPass(createXfMixedPrecision(mp));
+      pm.addNestedPass<func::FuncOp>(createXfMixedPrecision(mp));
     }
     if (p.fuseLoss)
       pm.addNestedPass<func::FuncOp>(createXfFuseLinearCrossEntropy());
     XfAutodiffOptions ad;
     ad.lossScale = p.precision == "fp16";
     pm.addPass(createXfAutodiff(ad));
-    pm.addPass(createXfAdamW());
+    pm.addNestedPass<func::FuncOp>(createXfAdamW());
     ASSERT_TRUE(succeeded(pm.run(module)));
   }
 

@@ -266,8 +266,8 @@ protected:
   func::FuncOp shardcPartition(ModuleOp module, StringRef name,
                                const std::string &propagateOptions = "") {
     std::string fn = "function=" + name.str();
-    if (!runPipeline(module, "xf-propagate-sharding{" + fn + " " + propagateOptions +
-                                 "},xf-partition{" + fn + "}"))
+    if (!runPipeline(module, "func.func(xf-propagate-sharding{" + fn + " " + propagateOptions +
+                                 "},xf-partition{" + fn + "})"))
       return nullptr;
     return module.lookupSymbol<func::FuncOp>(name);
   }
