@@ -4,8 +4,12 @@
 // place: each xf op is cloned with local types, operands are resharded to
 // what the op's decision needs, results from what the op produces to the
 // value's stored sharding (see planReshard for the collectives). Reshards of
-// a value are cached per target sharding; annotate_for_users annotations are
-// resharded again before every use.
+// a value are cached per target sharding. annotate_for_users annotations
+// (ZeRO-3's "gather before use") are resharded again in each phase: uses in
+// one contiguous run of forward ops (or of backward ops) share one gather,
+// so a tied embedding is gathered once for its lookup and logit GEMM, once
+// for the backward; a new run gathers again rather than keeping the gathered
+// copy alive across the other phase.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,13 +60,41 @@ private:
   /// `old`'s local value in sharding `to` (made once per target).
   FailureOr<Value> use(Value old, const TensorSharding &to, Location loc);
   LogicalResult partitionOp(Operation *op);
+  /// Marks the backward ops (the loss gradients and everything reading a
+  /// backward op's result) and numbers the runs of same-phase ops.
+  void findPhases(Block &entry);
 
   func::FuncOp func_;
   const Mesh &mesh_;
   OpBuilder b_;
   llvm::DenseMap<Value, Local> local_; ///< old canonical value -> stored local value
   std::map<std::pair<void *, std::string>, Value> cache_;
+  /// The run (of forward or of backward ops) each op belongs to.
+  llvm::DenseMap<Operation *, int64_t> run_;
+  /// The run of the op being partitioned.
+  int64_t currentRun_ = 0;
+  /// Users-annotation reshards: (annotation, run, target) -> value.
+  std::map<std::tuple<void *, int64_t, std::string>, Value> usersCache_;
 };
+
+void Partitioner::findPhases(Block &entry) {
+  llvm::DenseSet<Operation *> backward;
+  int64_t run = 0;
+  bool last = false;
+  for (Operation &op : entry) {
+    bool bw = isa<xf::CrossEntropyGradOp, xf::LinearCrossEntropyGradOp>(op) ||
+              llvm::any_of(op.getOperands(), [&](Value v) {
+                Operation *def = v.getDefiningOp();
+                return def && backward.contains(def);
+              });
+    if (bw)
+      backward.insert(&op);
+    if (bw != last)
+      ++run;
+    last = bw;
+    run_[&op] = run;
+  }
+}
 
 LogicalResult Partitioner::verifyAnnotated() {
   bool ok = true;
@@ -166,10 +198,16 @@ FailureOr<Value> Partitioner::use(Value old, const TensorSharding &to, Location 
     Value src = annotatedValue(ann.getSrc());
     const Local &l = local_.at(src);
     TensorSharding mid = annotationSharding(ann);
+    auto key = std::make_tuple(ann.getOperation(), currentRun_, mid.str(mesh_) + " " + to.str(mesh_));
+    if (auto it = usersCache_.find(key); it != usersCache_.end())
+      return it->second;
     FailureOr<Value> v = reshard(l.value, l.sharding, mid, loc);
     if (failed(v))
       return failure();
-    return reshard(*v, mid, to, loc);
+    FailureOr<Value> result = reshard(*v, mid, to, loc);
+    if (succeeded(result))
+      usersCache_[key] = *result;
+    return result;
   }
   Value c = annotatedValue(old);
   const Local &l = local_.at(c);
@@ -259,14 +297,17 @@ LogicalResult Partitioner::run() {
   for (Operation &op : entry)
     old.push_back(&op);
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  findPhases(entry);
   for (Operation *op : old) {
     if (isa<func::ReturnOp, shard::ShardOp, shard::ShardingOp>(op))
       continue;
+    currentRun_ = run_.lookup(op);
     if (failed(partitionOp(op)))
       return failure();
   }
   // Results: state and gradients in their argument's layout, the rest replicated.
   b_.setInsertionPoint(ret);
+  currentRun_ = -1; // the results: a phase of their own
   ReturnTargets targets(func_);
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;

@@ -76,7 +76,9 @@ def main():
     def gathered(L):
         twice = L * (12 * h * h + 2 * h) + h      # weights, norm scales
         once = L * (9 * h + 2 * h) + h            # biases, norm shifts
-        return 2 * twice + once + 3 * V * h + P * h
+        # The tied embedding: one gather serves its lookup and the logit GEMM
+        # (one run of forward ops), one the backward.
+        return 2 * twice + once + 2 * V * h + P * h
 
     def params(L):
         return L * (12 * h * h + 13 * h) + 2 * h + V * h + P * h
