@@ -176,6 +176,15 @@ def XfAdamW : Pass<"xf-adamw", "mlir::func::FuncOp"> {
     GPT recipe. With loss scaling, a step whose gradients hold an inf or NaN
     leaves parameters, moments and the counter unchanged and halves the
     scale; `loss-scale-window` clean steps double it.
+
+    Low-precision copies (`low-precision-copies`, on by default): a
+    parameter the step reads only through casts to bf16 or f16 (the weights
+    of the GEMMs after -xf-mixed-precision) gets a state argument
+    `"param_bf16:<name>"` that replaces those casts, and the update returns
+    the cast of the new master into it. The next step's GEMMs read bf16
+    weights with no cast per use, and the fp32 master is read by its update
+    only, so ZeRO presets keep it split like the moments. Values are
+    unchanged: the copy is the same rounding of the same master.
   }];
   let options = [
     Option<"function", "function", "std::string", "\"train_step\"", "the gradient function; empty: every function">,
@@ -188,6 +197,8 @@ def XfAdamW : Pass<"xf-adamw", "mlir::func::FuncOp"> {
     Option<"beta2", "beta2", "double", "0.95", "Adam beta2">,
     Option<"epsilon", "epsilon", "double", "1.0e-8", "Adam epsilon">,
     Option<"clipGrad", "clip-grad", "double", "1.0", "max global gradient norm (0: no clipping)">,
+    Option<"lowPrecisionCopies", "low-precision-copies", "bool", "true",
+           "keep a bf16/f16 copy of each weight the step casts, written by the update">,
     Option<"lossScaleWindow", "loss-scale-window", "int64_t", "2000", "clean steps before the loss scale doubles">,
     Option<"initialLossScale", "initial-loss-scale", "double", "65536.0",
            "with a loss-scale argument: the scale the runtime starts from">,

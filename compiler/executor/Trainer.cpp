@@ -2,7 +2,9 @@
 
 #include "compiler/executor/Trainer.h"
 
+#include "dialects/xf/Params.h"
 #include "runtime/Error.h"
+#include "runtime/cpu/Kernels.h"
 #include "runtime/data/TokenFile.h"
 
 using namespace mlir;
@@ -36,6 +38,23 @@ Trainer::Trainer(func::FuncOp step, const ParamValues &params, double initialLos
       if (it == params.end())
         throw rt::Error("no initial value for parameter '" + s.drop_front(6).str() + "'");
       state_[s.str()] = it->second;
+    } else if (StringRef master = xf::lowPrecisionCopyOf(s); !master.empty()) {
+      // A weight's bf16/f16 copy: its master rounded, as the update casts it.
+      auto it = params.find(master.str());
+      if (it == params.end())
+        throw rt::Error("no initial value for parameter '" + master.str() + "'");
+      auto [dtype, shape] = *tensorSpec(type);
+      const HostTensor &m = it->second;
+      if (m.dtype != DType::F32 || m.shape != shape || (dtype != DType::BF16 && dtype != DType::F16))
+        throw rt::Error("state '" + s.str() + "' is not a bf16/f16 copy of the f32 parameter '" +
+                        master.str() + "'");
+      HostTensor t(dtype, shape);
+      auto *out = reinterpret_cast<uint16_t *>(t.bytes.data());
+      if (dtype == DType::BF16)
+        cpu::cast_f32_to_bf16(m.data<float>(), out, t.numel());
+      else
+        cpu::cast_f32_to_f16(m.data<float>(), out, t.numel());
+      state_[s.str()] = std::move(t);
     } else if (s == "loss_scale") {
       HostTensor t(DType::F32, {});
       t.data<float>()[0] = static_cast<float>(initialLossScale);

@@ -42,6 +42,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
   opt.clipGrad = o.clipGrad;
   opt.lossScaleWindow = o.lossScaleWindow;
   opt.initialLossScale = o.lossScale;
+  opt.lowPrecisionCopies = o.weightCopies;
   pm.nest<func::FuncOp>().addPass(createXfAdamW(opt));
   if (o.recompute != "none") {
     XfRecomputeOptions rc;

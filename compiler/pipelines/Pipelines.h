@@ -44,6 +44,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<int64_t> recomputeEvery{*this, "recompute-every",
                                  llvm::cl::desc("recompute layers whose index is a multiple of this"),
                                  llvm::cl::init(1)};
+  Option<bool> weightCopies{*this, "low-precision-copies",
+                            llvm::cl::desc("bf16/fp16: the optimizer writes a low-precision "
+                                           "copy of each weight the step casts"),
+                            llvm::cl::init(true)};
   Option<double> lr{*this, "lr", llvm::cl::desc("peak learning rate"), llvm::cl::init(1.5e-4)};
   Option<double> minLr{*this, "min-lr", llvm::cl::desc("floor of the cosine decay"),
                        llvm::cl::init(1e-5)};

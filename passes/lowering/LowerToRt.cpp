@@ -231,6 +231,12 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     program["precision"] = precision;
     int64_t microBatches = 1;
     json::Array tensors;
+    // A parameter's initializer, by name: a low-precision copy is initialized
+    // as its master is, rounded to its own dtype (the cast the update makes).
+    llvm::StringMap<xf::ParamAttr> paramInit;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto p = func.getArgAttrOfType<xf::ParamAttr>(i, xf::XfDialect::kParamAttrName))
+        paramInit[p.getName()] = p;
     auto boundary = [&](Value v, DictionaryAttr attrs, std::string kind, std::string name,
                         Location loc) -> LogicalResult {
       auto type = cast<RankedTensorType>(v.getType());
@@ -264,8 +270,12 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
           t["micro_batch"] = mb.getInt();
           microBatches = std::max<int64_t>(microBatches, mb.getInt() + 1);
         }
-      if (attrs)
-        if (auto p = attrs.getAs<xf::ParamAttr>(xf::XfDialect::kParamAttrName)) {
+      xf::ParamAttr init = attrs ? attrs.getAs<xf::ParamAttr>(xf::XfDialect::kParamAttrName)
+                                 : xf::ParamAttr();
+      if (StringRef master = xf::lowPrecisionCopyOf(name); !init && !master.empty())
+        init = paramInit.lookup(master);
+      if (init)
+        if (auto p = init) {
           json::Object param{{"name", p.getName().str()},
                              {"role", xf::stringifyParamRole(p.getRole()).str()},
                              {"init", xf::stringifyInitKind(p.getInit()).str()}};

@@ -139,7 +139,10 @@ std::string boundaryKey(func::FuncOp func, unsigned i) {
 /// Which arena a step argument lives in.
 Arena argumentArena(func::FuncOp func, unsigned i) {
   if (auto state = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
-    return state.getValue().starts_with("param:") ? Params : Optimizer;
+    return state.getValue().starts_with("param:") ||
+                   !xf::lowPrecisionCopyOf(state.getValue()).empty()
+               ? Params
+               : Optimizer;
   if (func.getArgAttr(i, xf::XfDialect::kParamAttrName))
     return Params;
   return Inputs;

@@ -5,11 +5,11 @@
 // what the op's decision needs, results from what the op produces to the
 // value's stored sharding (see planReshard for the collectives). Reshards of
 // a value are cached per target sharding. annotate_for_users annotations
-// (ZeRO-3's "gather before use") are resharded again in each phase: uses in
-// one contiguous run of forward ops (or of backward ops) share one gather,
-// so a tied embedding is gathered once for its lookup and logit GEMM, once
-// for the backward; a new run gathers again rather than keeping the gathered
-// copy alive across the other phase.
+// (ZeRO-3's "gather before use") are gathered once per run of forward ops
+// (those a loss is computed from) and once per run of backward ops (the rest,
+// recomputation's replays included): a tied embedding's lookup and logit GEMM
+// share one gather, the backward gathers again, and a new run gathers again
+// instead of keeping the copy alive across the other phase.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,8 +60,8 @@ private:
   /// `old`'s local value in sharding `to` (made once per target).
   FailureOr<Value> use(Value old, const TensorSharding &to, Location loc);
   LogicalResult partitionOp(Operation *op);
-  /// Marks the backward ops (the loss gradients and everything reading a
-  /// backward op's result) and numbers the runs of same-phase ops.
+  /// Numbers the runs of forward (feeding a loss) and of backward ops, whose
+  /// uses share one gather of an annotated value.
   void findPhases(Block &entry);
 
   func::FuncOp func_;
@@ -78,20 +78,26 @@ private:
 };
 
 void Partitioner::findPhases(Block &entry) {
-  llvm::DenseSet<Operation *> backward;
+  // The forward: the ops the losses are computed from (transitively). Every
+  // other op is backward: the gradients, the optimizer, and the forward ops
+  // recomputation replays for the backward (they feed gradients only), so a
+  // replay shares its run's gathers with the backward ops around it.
+  llvm::DenseSet<Operation *> forward;
+  for (Operation &op : llvm::reverse(entry)) {
+    bool feedsLoss = isa<xf::CrossEntropyOp, xf::LinearCrossEntropyOp>(op) ||
+                     llvm::any_of(op.getUsers(), [&](Operation *u) { return forward.contains(u); });
+    if (feedsLoss)
+      forward.insert(&op);
+  }
+  // Runs: maximal stretches of one phase in program order (a micro-batch's
+  // forward, its backward, the next micro-batch's forward, ...).
   int64_t run = 0;
-  bool last = false;
+  bool last = true;
   for (Operation &op : entry) {
-    bool bw = isa<xf::CrossEntropyGradOp, xf::LinearCrossEntropyGradOp>(op) ||
-              llvm::any_of(op.getOperands(), [&](Value v) {
-                Operation *def = v.getDefiningOp();
-                return def && backward.contains(def);
-              });
-    if (bw)
-      backward.insert(&op);
-    if (bw != last)
+    bool fw = forward.contains(&op);
+    if (fw != last)
       ++run;
-    last = bw;
+    last = fw;
     run_[&op] = run;
   }
 }

@@ -5,6 +5,7 @@
 #include "passes/sharding/ShardingIR.h"
 
 #include "dialects/xf/Einsum.h"
+#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -310,6 +311,19 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     return TensorSharding::replicated(type.getRank());
   };
 
+  // Low-precision weight copies (-xf-adamw): the step's GEMMs read the copy,
+  // the fp32 master is read only by its update. With a ZeRO stage the master
+  // then lives split like its moments (2N + 14N/d for ZeRO-2, as in Megatron's
+  // distributed optimizer) and the copy takes the layout the master had:
+  // replicated (gathered in bf16 after the update), tp-split, or stored split
+  // and gathered in bf16 before use (ZeRO-3).
+  llvm::StringMap<BlockArgument> copyOf;
+  for (BlockArgument arg : func.getArguments())
+    if (auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), XfDialect::kStateAttrName))
+      if (StringRef master = lowPrecisionCopyOf(st.getValue()); !master.empty())
+        copyOf[master] = arg;
+  bool zeroMaster = spec.zero >= 1 || spec.mics;
+
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type)
@@ -336,18 +350,36 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     TensorSharding full = tpOf(arg, /*all=*/true);
     TensorSharding state = splitFurther(full, type.getShape(), spec.zeroAxes, mesh);
     stateLayout[param.getName()] = state;
-    if (storeSplit) {
-      annotations.push_back({arg, state, false});
-      annotations.push_back({arg, full, /*forUsers=*/true});
-    } else if (auto split = !tp ? std::nullopt : spec.sp ? tp->any(arg) : tp->column(arg)) {
-      // Plain tp annotates the column (and vocabulary) splits only: the
-      // row-parallel weights and the f/g all-reduces follow by propagation.
-      // With sequence parallelism the rows are annotated too, so the weight
-      // stays split where gathering the sequence would tie on bytes.
-      annotations.push_back({arg, *split, false});
-    } else if (!tp) {
-      annotations.push_back({arg, full, false});
+    // How a tensor the step's ops read is stored: the master, or its copy.
+    auto annotateRead = [&](Value read) {
+      if (storeSplit) {
+        annotations.push_back({read, state, false});
+        annotations.push_back({read, full, /*forUsers=*/true});
+      } else if (auto split = !tp ? std::nullopt : spec.sp ? tp->any(arg) : tp->column(arg)) {
+        // Plain tp annotates the column (and vocabulary) splits only: the
+        // row-parallel weights and the f/g all-reduces follow by propagation.
+        // With sequence parallelism the rows are annotated too, so the weight
+        // stays split where gathering the sequence would tie on bytes.
+        annotations.push_back({read, *split, false});
+      } else if (!tp) {
+        annotations.push_back({read, full, false});
+      }
+    };
+    auto copy = copyOf.find(param.getName());
+    if (copy == copyOf.end()) {
+      annotateRead(arg);
+      continue;
     }
+    annotateRead(copy->second);
+    // The master: split like the moments when only its update reads it; a
+    // master the forward still reads in f32 (the tied embedding's lookup)
+    // keeps the layout its readers need.
+    bool onlyUpdated =
+        llvm::all_of(arg.getUsers(), [](Operation *u) { return isa<AdamWOp>(u); });
+    if (zeroMaster && onlyUpdated)
+      annotations.push_back({arg, state, false});
+    else
+      annotateRead(arg);
   }
   // Optimizer moments and gradients.
   if (spec.zero >= 1 || spec.mics) {

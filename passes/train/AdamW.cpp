@@ -140,6 +140,35 @@ LogicalResult AdamW::apply() {
   Value step = addArg(i32Scalar, "step");
   Value good = lossScaleArg ? addArg(i32Scalar, "good_steps") : Value();
 
+  // Low-precision copies: a parameter the step reads through casts to bf16
+  // (or f16), as -xf-mixed-precision makes them, is read from a copy the
+  // previous step's optimizer wrote (state "param_bf16:<name>") instead; its
+  // fp32 master is then read only by the update. The copy equals the cast it
+  // replaces bit for bit (the same rounding of the same master values).
+  SmallVector<Value> copies(slots.size());
+  if (lowPrecisionCopies) {
+    for (auto [k, s] : llvm::enumerate(slots)) {
+      SmallVector<CastOp> casts;
+      for (Operation *user : s.param.getUsers())
+        if (auto c = dyn_cast<CastOp>(user)) {
+          Type to = cast<RankedTensorType>(c.getType()).getElementType();
+          if (to.isBF16() || to.isF16())
+            casts.push_back(c);
+        }
+      if (casts.empty() || llvm::any_of(casts, [&](CastOp c) {
+            return c.getType() != casts.front().getType();
+          }))
+        continue;
+      Type t = casts.front().getType();
+      copies[k] = addArg(t, lowPrecisionCopyState(cast<RankedTensorType>(t).getElementType(),
+                                                  s.attr.getName()));
+      for (CastOp c : casts) {
+        c.getResult().replaceAllUsesWith(copies[k]);
+        c.erase();
+      }
+    }
+  }
+
   OpBuilder b(ret);
   Location loc = f.getLoc();
   Value sumsq;
@@ -187,6 +216,14 @@ LogicalResult AdamW::apply() {
   for (auto [s, v] : llvm::zip(slots, newV)) {
     results.push_back(v);
     attrs.push_back({XfDialect::kStateAttrName, ("adam_v:" + s.attr.getName()).str()});
+  }
+  for (auto [s, copy, p] : llvm::zip(slots, copies, newP)) {
+    if (!copy)
+      continue;
+    results.push_back(CastOp::create(b, s.param.getLoc(), copy.getType(), p));
+    attrs.push_back({XfDialect::kStateAttrName,
+                     lowPrecisionCopyState(cast<RankedTensorType>(copy.getType()).getElementType(),
+                                           s.attr.getName())});
   }
   results.push_back(nextStep);
   attrs.push_back({XfDialect::kStateAttrName, "step"});

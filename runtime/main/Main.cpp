@@ -193,7 +193,11 @@ void initState(shardc_rt_ctx &ctx, int64_t rank, uint64_t seed) {
       continue;
     void *out = ctx.address(t);
     const int64_t n = t.local.numel();
-    if (t.name.rfind("param:", 0) == 0) {
+    // A parameter, or its bf16/f16 copy: the same values at the block's
+    // global indices, rounded to the tensor's dtype (what the update's cast
+    // of the master gives).
+    if (t.name.rfind("param:", 0) == 0 || t.name.rfind("param_bf16:", 0) == 0 ||
+        t.name.rfind("param_f16:", 0) == 0) {
       if (!t.param)
         throw Error("state '" + t.name + "' has no \"param\" entry (its initializer)");
       const ParamInit &init = *t.param;

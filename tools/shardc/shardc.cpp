@@ -416,6 +416,7 @@ struct TrainSetup {
   bool fuseLinearCE = false; ///< -xf-fuse-linear-cross-entropy before autodiff
   std::string recompute = "none"; ///< -xf-recompute policy
   int64_t recomputeEvery = 1;
+  bool weightCopies = true; ///< -xf-adamw's low-precision copies
   shardc::XfAdamWOptions adamw;
 };
 
@@ -436,6 +437,7 @@ TrainSetup stepShapeOptions(const Args &args) {
   if (setup.recomputeEvery < 1 || setup.recomputeEvery > 1000000)
     throw UsageError{"option '--recompute-every' expects an integer in [1, 1000000], got " +
                      std::to_string(setup.recomputeEvery)};
+  setup.weightCopies = !args.isSet("no-weight-copies");
   return setup;
 }
 
@@ -448,6 +450,7 @@ void setTrainStepOptions(PipelineOptions &o, StringRef forward, const TrainSetup
   o.fuseLinearCE = setup.fuseLinearCE;
   o.recompute = setup.recompute;
   o.recomputeEvery = setup.recomputeEvery;
+  o.weightCopies = setup.weightCopies;
   const auto &a = setup.adamw;
   o.lr = a.lr;
   o.minLr = a.minLr;
@@ -480,7 +483,10 @@ void addRecomputeOptions(Args &args) {
               "attention outputs) | full (keep layer inputs)",
               "none")
       .option("recompute-every", "k", "recompute only layers whose index is a multiple of k",
-              "1");
+              "1")
+      .flag("no-weight-copies",
+            "bf16/fp16: cast the fp32 weights at every use instead of keeping the bf16 copy "
+            "the optimizer writes (-xf-adamw low-precision-copies=0)");
 }
 
 /// The training-step options of train and compile (the -xf-mixed-precision,
