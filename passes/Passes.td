@@ -179,7 +179,8 @@ def XfAdamW : Pass<"xf-adamw", "mlir::func::FuncOp"> {
 
     Low-precision copies (`low-precision-copies`, on by default): a
     parameter the step reads only through casts to bf16 or f16 (the weights
-    of the GEMMs after -xf-mixed-precision) gets a state argument
+    of the GEMMs after -xf-mixed-precision; not a tied embedding, whose lookup
+    reads f32) gets a state argument
     `"param_bf16:<name>"` that replaces those casts, and the update returns
     the cast of the new master into it. The next step's GEMMs read bf16
     weights with no cast per use, and the fp32 master is read by its update

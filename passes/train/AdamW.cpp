@@ -140,22 +140,27 @@ LogicalResult AdamW::apply() {
   Value step = addArg(i32Scalar, "step");
   Value good = lossScaleArg ? addArg(i32Scalar, "good_steps") : Value();
 
-  // Low-precision copies: a parameter the step reads through casts to bf16
-  // (or f16), as -xf-mixed-precision makes them, is read from a copy the
+  // Low-precision copies: a parameter the step reads only through casts to
+  // bf16 (or f16), as -xf-mixed-precision makes them, is read from a copy the
   // previous step's optimizer wrote (state "param_bf16:<name>") instead; its
   // fp32 master is then read only by the update. The copy equals the cast it
   // replaces bit for bit (the same rounding of the same master values).
   SmallVector<Value> copies(slots.size());
   if (lowPrecisionCopies) {
     for (auto [k, s] : llvm::enumerate(slots)) {
+      // Only where every read is such a cast, so that the master is then read
+      // by its update alone (a tied embedding's f32 lookup keeps it as is).
       SmallVector<CastOp> casts;
-      for (Operation *user : s.param.getUsers())
-        if (auto c = dyn_cast<CastOp>(user)) {
-          Type to = cast<RankedTensorType>(c.getType()).getElementType();
-          if (to.isBF16() || to.isF16())
-            casts.push_back(c);
-        }
-      if (casts.empty() || llvm::any_of(casts, [&](CastOp c) {
+      bool onlyCasts = true;
+      for (Operation *user : s.param.getUsers()) {
+        auto c = dyn_cast<CastOp>(user);
+        Type to = c ? cast<RankedTensorType>(c.getType()).getElementType() : Type();
+        if (c && (to.isBF16() || to.isF16()))
+          casts.push_back(c);
+        else
+          onlyCasts = false;
+      }
+      if (casts.empty() || !onlyCasts || llvm::any_of(casts, [&](CastOp c) {
             return c.getType() != casts.front().getType();
           }))
         continue;
