@@ -28,7 +28,7 @@ for cfg in "${configs[@]}"; do
   set -- $cfg
   start=$(date +%s.%N)
   if ! "$opt" "$work/step.mlir" -mlir-print-op-on-diagnostic=false \
-      -xf-propagate-sharding="mesh=$1 strategy=$2 hardware=$hw" \
+      -xf-grid="mesh=$1" -xf-propagate-sharding="strategy=$2 hardware=$hw" \
       -xf-report-sharding="hardware=$hw json=true output=$work/report.json" \
       -xf-partition -o /dev/null 2> "$work/err.txt"; then
     printf "%-12s %-10s %s\n" "$1" "$2" "error: $(head -c 150 "$work/err.txt" | head -1)"
