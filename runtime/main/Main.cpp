@@ -590,6 +590,11 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
   const int64_t k = static_cast<int64_t>(pl.inputs.size());
   const int64_t stepTokens = k * pl.B * pl.T;
   const double plannedMiB = p.plannedPeakBytes / kMiB;
+  // The planned activations: the workspace arena (what recomputation shrinks).
+  double activationMiB = 0;
+  for (const ArenaDesc &a : p.arenas)
+    if (a.name == "workspace")
+      activationMiB = a.bytes / kMiB;
   const bool tty = lead && showProgress();
   if (lead) {
     std::printf("training steps %lld..%lld: %lld micro-batch(es) x %lld x %lld tokens, %s, "
@@ -599,6 +604,8 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
                 static_cast<long long>(pl.T), p.precision.c_str(), p.mesh.str().c_str(),
                 p.strategy.empty() ? "no preset" : p.strategy.c_str(),
                 static_cast<unsigned long long>(pl.seed));
+    std::printf("planned memory per rank: %.1f MiB, of which activations (workspace) %.1f MiB\n",
+                plannedMiB, activationMiB);
     if (!pl.resumeDir.empty())
       std::printf("resumed from %s (saved on mesh %s), data position %lld\n",
                   pl.resumeDir.c_str(), pl.manifest.mesh.str().c_str(),
@@ -659,7 +666,8 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
                             {"lr", r.lr},             {"grad_norm", r.gradNorm},
                             {"skipped", r.skipped},   {"tokens_per_s", tps},
                             {"step_ms", secs * 1e3},  {"rss_mib", rss},
-                            {"planned_mib", plannedMiB}};
+                            {"planned_mib", plannedMiB},
+                            {"planned_activations_mib", activationMiB}};
         if (r.lossScale)
           j["loss_scale"] = *r.lossScale;
         *log << j.dump() << "\n";
