@@ -34,18 +34,24 @@ std::pair<DType, std::vector<int64_t>> resultSpec(Operation *op, unsigned i = 0)
   return *tensorSpec(op->getResult(i).getType());
 }
 
-/// Ops whose ranks exchange data: the shard collectives, xf.transfer and the
-/// cross-entropy ops (a split vocabulary's statistics and the token count of
-/// a split batch are combined over their groups).
-bool isGroupOp(Operation *op) {
-  return isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp, shard::AllSliceOp,
-             shard::AllToAllOp, xf::TransferOp, xf::CrossEntropyOp, xf::CrossEntropyGradOp,
-             xf::LinearCrossEntropyOp, xf::LinearCrossEntropyGradOp>(op);
+/// A collective by the op table (the shard collectives, xf.transfer): it runs
+/// on the communicator of its grid axes.
+bool isCollective(Operation *op) {
+  const abi::OpSpec *spec = abi::findOp(op->getName().getStringRef());
+  return spec && spec->collective;
 }
 
-bool isShardCollective(Operation *op) {
-  return isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp, shard::AllSliceOp,
-             shard::AllToAllOp>(op);
+/// Ops whose ranks exchange data: the collectives, and the ops whose sharding
+/// rule has a log-sum-exp or a normalized (mean) factor, whose kernels combine
+/// a split vocabulary's statistics or a split batch's token count over their
+/// group.
+bool isGroupOp(Operation *op) {
+  if (isCollective(op))
+    return true;
+  auto rule = dyn_cast<xf::ShardingRuleOpInterface>(op);
+  return rule && llvm::any_of(rule.getShardingRule().factors, [](const xf::ShardingFactor &f) {
+           return f.logSumExp || f.normalized;
+         });
 }
 
 } // namespace
@@ -136,15 +142,10 @@ rt::KernelRunner *Executor::kernelFor(Operation *op, int rank) {
   k.program->opTable = abi::opTableFingerprint();
   if (mesh_)
     k.program->mesh = mesh_->mesh();
-  if (isShardCollective(op) || isa<xf::TransferOp>(op)) {
-    // A collective runs on the communicator of its grid axes (a transfer's
-    // default: the pipeline axis).
-    rt::Axes axes;
-    if (auto gridAxes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes"))
-      axes.assign(gridAxes.asArrayRef().begin(), gridAxes.asArrayRef().end());
-    else if (pipelineAxis_ >= 0)
-      axes = {pipelineAxis_};
-    k.program->comms.push_back({axes});
+  if (isCollective(op)) {
+    // Its communicator: the group on its grid axes (verified, required).
+    auto gridAxes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes").asArrayRef();
+    k.program->comms.push_back({rt::Axes(gridAxes.begin(), gridAxes.end())});
     call->comm = 0;
   }
   k.program->calls.push_back(std::move(*call));
@@ -188,14 +189,14 @@ LogicalResult Executor::execLocal(Operation *op, RankEnv &env) {
 }
 
 LogicalResult Executor::execGroup(Operation *op) {
-  if (!mesh_ && (isShardCollective(op) || isa<xf::TransferOp>(op)))
+  if (!mesh_ && isCollective(op))
     return op->emitError() << "reference executor: '" << op->getName()
                            << "' needs a partitioned function (one with '"
                            << (isa<xf::TransferOp>(op) ? xf::XfDialect::kPipelineAttrName
                                                        : sharding::kGridAttr)
                            << "')";
   if (auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid");
-      grid && isShardCollective(op) && grid.getValue() != mesh_->mesh().symbol)
+      grid && grid.getValue() != mesh_->mesh().symbol)
     return op->emitError() << "reference executor: the collective runs on grid @"
                            << grid.getValue() << ", not the function's @"
                            << mesh_->mesh().symbol;
@@ -249,7 +250,7 @@ LogicalResult Executor::execGroup(Operation *op) {
         buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
       for (HostTensor &t : p.out)
         buffers.push_back(t.bytes.data());
-      if (isShardCollective(op) || transfer)
+      if (isCollective(op))
         p.runner->collective(0, 0, buffers[0], buffers[1]);
       else
         p.runner->kernel(0, buffers.data(), {options_.seed, options_.step, options_.training});
@@ -371,7 +372,7 @@ LogicalResult Executor::run(std::vector<HostTensor> args, std::vector<HostTensor
     if (auto ret = dyn_cast<func::ReturnOp>(op))
       return collectResults(ret, results);
     bool isXf = op.getNumResults() >= 1 && op.getDialect() && isa<xf::XfDialect>(op.getDialect());
-    if (!isXf && !isShardCollective(&op))
+    if (!isXf && !isCollective(&op))
       return op.emitError() << "reference executor: '" << op.getName()
                             << "' is not supported (xf ops and the shard collectives "
                                "all_gather, all_reduce, reduce_scatter, all_slice and "

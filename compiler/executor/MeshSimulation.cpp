@@ -5,7 +5,7 @@
 #include "compiler/executor/Executor.h"
 #include "dialects/xf/XfInterfaces.h"
 #include "dialects/xf/XfOps.h"
-#include "runtime/cpu/Kernels.h"
+#include "runtime/cpu/ComputeType.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -75,149 +75,9 @@ HostTensor sliceBlock(const HostTensor &t, const std::vector<int64_t> &offset,
   return out;
 }
 
-/// The `index`-th of `parts` equal blocks of t along `dim`.
-HostTensor slicePart(const HostTensor &t, int64_t dim, int64_t index, int64_t parts) {
-  if (dim < 0 || dim >= static_cast<int64_t>(t.shape.size()) || t.shape[dim] % parts != 0)
-    throw rt::Error("cannot cut dim " + std::to_string(dim) + " of a tensor of shape " +
-                    rt::shape_str(t.shape) + " into " + std::to_string(parts) + " equal parts");
-  std::vector<int64_t> shape = t.shape, offset(t.shape.size(), 0);
-  shape[dim] /= parts;
-  offset[dim] = index * shape[dim];
-  return sliceBlock(t, offset, shape);
-}
-
-/// The tensors concatenated along `dim`, in order.
-HostTensor concat(llvm::ArrayRef<const HostTensor *> parts, int64_t dim) {
-  std::vector<int64_t> shape = parts[0]->shape;
-  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
-    throw rt::Error("cannot concatenate along dim " + std::to_string(dim) +
-                    " of a tensor of shape " + rt::shape_str(shape));
-  shape[dim] *= static_cast<int64_t>(parts.size());
-  HostTensor out(parts[0]->dtype, shape);
-  std::vector<int64_t> offset(shape.size(), 0);
-  for (auto [k, part] : llvm::enumerate(parts)) {
-    if (part->shape != parts[0]->shape || part->dtype != parts[0]->dtype)
-      throw rt::Error("ranks hold tensors of different shapes " + rt::shape_str(part->shape) +
-                      " and " + rt::shape_str(parts[0]->shape));
-    offset[dim] = static_cast<int64_t>(k) * part->shape[dim];
-    copyBlock(*part, std::vector<int64_t>(shape.size(), 0), out, offset, part->shape);
-  }
-  return out;
-}
-
-/// Element i of a float tensor as A (float or double).
-template <class A> void loadAll(const HostTensor &t, std::vector<A> &out) {
-  int64_t n = t.numel();
-  out.resize(n);
-  switch (t.dtype) {
-  case rt::DType::F32:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<A>(t.data<float>()[i]);
-    break;
-  case rt::DType::F64:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<A>(t.data<double>()[i]);
-    break;
-  case rt::DType::BF16:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<A>(cpu::bf16_to_f32(t.data<uint16_t>()[i]));
-    break;
-  case rt::DType::F16:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<A>(cpu::f16_to_f32(t.data<uint16_t>()[i]));
-    break;
-  case rt::DType::I32:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<A>(t.data<int32_t>()[i]);
-    break;
-  }
-}
-
-/// Rounds accumulated values once into a tensor of `dtype`.
-template <class A> void storeAll(const std::vector<A> &acc, HostTensor &t) {
-  int64_t n = t.numel();
-  switch (t.dtype) {
-  case rt::DType::F32:
-    for (int64_t i = 0; i < n; ++i)
-      t.data<float>()[i] = static_cast<float>(acc[i]);
-    break;
-  case rt::DType::F64:
-    for (int64_t i = 0; i < n; ++i)
-      t.data<double>()[i] = static_cast<double>(acc[i]);
-    break;
-  case rt::DType::BF16:
-    for (int64_t i = 0; i < n; ++i)
-      t.data<uint16_t>()[i] = cpu::f32_to_bf16(static_cast<float>(acc[i]));
-    break;
-  case rt::DType::F16:
-    for (int64_t i = 0; i < n; ++i)
-      t.data<uint16_t>()[i] = cpu::f32_to_f16(static_cast<float>(acc[i]));
-    break;
-  case rt::DType::I32:
-    for (int64_t i = 0; i < n; ++i)
-      t.data<int32_t>()[i] = static_cast<int32_t>(acc[i]);
-    break;
-  }
-}
-
-/// Element-wise reduction of the members' tensors in member order, in A
-/// (f64 for f64 results, f32 for the other floats, i64 for i32), rounded once
-/// into `dtype`.
-template <class A>
-HostTensor reduceAs(llvm::ArrayRef<const HostTensor *> in, shard::ReductionKind kind,
-                    rt::DType dtype) {
-  std::vector<A> acc, next;
-  loadAll(*in[0], acc);
-  for (const HostTensor *t : in.drop_front()) {
-    loadAll(*t, next);
-    for (size_t i = 0; i < acc.size(); ++i) {
-      switch (kind) {
-      case shard::ReductionKind::Sum:
-        acc[i] += next[i];
-        break;
-      case shard::ReductionKind::Max:
-        acc[i] = next[i] > acc[i] || next[i] != next[i] ? next[i] : acc[i];
-        break;
-      default: // Min
-        acc[i] = next[i] < acc[i] || next[i] != next[i] ? next[i] : acc[i];
-        break;
-      }
-    }
-  }
-  HostTensor out(dtype, in[0]->shape);
-  storeAll(acc, out);
-  return out;
-}
-
-HostTensor reduce(llvm::ArrayRef<const HostTensor *> in, shard::ReductionKind kind,
-                  rt::DType dtype) {
-  if (kind != shard::ReductionKind::Sum && kind != shard::ReductionKind::Max &&
-      kind != shard::ReductionKind::Min)
-    throw rt::Error("reduction '" + shard::stringifyReductionKind(kind).str() +
-                    "' is not supported (sum, max and min are)");
-  for (const HostTensor *t : in)
-    if (t->shape != in[0]->shape)
-      throw rt::Error("ranks hold tensors of different shapes " + rt::shape_str(t->shape) +
-                      " and " + rt::shape_str(in[0]->shape));
-  if (dtype == rt::DType::I32) {
-    for (const HostTensor *t : in)
-      if (t->dtype != rt::DType::I32)
-        throw rt::Error("an integer reduction needs integer operands");
-    return reduceAs<int64_t>(in, kind, dtype);
-  }
-  if (dtype == rt::DType::F64)
-    return reduceAs<double>(in, kind, dtype);
-  return reduceAs<float>(in, kind, dtype);
-}
-
 /// A printable element of a tensor (for mismatch reports).
 std::string elementString(const HostTensor &t, int64_t i) {
-  std::vector<double> v;
-  HostTensor one(t.dtype, {});
-  std::memcpy(one.bytes.data(), t.bytes.data() + i * rt::dtype_size(t.dtype),
-              rt::dtype_size(t.dtype));
-  loadAll(one, v);
-  return std::to_string(v[0]);
+  return std::to_string(cpu::scalarValue(t.bytes.data() + i * rt::dtype_size(t.dtype), t.dtype));
 }
 
 std::string coordsString(const Mesh &mesh, int64_t rank) {

@@ -6,6 +6,7 @@
 #include "runtime/Error.h"
 #include "runtime/cpu/Kernels.h"
 #include "runtime/data/TokenFile.h"
+#include "runtime/abi/StateNames.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -38,7 +39,7 @@ Trainer::Trainer(func::FuncOp step, const ParamValues &params, double initialLos
       if (it == params.end())
         throw rt::Error("no initial value for parameter '" + s.drop_front(6).str() + "'");
       state_[s.str()] = it->second;
-    } else if (StringRef master = xf::lowPrecisionCopyOf(s); !master.empty()) {
+    } else if (StringRef master = abi::lowPrecisionCopyOf(s); !master.empty()) {
       // A weight's bf16/f16 copy: its master rounded, as the update casts it.
       auto it = params.find(master.str());
       if (it == params.end())

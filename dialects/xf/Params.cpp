@@ -73,14 +73,3 @@ int64_t shardc::xf::stageOf(Value v) {
   }
   return attr ? attr.getInt() : -1;
 }
-
-std::string shardc::xf::lowPrecisionCopyState(Type elementType, llvm::StringRef name) {
-  return (elementType.isF16() ? "param_f16:" : "param_bf16:") + name.str();
-}
-
-llvm::StringRef shardc::xf::lowPrecisionCopyOf(llvm::StringRef state) {
-  for (llvm::StringRef prefix : {"param_bf16:", "param_f16:"})
-    if (state.starts_with(prefix))
-      return state.drop_front(prefix.size());
-  return "";
-}

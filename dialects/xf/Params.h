@@ -38,13 +38,6 @@ std::vector<InputArg> getInputs(mlir::func::FuncOp func);
 /// ops by layer (-xf-recompute, -xf-pipeline).
 int64_t layerIndexOf(llvm::StringRef name);
 
-/// The state name of a parameter's low-precision copy, the bf16 (or f16)
-/// weights the optimizer writes beside the fp32 master so the next step's
-/// GEMMs read them without a cast per use: "param_bf16:<name>".
-std::string lowPrecisionCopyState(mlir::Type elementType, llvm::StringRef name);
-/// The parameter a state is the low-precision copy of ("" for any other
-/// state).
-llvm::StringRef lowPrecisionCopyOf(llvm::StringRef state);
 
 /// The pipeline stage of a value of a pipelined step (-xf-pipeline): its
 /// argument's or defining op's `xf.stage`, a transfer's receiving stage; -1

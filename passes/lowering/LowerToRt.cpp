@@ -20,6 +20,7 @@
 #include "dialects/xf/XfOps.h"
 
 #include "compiler/abi/CallEncoding.h"
+#include "runtime/abi/StateNames.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -85,8 +86,8 @@ struct OpToRt : ConversionPattern {
                                 ConversionPatternRewriter &rewriter) const override {
     Dialect *dialect = op->getDialect();
     bool isXf = dialect && isa<xf::XfDialect>(dialect);
-    bool isCollective = isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp,
-                            shard::AllSliceOp, shard::AllToAllOp, xf::TransferOp>(op);
+    const abi::OpSpec *known = abi::findOp(op->getName().getStringRef());
+    bool isCollective = known && known->collective;
     if (!isXf && !isCollective)
       return failure();
     // The op's call by the op table (compiler/abi/CallEncoding.h, shared with
@@ -272,7 +273,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
         }
       xf::ParamAttr init = attrs ? attrs.getAs<xf::ParamAttr>(xf::XfDialect::kParamAttrName)
                                  : xf::ParamAttr();
-      if (StringRef master = xf::lowPrecisionCopyOf(name); !init && !master.empty())
+      if (StringRef master = abi::lowPrecisionCopyOf(name); !init && !master.empty())
         init = paramInit.lookup(master);
       if (init)
         if (auto p = init) {

@@ -14,6 +14,7 @@
 
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
+#include "runtime/abi/StateNames.h"
 #include "runtime/abi/OpTable.h"
 
 #include "mlir/IR/Builders.h"
@@ -139,10 +140,7 @@ std::string boundaryKey(func::FuncOp func, unsigned i) {
 /// Which arena a step argument lives in.
 Arena argumentArena(func::FuncOp func, unsigned i) {
   if (auto state = func.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
-    return state.getValue().starts_with("param:") ||
-                   !xf::lowPrecisionCopyOf(state.getValue()).empty()
-               ? Params
-               : Optimizer;
+    return abi::isParameterState(state.getValue()) ? Params : Optimizer;
   if (func.getArgAttr(i, xf::XfDialect::kParamAttrName))
     return Params;
   return Inputs;

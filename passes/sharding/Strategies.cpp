@@ -7,6 +7,7 @@
 #include "dialects/xf/Einsum.h"
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
+#include "runtime/abi/StateNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
@@ -320,7 +321,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
   llvm::StringMap<BlockArgument> copyOf;
   for (BlockArgument arg : func.getArguments())
     if (auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), XfDialect::kStateAttrName))
-      if (StringRef master = lowPrecisionCopyOf(st.getValue()); !master.empty())
+      if (StringRef master = abi::lowPrecisionCopyOf(st.getValue()); !master.empty())
         copyOf[master] = arg;
   bool zeroMaster = spec.zero >= 1 || spec.mics;
 

@@ -14,6 +14,7 @@
 
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
+#include "runtime/abi/StateNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -165,8 +166,9 @@ LogicalResult AdamW::apply() {
           }))
         continue;
       Type t = casts.front().getType();
-      copies[k] = addArg(t, lowPrecisionCopyState(cast<RankedTensorType>(t).getElementType(),
-                                                  s.attr.getName()));
+      copies[k] = addArg(t, shardc::abi::lowPrecisionCopyState(
+                                   cast<RankedTensorType>(t).getElementType().isF16(),
+                                   s.attr.getName().str()));
       for (CastOp c : casts) {
         c.getResult().replaceAllUsesWith(copies[k]);
         c.erase();
@@ -227,8 +229,9 @@ LogicalResult AdamW::apply() {
       continue;
     results.push_back(CastOp::create(b, s.param.getLoc(), copy.getType(), p));
     attrs.push_back({XfDialect::kStateAttrName,
-                     lowPrecisionCopyState(cast<RankedTensorType>(copy.getType()).getElementType(),
-                                           s.attr.getName())});
+                     shardc::abi::lowPrecisionCopyState(
+                         cast<RankedTensorType>(copy.getType()).getElementType().isF16(),
+                         s.attr.getName().str())});
   }
   results.push_back(nextStep);
   attrs.push_back({XfDialect::kStateAttrName, "step"});

@@ -32,7 +32,6 @@ struct Post {
   const char *what = "";
   int64_t bytes = 0; ///< must agree across members (-1: not checked)
   const void *in = nullptr;
-  void *out = nullptr;
   const std::vector<int64_t> *sendBytes = nullptr, *sendOffsets = nullptr;
 };
 
@@ -130,7 +129,7 @@ public:
       : Communicators(state->mesh, rank), s_(std::move(state)) {}
 
   void allgather(const Axes &axes, const void *in, void *out, int64_t bytes) override {
-    Post p{"allgather", bytes, in, out};
+    Post p{"allgather", bytes, in};
     s_->exchange(axes, rank_, p, [&](const std::vector<const Post *> &posts, int64_t) {
       for (size_t j = 0; j < posts.size(); ++j)
         std::memcpy(static_cast<uint8_t *>(out) + j * bytes, posts[j]->in,
@@ -139,7 +138,7 @@ public:
   }
 
   void alltoall(const Axes &axes, const void *in, void *out, int64_t bytes) override {
-    Post p{"alltoall", bytes, in, out};
+    Post p{"alltoall", bytes, in};
     s_->exchange(axes, rank_, p, [&](const std::vector<const Post *> &posts, int64_t me) {
       for (size_t j = 0; j < posts.size(); ++j)
         std::memcpy(static_cast<uint8_t *>(out) + j * bytes,
@@ -152,7 +151,7 @@ public:
                      const std::vector<int64_t> &sendOffsets, void *out,
                      const std::vector<int64_t> &recvBytes,
                      const std::vector<int64_t> &recvOffsets) override {
-    Post p{"alltoallv", -1, in, out, &sendBytes, &sendOffsets};
+    Post p{"alltoallv", -1, in, &sendBytes, &sendOffsets};
     s_->exchange(axes, rank_, p, [&](const std::vector<const Post *> &posts, int64_t me) {
       for (size_t j = 0; j < posts.size(); ++j) {
         int64_t bytes = (*posts[j]->sendBytes)[me];
@@ -172,7 +171,7 @@ public:
                   const std::vector<int64_t> &offsets) override {
     // Each member reads only its peers' own blocks and writes only theirs
     // into its buffer: the regions never overlap.
-    Post p{"allgatherv", -1, data, data};
+    Post p{"allgatherv", -1, data};
     s_->exchange(axes, rank_, p, [&](const std::vector<const Post *> &posts, int64_t me) {
       for (size_t j = 0; j < posts.size(); ++j)
         if (static_cast<int64_t>(j) != me)
@@ -214,7 +213,7 @@ public:
     if (root < 0 || root >= groupSize(axes))
       throw Error("broadcast from member " + std::to_string(root) + " of a group of " +
                   std::to_string(groupSize(axes)) + " ranks");
-    Post p{"broadcast", bytes, data, data};
+    Post p{"broadcast", bytes, data};
     s_->exchange(axes, rank_, p, [&](const std::vector<const Post *> &posts, int64_t me) {
       if (me != root)
         std::memcpy(data, posts[root]->in, static_cast<size_t>(bytes));

@@ -21,6 +21,7 @@
 #include "runtime/cpu/Kernels.h"
 #include "runtime/data/TokenFile.h"
 #include "runtime/rng/Philox.h"
+#include "runtime/abi/StateNames.h"
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -196,8 +197,7 @@ void initState(shardc_rt_ctx &ctx, int64_t rank, uint64_t seed) {
     // A parameter, or its bf16/f16 copy: the same values at the block's
     // global indices, rounded to the tensor's dtype (what the update's cast
     // of the master gives).
-    if (t.name.rfind("param:", 0) == 0 || t.name.rfind("param_bf16:", 0) == 0 ||
-        t.name.rfind("param_f16:", 0) == 0) {
+    if (abi::isParameterState(t.name)) {
       if (!t.param)
         throw Error("state '" + t.name + "' has no \"param\" entry (its initializer)");
       const ParamInit &init = *t.param;
