@@ -31,29 +31,48 @@ def XfFuseLinearCrossEntropy : Pass<"xf-fuse-linear-cross-entropy", "mlir::func:
 //===----------------------------------------------------------------------===//
 
 def XfMixedPrecision : Pass<"xf-mixed-precision", "mlir::func::FuncOp"> {
-  let summary = "runs matmuls and attention of a model in bf16 or fp16 (autocast)";
+  let summary = "runs a model in bf16 or fp16 with f32 master weights (autocast)";
   let description = [{
     In the model function, every f32 `xf.matmul`, `xf.attention` and
-    `xf.linear_cross_entropy` gets its operands cast to the compute type;
-    matmuls keep their f32 result (fp32 accumulation), attention results are
-    cast back to f32, and the fused loss stays f32. Everything else (layer
-    norm statistics, softmax, GELU, residual adds, the loss) stays in f32, and
-    parameters stay f32: they are the master weights, cast once per use
-    site. Run before -xf-autodiff, whose VJP rules then produce bf16/fp16
-    activation gradients and f32 parameter gradients. Each value is cast once,
-    right after its definition, however many ops read it.
+    `xf.linear_cross_entropy` gets its operands cast to the compute type
+    (GEMMs accumulate in f32 inside the kernel). With `activations=compute`
+    (the default) the values between those ops stay in the compute type too:
+
+    - matmul and attention results are stored in the compute type, except
+      logits that reach a cross-entropy (they stay f32 for the loss);
+    - an elementwise op or view whose inputs are in the compute type (bias
+      add, GELU, SwiGLU, softmax, rope, dropout, scale, reshape, transpose,
+      an add of two such values) runs on it; an f32 operand it also reads (a
+      bias) is cast;
+    - the residual stream stays f32: an add of a compute-type value and an
+      f32 value (the residual add) reads the former widened to f32, and so
+      does every other op (norms' inputs, losses, reductions, the return);
+    - a layernorm/rmsnorm whose every reader takes its result in the
+      compute type stores it so (computed in f32, rounded once).
+
+    This is PyTorch autocast's policy (linear/SDPA outputs in bf16, GELU on
+    bf16, layer_norm and losses in f32, the residual promoted to f32). With
+    `activations=f32` only the GEMM/attention operands are cast, matmuls keep
+    an f32 result and attention's is cast back. Parameters stay f32: they are
+    the master weights, cast once per use site (-xf-adamw then turns those
+    casts into weight copies). Run before -xf-autodiff, whose VJP rules give
+    every gradient the type of its value. Each value is cast once, right
+    after its definition, however many ops read it.
 
     ```mlir
-    %y = xf.matmul "bsh,hk->bsk" %x, %w : tensor<2x8x16xf32>, tensor<16x32xf32> -> tensor<2x8x32xf32>
+    %h = xf.layernorm %x, %g, %b epsilon = 1.000000e-05 : tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>
+    %y = xf.matmul "bsh,hk->bsk" %h, %w : tensor<2x8x16xf32>, tensor<16x32xf32> -> tensor<2x8x32xf32>
     // becomes
-    %xb = xf.cast %x : tensor<2x8x16xf32> -> tensor<2x8x16xbf16>
+    %h = xf.layernorm %x, %g, %b epsilon = 1.000000e-05 : tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
     %wb = xf.cast %w : tensor<16x32xf32> -> tensor<16x32xbf16>
-    %y = xf.matmul "bsh,hk->bsk" %xb, %wb : tensor<2x8x16xbf16>, tensor<16x32xbf16> -> tensor<2x8x32xf32>
+    %y = xf.matmul "bsh,hk->bsk" %h, %wb : tensor<2x8x16xbf16>, tensor<16x32xbf16> -> tensor<2x8x32xbf16>
     ```
   }];
   let options = [
     Option<"function", "function", "std::string", "\"forward\"", "the model function; empty: every function">,
     Option<"compute", "compute", "std::string", "\"bf16\"", "compute type: bf16 or f16">,
+    Option<"activations", "activations", "std::string", "\"compute\"",
+           "values between ops: compute (stored in the compute type, autocast's policy) or f32 (only GEMM operands cast)">,
   ];
   let dependentDialects = ["::shardc::xf::XfDialect"];
 }

@@ -31,7 +31,7 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<std::string> function{*this, "function", llvm::cl::desc("the forward + loss function"),
                                llvm::cl::init("forward")};
   Option<std::string> precision{*this, "precision",
-                                llvm::cl::desc("fp32 | bf16 | fp16 (matmuls and attention)"),
+                                llvm::cl::desc("fp32 | bf16 | fp16 (GEMMs, attention, activations)"),
                                 llvm::cl::init("fp32")};
   Option<int64_t> microBatches{*this, "micro-batches",
                                llvm::cl::desc("gradient accumulation steps"), llvm::cl::init(1)};
@@ -48,6 +48,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                             llvm::cl::desc("bf16/fp16: the optimizer writes a low-precision "
                                            "copy of each weight the step casts"),
                             llvm::cl::init(true)};
+  Option<bool> lowActivations{*this, "low-precision-activations",
+                              llvm::cl::desc("bf16/fp16: store the values between ops in the "
+                                             "compute type (autocast's policy); false: f32, "
+                                             "only GEMM and attention operands cast"),
+                              llvm::cl::init(true)};
   Option<double> lr{*this, "lr", llvm::cl::desc("peak learning rate"), llvm::cl::init(1.5e-4)};
   Option<double> minLr{*this, "min-lr", llvm::cl::desc("floor of the cosine decay"),
                        llvm::cl::init(1e-5)};

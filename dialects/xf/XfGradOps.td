@@ -75,25 +75,36 @@ def Xf_SoftmaxGradOp : Xf_Op<"softmax_grad", [AllTypesMatch<["dy", "y", "dx"]>]>
 }
 
 def Xf_LayerNormGradOp : Xf_Op<"layernorm_grad",
-    [AllTypesMatch<["dy", "x", "dx"]>, AllTypesMatch<["gamma", "dgamma", "dbeta"]>]> {
+    [AllTypesMatch<["x", "dx"]>, AllTypesMatch<["gamma", "dgamma", "dbeta"]>]> {
   let summary = "VJP of xf.layernorm: (dx, dgamma, dbeta); statistics recomputed from x";
+  let description = [{
+    `dy` has the shape of `x` and the type of the layernorm's result (written
+    after `dy` only where it differs from `x`'s); `dx` has the type of `x`.
+  }];
   let arguments = (ins Xf_FloatTensor:$dy, Xf_FloatTensor:$x, Xf_FloatTensor:$gamma,
                        F64Attr:$epsilon);
   let results = (outs Xf_FloatTensor:$dx, Xf_FloatTensor:$dgamma, Xf_FloatTensor:$dbeta);
   let assemblyFormat = [{
     $dy `,` $x `,` $gamma `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma)
+    `` custom<GradientType>(ref(type($x)), type($dy))
   }];
+  let hasVerifier = 1;
 }
 
 def Xf_RmsNormGradOp : Xf_Op<"rmsnorm_grad",
-    [AllTypesMatch<["dy", "x", "dx"]>, AllTypesMatch<["gamma", "dgamma"]>]> {
+    [AllTypesMatch<["x", "dx"]>, AllTypesMatch<["gamma", "dgamma"]>]> {
   let summary = "VJP of xf.rmsnorm: (dx, dgamma); rstd recomputed from x";
+  let description = [{
+    `dy` as in xf.layernorm_grad: the shape of `x`, the type of the result.
+  }];
   let arguments = (ins Xf_FloatTensor:$dy, Xf_FloatTensor:$x, Xf_FloatTensor:$gamma,
                        F64Attr:$epsilon);
   let results = (outs Xf_FloatTensor:$dx, Xf_FloatTensor:$dgamma);
   let assemblyFormat = [{
     $dy `,` $x `,` $gamma `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma)
+    `` custom<GradientType>(ref(type($x)), type($dy))
   }];
+  let hasVerifier = 1;
 }
 
 def Xf_AttentionGradOp : Xf_Op<"attention_grad",

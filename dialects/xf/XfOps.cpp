@@ -16,6 +16,42 @@ using namespace shardc::xf;
 
 static RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
+/// A norm's result type after `->`, written only where it differs from the
+/// input's (xf.layernorm, xf.rmsnorm: a result stored in another float type).
+static ParseResult parseStorageType(OpAsmParser &parser, Type x, Type &result) {
+  if (succeeded(parser.parseOptionalArrow()))
+    return parser.parseType(result);
+  result = x;
+  return success();
+}
+static void printStorageType(OpAsmPrinter &printer, Operation *, Type x, Type result) {
+  if (result != x)
+    printer << " -> " << result;
+}
+
+/// A norm gradient's `dy` type after the keyword `dy`, written only where it
+/// differs from `x`'s (the forward's result was stored in another type).
+static ParseResult parseGradientType(OpAsmParser &parser, Type x, Type &dy) {
+  if (succeeded(parser.parseOptionalKeyword("dy")))
+    return parser.parseType(dy);
+  dy = x;
+  return success();
+}
+static void printGradientType(OpAsmPrinter &printer, Operation *, Type x, Type dy) {
+  if (dy != x)
+    printer << " dy " << dy;
+}
+
+/// `b` has the shape of `a` (its element type may differ).
+static LogicalResult verifySameShape(Operation *op, StringRef aName, Value a, StringRef bName,
+                                     Value b) {
+  RankedTensorType at = tensorOf(a), bt = tensorOf(b);
+  if (at.getShape() != bt.getShape())
+    return op->emitOpError() << bName << " " << bt << " must have the shape of " << aName << " "
+                             << at;
+  return success();
+}
+
 /// Checks that `vec` is a rank-1 tensor as long as the last dimension of `x`,
 /// with the element type of `x`.
 static LogicalResult verifyLastDimVector(Operation *op, StringRef what, Value x, Value vec) {
@@ -113,7 +149,7 @@ LogicalResult LayerNormOp::verify() {
     return failure();
   if (!(getEpsilon().convertToDouble() > 0.0))
     return emitOpError() << "epsilon must be positive";
-  return verifyResultIs(*this, getX().getType());
+  return verifySameShape(*this, "the input", getX(), "the result", getResult());
 }
 
 LogicalResult RmsNormOp::verify() {
@@ -121,7 +157,15 @@ LogicalResult RmsNormOp::verify() {
     return failure();
   if (!(getEpsilon().convertToDouble() > 0.0))
     return emitOpError() << "epsilon must be positive";
-  return verifyResultIs(*this, getX().getType());
+  return verifySameShape(*this, "the input", getX(), "the result", getResult());
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  return verifySameShape(*this, "x", getX(), "dy", getDy());
+}
+
+LogicalResult RmsNormGradOp::verify() {
+  return verifySameShape(*this, "x", getX(), "dy", getDy());
 }
 
 //===----------------------------------------------------------------------===//

@@ -164,14 +164,19 @@ def Xf_SoftmaxOp : Xf_DiffOp<"softmax", [SameOperandsAndResultType]> {
 // Normalization
 //===----------------------------------------------------------------------===//
 
-def Xf_LayerNormOp : Xf_DiffOp<"layernorm", [AllTypesMatch<["x", "result"]>]> {
+def Xf_LayerNormOp : Xf_DiffOp<"layernorm"> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * gamma + beta` with the biased variance
-    of the last dimension (torch.nn.LayerNorm).
+    of the last dimension (torch.nn.LayerNorm). Computed in f32 (f64 for
+    f64); the result has the shape of `x` and may be stored in another float
+    type, rounded once from the computed value (an f32 residual stream
+    normalized into a bf16 GEMM input, as -xf-mixed-precision makes it). The
+    result type is written after `->` only where it differs from `x`'s.
 
     ```mlir
     %y = xf.layernorm %x, %g, %b epsilon = 1.000000e-05 : tensor<4x64x128xf32>, tensor<128xf32>, tensor<128xf32>
+    %h = xf.layernorm %x, %g, %b epsilon = 1.000000e-05 : tensor<4x64x128xf32>, tensor<128xf32>, tensor<128xf32> -> tensor<4x64x128xbf16>
     ```
   }];
   let arguments = (ins Xf_FloatTensor:$x, Xf_FloatTensor:$gamma, Xf_FloatTensor:$beta,
@@ -179,6 +184,7 @@ def Xf_LayerNormOp : Xf_DiffOp<"layernorm", [AllTypesMatch<["x", "result"]>]> {
   let results = (outs Xf_FloatTensor:$result);
   let assemblyFormat = [{
     $x `,` $gamma `,` $beta `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma) `,` type($beta)
+    `` custom<StorageType>(ref(type($x)), type($result))
   }];
   let hasVerifier = 1;
   let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$gamma,
@@ -187,10 +193,11 @@ def Xf_LayerNormOp : Xf_DiffOp<"layernorm", [AllTypesMatch<["x", "result"]>]> {
   }]>];
 }
 
-def Xf_RmsNormOp : Xf_DiffOp<"rmsnorm", [AllTypesMatch<["x", "result"]>]> {
+def Xf_RmsNormOp : Xf_DiffOp<"rmsnorm"> {
   let summary = "RMS normalization over the last dimension (LLaMA)";
   let description = [{
-    `x / sqrt(mean(x^2) + epsilon) * gamma`.
+    `x / sqrt(mean(x^2) + epsilon) * gamma`. As xf.layernorm, the result may
+    be stored in another float type than `x` (`-> type`).
 
     ```mlir
     %y = xf.rmsnorm %x, %g epsilon = 1.000000e-05 : tensor<4x64x128xf32>, tensor<128xf32>
@@ -200,6 +207,7 @@ def Xf_RmsNormOp : Xf_DiffOp<"rmsnorm", [AllTypesMatch<["x", "result"]>]> {
   let results = (outs Xf_FloatTensor:$result);
   let assemblyFormat = [{
     $x `,` $gamma `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma)
+    `` custom<StorageType>(ref(type($x)), type($result))
   }];
   let hasVerifier = 1;
   let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$gamma, "double":$epsilon), [{

@@ -152,8 +152,10 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys, SmallVectorImp
 
 LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
                                     SmallVectorImpl<Value> &grads) {
+  // dy has the result's type (bf16 where the result is a bf16 GEMM input);
+  // dx has the input's.
   Type g = getGamma().getType();
-  auto op = LayerNormGradOp::create(b, getLoc(), getType(), g, g, dys[0], getX(), getGamma(),
+  auto op = LayerNormGradOp::create(b, getLoc(), getX().getType(), g, g, dys[0], getX(), getGamma(),
                                     getEpsilonAttr());
   grads.append({op.getDx(), op.getDgamma(), op.getDbeta()});
   return success();
@@ -161,7 +163,7 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
 
 LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
                                   SmallVectorImpl<Value> &grads) {
-  auto op = RmsNormGradOp::create(b, getLoc(), getType(), getGamma().getType(), dys[0], getX(),
+  auto op = RmsNormGradOp::create(b, getLoc(), getX().getType(), getGamma().getType(), dys[0], getX(),
                                   getGamma(), getEpsilonAttr());
   grads.append({op.getDx(), op.getDgamma()});
   return success();

@@ -2,8 +2,13 @@
 //
 // Autocast for xf: the ops whose cost is in the tensor cores (matmul,
 // attention, the fused logit GEMM) read bf16 or fp16 copies of their f32
-// operands; everything numerically delicate stays in f32. The f32 parameters
-// remain the master weights that AdamW updates.
+// operands, and (activations=compute, the default) the values between them
+// stay in the compute type: GEMM and attention results, bias adds, GELU,
+// SwiGLU, reshapes. The residual stream, norm statistics, losses and
+// reductions stay f32; a norm that only feeds GEMMs stores its result in the
+// compute type. This is PyTorch autocast's policy, with each value rounded
+// where autocast rounds it. The f32 parameters remain the master weights
+// that AdamW updates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +30,25 @@ using namespace shardc::xf;
 
 namespace {
 
+/// Whether `op` computes elementwise (or moves data) and so may run on the
+/// compute type wherever its inputs are in it: the activations between the
+/// GEMMs of a block.
+bool followsInputType(Operation *op) {
+  return isa<GeluOp, SwigluOp, SoftmaxOp, RopeOp, DropoutOp, ScaleOp, ReshapeOp, TransposeOp,
+             BiasAddOp, AddOp>(op);
+}
+
+/// Whether `v` reaches a loss through reshapes and transposes only (logits).
+bool feedsLoss(Value v) {
+  for (Operation *user : v.getUsers()) {
+    if (isa<CrossEntropyOp>(user))
+      return true;
+    if (isa<ReshapeOp, TransposeOp>(user) && feedsLoss(user->getResult(0)))
+      return true;
+  }
+  return false;
+}
+
 class MixedPrecision : public shardc::impl::XfMixedPrecisionBase<MixedPrecision> {
 public:
   using XfMixedPrecisionBase::XfMixedPrecisionBase;
@@ -32,28 +56,142 @@ public:
   void runOnOperation() override;
 
 private:
-  /// The low-precision copy of f32 value `v`, created once after its
-  /// definition.
-  Value lowered(Value v) {
-    auto it = casts_.find(v);
-    if (it != casts_.end())
+  /// `v` converted to element type `elt` by one xf.cast right after its
+  /// definition, shared by every op that reads it so.
+  Value castOnce(Value v, Type elt, llvm::DenseMap<Value, Value> &cache) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getElementType() == elt)
+      return v;
+    auto it = cache.find(v);
+    if (it != cache.end())
       return it->second;
     OpBuilder b(&getContext());
     if (Operation *def = v.getDefiningOp())
       b.setInsertionPointAfter(def);
     else
       b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
-    auto t = cast<RankedTensorType>(v.getType());
-    Value c = CastOp::create(b, v.getLoc(), t.clone(compute_), v);
-    casts_[v] = c;
+    Value c = CastOp::create(b, v.getLoc(), t.clone(elt), v);
+    cache[v] = c;
     return c;
   }
+  /// The compute-type copy of `v` (itself if it is stored so already).
+  Value lowered(Value v) { return castOnce(v, compute_, lowered_); }
+  /// The f32 copy of a value this pass moved to the compute type, for an op
+  /// that computes on f32 (a residual add, a norm, a loss).
+  Value raised(Value v) { return castOnce(v, f32_, raised_); }
 
   bool isF32(Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); }
+  bool isLow(Value v) { return cast<RankedTensorType>(v.getType()).getElementType() == compute_; }
+  /// Stores `r` in the compute type from now on.
+  void lower(Value r) {
+    r.setType(cast<RankedTensorType>(r.getType()).clone(compute_));
+    moved_.insert(r);
+  }
 
-  Type compute_;
-  llvm::DenseMap<Value, Value> casts_;
+  void autocast(Operation *op, bool activations);
+  void storeNormsLow();
+
+  Type compute_, f32_;
+  llvm::DenseMap<Value, Value> lowered_, raised_;
+  /// Values this pass moved from f32 to the compute type.
+  llvm::DenseSet<Value> moved_;
 };
+
+/// One op, in program order (its operands are settled).
+void MixedPrecision::autocast(Operation *op, bool activations) {
+  auto floatOperands = [&] {
+    SmallVector<OpOperand *> v;
+    for (OpOperand &o : op->getOpOperands())
+      if (isa<FloatType>(cast<RankedTensorType>(o.get().getType()).getElementType()))
+        v.push_back(&o);
+    return v;
+  };
+  auto f32OrLow = [&](Value v) { return isF32(v) || isLow(v); };
+  if (auto mm = dyn_cast<MatmulOp>(op)) {
+    if (!f32OrLow(mm.getLhs()) || !f32OrLow(mm.getRhs()) || !isF32(mm.getResult()))
+      return;
+    mm.getLhsMutable().assign(lowered(mm.getLhs()));
+    mm.getRhsMutable().assign(lowered(mm.getRhs()));
+    // The GEMM accumulates in f32 and rounds its result once; logits stay f32
+    // for the loss.
+    if (activations && !feedsLoss(mm.getResult()))
+      lower(mm.getResult());
+    return;
+  }
+  if (auto lce = dyn_cast<LinearCrossEntropyOp>(op)) {
+    if (f32OrLow(lce.getX()) && f32OrLow(lce.getWeight())) {
+      lce.getXMutable().assign(lowered(lce.getX()));
+      lce.getWeightMutable().assign(lowered(lce.getWeight()));
+    }
+    return;
+  }
+  if (auto at = dyn_cast<AttentionOp>(op)) {
+    if (!isF32(at.getResult()) || !f32OrLow(at.getQ()) || !f32OrLow(at.getK()) ||
+        !f32OrLow(at.getV()))
+      return;
+    OpBuilder b(at);
+    auto low = AttentionOp::create(b, at.getLoc(), lowered(at.getQ()), lowered(at.getK()),
+                                   lowered(at.getV()), at.getCausal(),
+                                   at.getScale().convertToDouble());
+    Value result = low;
+    if (activations)
+      moved_.insert(low);
+    else
+      result = CastOp::create(b, at.getLoc(), at.getType(), low);
+    at.getResult().replaceAllUsesWith(result);
+    at.erase();
+    return;
+  }
+  if (!activations)
+    return;
+  SmallVector<OpOperand *> operands = floatOperands();
+  bool anyMoved = llvm::any_of(operands, [&](OpOperand *o) { return moved_.contains(o->get()); });
+  if (!anyMoved)
+    return;
+  // An elementwise op on compute-type inputs runs on the compute type: its
+  // other f32 operands (a bias) are cast, its result stays low. An add of a
+  // low and an f32 value is a residual add: it stays f32 (below).
+  bool allLowOrMovable =
+      followsInputType(op) && op->getNumResults() == 1 && isF32(op->getResult(0)) &&
+      llvm::all_of(operands, [&](OpOperand *o) {
+        return moved_.contains(o->get()) || (isF32(o->get()) && !isa<AddOp>(op));
+      });
+  if (allLowOrMovable) {
+    for (OpOperand *o : operands)
+      o->set(lowered(o->get()));
+    lower(op->getResult(0));
+    return;
+  }
+  // Anything else computes on f32, as the model wrote it: the residual
+  // stream, norms, losses, reductions.
+  for (OpOperand *o : operands)
+    if (moved_.contains(o->get()))
+      o->set(raised(o->get()));
+}
+
+/// A norm whose every reader takes its result in the compute type (the GEMM
+/// inputs of a pre-norm block) stores the result so, rounded once from its
+/// f32 computation, instead of being cast after it.
+void MixedPrecision::storeNormsLow() {
+  SmallVector<Operation *> norms;
+  getOperation().walk([&](Operation *op) {
+    if (isa<LayerNormOp, RmsNormOp>(op) && isF32(op->getResult(0)))
+      norms.push_back(op);
+  });
+  for (Operation *op : norms) {
+    Value r = op->getResult(0);
+    if (r.use_empty() || !llvm::all_of(r.getUsers(), [&](Operation *u) {
+          return isa<CastOp>(u) && isLow(u->getResult(0));
+        }))
+      continue;
+    SmallVector<Operation *> casts(r.getUsers().begin(), r.getUsers().end());
+    r.setType(cast<RankedTensorType>(r.getType()).clone(compute_));
+    for (Operation *c : casts) {
+      c->getResult(0).replaceAllUsesWith(r);
+      c->erase();
+    }
+  }
+}
 
 void MixedPrecision::runOnOperation() {
   func::FuncOp f = getOperation();
@@ -71,35 +209,27 @@ void MixedPrecision::runOnOperation() {
     f.emitError() << "-xf-mixed-precision: compute must be bf16 or f16, got '" << compute << "'";
     return signalPassFailure();
   }
-  casts_.clear();
-  SmallVector<Operation *> ops;
-  f.walk([&](Operation *op) {
-    if (isa<MatmulOp, AttentionOp, LinearCrossEntropyOp>(op))
-      ops.push_back(op);
-  });
-  for (Operation *op : ops) {
-    if (auto mm = dyn_cast<MatmulOp>(op)) {
-      if (isF32(mm.getLhs()) && isF32(mm.getRhs())) {
-        mm.getLhsMutable().assign(lowered(mm.getLhs()));
-        mm.getRhsMutable().assign(lowered(mm.getRhs()));
-      }
-    } else if (auto lce = dyn_cast<LinearCrossEntropyOp>(op)) {
-      if (isF32(lce.getX()) && isF32(lce.getWeight())) {
-        lce.getXMutable().assign(lowered(lce.getX()));
-        lce.getWeightMutable().assign(lowered(lce.getWeight()));
-      }
-    } else if (auto at = dyn_cast<AttentionOp>(op)) {
-      if (!isF32(at.getQ()))
-        continue;
-      b.setInsertionPoint(at);
-      Value q = lowered(at.getQ()), k = lowered(at.getK()), v = lowered(at.getV());
-      auto low = AttentionOp::create(b, at.getLoc(), q, k, v, at.getCausal(),
-                                     at.getScale().convertToDouble());
-      Value back = CastOp::create(b, at.getLoc(), at.getType(), low);
-      at.getResult().replaceAllUsesWith(back);
-      at.erase();
-    }
+  bool lowActivations;
+  if (activations == "compute") {
+    lowActivations = true;
+  } else if (activations == "f32") {
+    lowActivations = false;
+  } else {
+    f.emitError() << "-xf-mixed-precision: activations must be 'compute' or 'f32', got '"
+                  << activations << "'";
+    return signalPassFailure();
   }
+  f32_ = b.getF32Type();
+  lowered_.clear();
+  raised_.clear();
+  moved_.clear();
+  SmallVector<Operation *> ops;
+  for (Operation &op : f.getBody().front())
+    ops.push_back(&op); // the terminator too: it returns what the model wrote
+  for (Operation *op : ops)
+    autocast(op, lowActivations);
+  if (lowActivations)
+    storeNormsLow();
 }
 
 } // namespace

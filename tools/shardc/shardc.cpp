@@ -417,6 +417,7 @@ struct TrainSetup {
   std::string recompute = "none"; ///< -xf-recompute policy
   int64_t recomputeEvery = 1;
   bool weightCopies = true; ///< -xf-adamw's low-precision copies
+  bool lowActivations = true; ///< -xf-mixed-precision activations=compute
   shardc::XfAdamWOptions adamw;
 };
 
@@ -438,6 +439,7 @@ TrainSetup stepShapeOptions(const Args &args) {
     throw UsageError{"option '--recompute-every' expects an integer in [1, 1000000], got " +
                      std::to_string(setup.recomputeEvery)};
   setup.weightCopies = !args.isSet("no-weight-copies");
+  setup.lowActivations = !args.isSet("f32-activations");
   return setup;
 }
 
@@ -451,6 +453,7 @@ void setTrainStepOptions(PipelineOptions &o, StringRef forward, const TrainSetup
   o.recompute = setup.recompute;
   o.recomputeEvery = setup.recomputeEvery;
   o.weightCopies = setup.weightCopies;
+  o.lowActivations = setup.lowActivations;
   const auto &a = setup.adamw;
   o.lr = a.lr;
   o.minLr = a.minLr;
@@ -486,14 +489,20 @@ void addRecomputeOptions(Args &args) {
               "1")
       .flag("no-weight-copies",
             "bf16/fp16: cast the fp32 weights at every use instead of keeping the bf16 copy "
-            "the optimizer writes (-xf-adamw low-precision-copies=0)");
+            "the optimizer writes (-xf-adamw low-precision-copies=0)")
+      .flag("f32-activations",
+            "bf16/fp16: keep the values between ops in f32 and cast only GEMM and attention "
+            "operands (-xf-mixed-precision activations=f32); by default they are stored in "
+            "the compute type, as autocast does");
 }
 
 /// The training-step options of train and compile (the -xf-mixed-precision,
 /// -xf-autodiff and -xf-adamw settings).
 void addStepOptions(Args &args, const char *decayDefault) {
   args.option("micro-batches", "k", "gradient accumulation: micro-batches per step", "1")
-      .option("precision", "p", "fp32 | bf16 | fp16 (matmuls and attention; fp32 master weights)",
+      .option("precision", "p",
+              "fp32 | bf16 | fp16 (GEMMs, attention and the activations between them; "
+              "fp32 master weights, residual stream and losses)",
               "fp32")
       .option("lr", "x", "peak learning rate", "1.5e-4")
       .option("min-lr", "x", "floor of the cosine decay", "1e-5")
