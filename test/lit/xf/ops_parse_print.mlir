@@ -67,6 +67,21 @@ func.func @norms(%x: tensor<2x8x16xbf16>, %g: tensor<16xbf16>, %b: tensor<16xbf1
   return %1 : tensor<2x8x16xbf16>
 }
 
+// A norm storing its result in another float type: the type after `->`, and
+// its gradient's dy type after `dy`; both omitted when equal to x's.
+// CHECK-LABEL: func.func @norms_storage
+// CHECK: xf.layernorm %{{.*}} : tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
+// CHECK: xf.rmsnorm %{{.*}} : tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xf16>
+// CHECK: xf.layernorm_grad %{{.*}} : tensor<2x8x16xf32>, tensor<16xf32> dy tensor<2x8x16xbf16>
+// CHECK: xf.rmsnorm_grad %{{.*}} : tensor<2x8x16xf32>, tensor<16xf32>{{$}}
+func.func @norms_storage(%x: tensor<2x8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<2x8x16xf32> {
+  %0 = xf.layernorm %x, %g, %b epsilon = 1.0e-5 : tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
+  %1 = xf.rmsnorm %x, %g epsilon = 1.0e-6 : tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xf16>
+  %2:3 = xf.layernorm_grad %0, %x, %g epsilon = 1.0e-5 : tensor<2x8x16xf32>, tensor<16xf32> dy tensor<2x8x16xbf16>
+  %3:2 = xf.rmsnorm_grad %2#0, %x, %g epsilon = 1.0e-6 : tensor<2x8x16xf32>, tensor<16xf32>
+  return %3#0 : tensor<2x8x16xf32>
+}
+
 // CHECK-LABEL: func.func @attention
 // CHECK: xf.rope %{{.*}} theta = 1.000000e+04 : tensor<2x8x4x8xf32>
 // CHECK: xf.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 0.35355339059327373 : tensor<2x8x4x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x2x8xf32>

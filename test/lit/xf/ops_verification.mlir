@@ -195,6 +195,22 @@ func.func @layernorm_beta(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<2x8
 
 // -----
 
+func.func @layernorm_result_shape(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{the result 'tensor<8x2xbf16>' must have the shape of the input 'tensor<2x8xf32>'}}
+  %0 = xf.layernorm %x, %g, %b epsilon = 1.0e-5 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<8x2xbf16>
+  return
+}
+
+// -----
+
+func.func @layernorm_grad_dy_shape(%dy: tensor<2x4xbf16>, %x: tensor<2x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{dy 'tensor<2x4xbf16>' must have the shape of x 'tensor<2x8xf32>'}}
+  %0:3 = xf.layernorm_grad %dy, %x, %g epsilon = 1.0e-5 : tensor<2x8xf32>, tensor<8xf32> dy tensor<2x4xbf16>
+  return
+}
+
+// -----
+
 func.func @layernorm_eps(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) {
   // expected-error @+1 {{epsilon must be positive}}
   %0 = xf.layernorm %x, %g, %b epsilon = 0.0 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>
