@@ -37,7 +37,7 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                                llvm::cl::desc("gradient accumulation steps"), llvm::cl::init(1)};
   Option<bool> fuseLinearCE{*this, "fuse-linear-ce",
                             llvm::cl::desc("fuse the logit GEMM with the cross-entropy"),
-                            llvm::cl::init(false)};
+                            llvm::cl::init(true)};
   Option<std::string> recompute{*this, "recompute",
                                 llvm::cl::desc("activation recomputation: none | selective | full"),
                                 llvm::cl::init("none")};

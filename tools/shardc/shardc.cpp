@@ -413,7 +413,7 @@ int cmdRun(const std::vector<std::string> &argv) {
 struct TrainSetup {
   std::string precision = "fp32";
   int64_t microBatches = 1;
-  bool fuseLinearCE = false; ///< -xf-fuse-linear-cross-entropy before autodiff
+  bool fuseLinearCE = true; ///< -xf-fuse-linear-cross-entropy before autodiff
   std::string recompute = "none"; ///< -xf-recompute policy
   int64_t recomputeEvery = 1;
   bool weightCopies = true; ///< -xf-adamw's low-precision copies
@@ -429,7 +429,9 @@ TrainSetup stepShapeOptions(const Args &args) {
     throw UsageError{"option '--precision' expects fp32, bf16 or fp16, got '" + setup.precision +
                      "'"};
   setup.microBatches = args.integer("micro-batches", 1);
-  setup.fuseLinearCE = args.isSet("fuse-linear-ce");
+  if (args.isSet("fuse-linear-ce") && args.isSet("no-fuse-linear-ce"))
+    throw UsageError{"options '--fuse-linear-ce' and '--no-fuse-linear-ce' exclude each other"};
+  setup.fuseLinearCE = !args.isSet("no-fuse-linear-ce");
   setup.recompute = args.str("recompute");
   if (setup.recompute != "none" && setup.recompute != "selective" && setup.recompute != "full")
     throw UsageError{"option '--recompute' expects none, selective or full, got '" +
@@ -517,7 +519,10 @@ void addStepOptions(Args &args, const char *decayDefault) {
       .option("loss-scale", "x", "fp16: initial loss scale", "65536")
       .option("loss-scale-window", "n", "fp16: clean steps before the scale doubles", "2000")
       .flag("fuse-linear-ce", "fuse the logit GEMM with the cross-entropy "
-                              "(-xf-fuse-linear-cross-entropy): no tokens x vocabulary logits");
+                              "(-xf-fuse-linear-cross-entropy): no tokens x vocabulary logits; "
+                              "the default")
+      .flag("no-fuse-linear-ce", "keep the logit GEMM and the cross-entropy apart (the step "
+                                 "holds the tokens x vocabulary logits), for comparison");
   addRecomputeOptions(args);
 }
 
@@ -992,7 +997,8 @@ int cmdExplain(const std::vector<std::string> &argv) {
       .option("micro-batches", "k", "gradient accumulation: micro-batches per step", "1")
       .option("function", "name", "the forward function (default @forward)")
       .option("o", "file", "write the report here", "-")
-      .flag("fuse-linear-ce", "fuse the logit GEMM with the cross-entropy first")
+      .flag("fuse-linear-ce", "fuse the logit GEMM with the cross-entropy first (the default)")
+      .flag("no-fuse-linear-ce", "keep the logit GEMM and the cross-entropy apart")
       .flag("forward-only", "shard the forward function instead of the training step")
       .flag("json", "write the report as JSON");
   addRecomputeOptions(args);
