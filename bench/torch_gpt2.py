@@ -72,6 +72,7 @@ VOCAB_PAD = 128
 CONFIGS = {
     # name: layers, hidden, heads, learned positions, default T
     "tiny": dict(layers=2, hidden=64, heads=4, positions=64, seq=32),
+    "4l-256": dict(layers=4, hidden=256, heads=4, positions=1024, seq=256),
     "124M": dict(layers=12, hidden=768, heads=12, positions=1024, seq=1024),
     "355M": dict(layers=24, hidden=1024, heads=16, positions=1024, seq=1024),
     "774M": dict(layers=36, hidden=1280, heads=20, positions=1024, seq=1024),

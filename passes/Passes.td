@@ -51,7 +51,12 @@ def XfMixedPrecision : Pass<"xf-mixed-precision", "mlir::func::FuncOp"> {
       compute type stores it so (computed in f32, rounded once).
 
     This is PyTorch autocast's policy (linear/SDPA outputs in bf16, GELU on
-    bf16, layer_norm and losses in f32, the residual promoted to f32). With
+    bf16, layer_norm and losses in f32, the residual promoted to f32).
+    `residual=compute` stores the residual stream in the compute type as well
+    (Megatron-LM's default, without fp32_residual_connection): the first add
+    that meets a compute-type branch narrows the stream, and norms read and
+    write the compute type (statistics in f32 in the kernel; their scale and
+    shift cast, so they get weight copies too). Losses stay f32. With
     `activations=f32` only the GEMM/attention operands are cast, matmuls keep
     an f32 result and attention's is cast back. Parameters stay f32: they are
     the master weights, cast once per use site (-xf-adamw then turns those
@@ -73,6 +78,8 @@ def XfMixedPrecision : Pass<"xf-mixed-precision", "mlir::func::FuncOp"> {
     Option<"compute", "compute", "std::string", "\"bf16\"", "compute type: bf16 or f16">,
     Option<"activations", "activations", "std::string", "\"compute\"",
            "values between ops: compute (stored in the compute type, autocast's policy) or f32 (only GEMM operands cast)">,
+    Option<"residual", "residual", "std::string", "\"f32\"",
+           "the residual stream (adds, norms' inputs) with activations=compute: f32 (autocast) or compute (Megatron-LM's bf16 residual)">,
   ];
   let dependentDialects = ["::shardc::xf::XfDialect"];
 }

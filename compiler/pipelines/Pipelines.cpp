@@ -22,6 +22,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
     mp.function = o.function;
     mp.compute = o.precision == "bf16" ? "bf16" : "f16";
     mp.activations = o.lowActivations ? "compute" : "f32";
+    mp.residual = o.lowResidual ? "compute" : "f32";
     pm.nest<func::FuncOp>().addPass(createXfMixedPrecision(mp));
   }
   XfAutodiffOptions ad;

@@ -53,6 +53,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                                              "compute type (autocast's policy); false: f32, "
                                              "only GEMM and attention operands cast"),
                               llvm::cl::init(true)};
+  Option<bool> lowResidual{*this, "low-precision-residual",
+                           llvm::cl::desc("bf16/fp16: store the residual stream in the compute "
+                                          "type too (Megatron-LM's default); false: f32"),
+                           llvm::cl::init(false)};
   Option<double> lr{*this, "lr", llvm::cl::desc("peak learning rate"), llvm::cl::init(1.5e-4)};
   Option<double> minLr{*this, "min-lr", llvm::cl::desc("floor of the cosine decay"),
                        llvm::cl::init(1e-5)};

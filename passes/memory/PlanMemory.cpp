@@ -271,6 +271,21 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
                       b.getDenseI64ArrayAttr({place[arg].first, place[arg].second}));
     }
 
+    // Views: a reshape (the op table's viewInPlace) placed over an operand
+    // that lives on shares its buffer. The values sharing a buffer are one
+    // group, owned by its first value: the buffer is given back when the
+    // group's last member dies, and handed to a result only then.
+    llvm::DenseMap<Value, Value> ownerOf;   // a view -> the value owning its buffer
+    llvm::DenseMap<Value, int64_t> lastOfGroup; // owner -> the last use of any member
+    auto owner = [&](Value v) {
+      auto it = ownerOf.find(v);
+      return it == ownerOf.end() ? v : it->second;
+    };
+    auto bufferLastUse = [&](Value v) {
+      auto it = lastOfGroup.find(owner(v));
+      return std::max(lastUse.lookup(v), it == lastOfGroup.end() ? int64_t(0) : it->second);
+    };
+
     std::vector<FreeList> workspaces(static_cast<size_t>(stages));
     for (Operation &op : body) {
       if (&op == ret.getOperation())
@@ -325,22 +340,50 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           int64_t argLast = lastUse.lookup(arg);
           inPlace = argLast < t || (argLast == t && mayOverwrite(arg, ri));
         }
-        // Else a workspace operand that dies here, of the result's type.
+        // Else a workspace operand that dies here (with every value sharing
+        // its buffer, none of them read by this op under another name), of
+        // the result's type.
+        auto soleReader = [&](Value v) {
+          return llvm::none_of(op.getOperands(),
+                               [&](Value w) { return w != v && owner(w) == owner(v); });
+        };
         Value donor;
         if (!inPlace && !gradients.contains(r))
           for (Value v : op.getOperands()) {
             auto it = place.find(v);
-            if (it != place.end() && it->second.first == Workspace && lastUse.lookup(v) == t &&
-                sameBytes(v, r) && !handedOver.contains(v) && mayOverwrite(v, ri)) {
+            if (it != place.end() && it->second.first == Workspace && bufferLastUse(v) == t &&
+                sameBytes(v, r) && !handedOver.contains(v) && mayOverwrite(v, ri) &&
+                soleReader(v)) {
               donor = v;
               break;
             }
           }
+        // Else, for a view op, the operand's buffer even though the operand
+        // lives on: nothing writes a group's buffer while a member lives.
+        Value viewed;
+        if (!inPlace && !donor && !gradients.contains(r) && spec && spec->viewInPlace &&
+            op.getNumOperands() == 1) {
+          Value v = op.getOperand(0);
+          auto it = place.find(v);
+          if (it != place.end() && it->second.first == Workspace && sameBytes(v, r) &&
+              std::max<int64_t>(xf::stageOf(v), 0) == opStage)
+            viewed = v;
+        }
         if (inPlace) {
           p = place[arg];
         } else if (donor) {
           p = place[donor];
           handedOver.insert(donor);
+          if (Value o = owner(donor); o != donor || lastOfGroup.count(o)) {
+            ownerOf[r] = o; // the buffer's group lives on in the result
+            lastOfGroup[o] = std::max(lastOfGroup.lookup(o), lastUse.lookup(r));
+          }
+          ++inPlaceResults;
+        } else if (viewed) {
+          p = place[viewed];
+          Value o = owner(viewed);
+          ownerOf[r] = o;
+          lastOfGroup[o] = std::max({bufferLastUse(viewed), lastUse.lookup(r), t});
           ++inPlaceResults;
         } else if (gradients.contains(r)) {
           p = {Grads, top.bump(Grads, xf::stageOf(r), bytes)};
@@ -354,13 +397,14 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       // Give back the workspace of values that die here (after the results
       // were placed: a result overlaps an operand only where it took over
       // the operand's buffer above).
+      // A buffer shared by views goes back once, with its group's last member.
       llvm::SmallDenseSet<Value, 8> dying;
       for (Value v : op.getOperands())
-        if (lastUse.lookup(v) == t && !handedOver.contains(v))
-          dying.insert(v);
+        if (lastUse.lookup(v) == t && !handedOver.contains(v) && bufferLastUse(v) <= t)
+          dying.insert(owner(v));
       for (Value r : op.getResults())
-        if (r.use_empty())
-          dying.insert(r);
+        if (r.use_empty() && bufferLastUse(r) <= t && !handedOver.contains(owner(r)))
+          dying.insert(owner(r));
       for (Value v : dying) {
         auto it = place.find(v);
         if (it != place.end() && it->second.first == Workspace)

@@ -92,6 +92,7 @@ private:
   void storeNormsLow();
 
   Type compute_, f32_;
+  bool lowResidual_ = false;
   llvm::DenseMap<Value, Value> lowered_, raised_;
   /// Values this pass moved from f32 to the compute type.
   llvm::DenseSet<Value> moved_;
@@ -150,11 +151,15 @@ void MixedPrecision::autocast(Operation *op, bool activations) {
     return;
   // An elementwise op on compute-type inputs runs on the compute type: its
   // other f32 operands (a bias) are cast, its result stays low. An add of a
-  // low and an f32 value is a residual add: it stays f32 (below).
+  // low and an f32 value is a residual add: it stays f32 (below), unless the
+  // residual stream is low too (then so are the norms reading it, their
+  // scale and shift cast).
+  bool residualOp = isa<AddOp, LayerNormOp, RmsNormOp>(op);
   bool allLowOrMovable =
-      followsInputType(op) && op->getNumResults() == 1 && isF32(op->getResult(0)) &&
+      (followsInputType(op) || residualOp) && op->getNumResults() == 1 &&
+      isF32(op->getResult(0)) && (!residualOp || lowResidual_) &&
       llvm::all_of(operands, [&](OpOperand *o) {
-        return moved_.contains(o->get()) || (isF32(o->get()) && !isa<AddOp>(op));
+        return moved_.contains(o->get()) || (isF32(o->get()) && (!residualOp || lowResidual_));
       });
   if (allLowOrMovable) {
     for (OpOperand *o : operands)
@@ -217,6 +222,19 @@ void MixedPrecision::runOnOperation() {
   } else {
     f.emitError() << "-xf-mixed-precision: activations must be 'compute' or 'f32', got '"
                   << activations << "'";
+    return signalPassFailure();
+  }
+  if (residual == "f32") {
+    lowResidual_ = false;
+  } else if (residual == "compute") {
+    lowResidual_ = true;
+  } else {
+    f.emitError() << "-xf-mixed-precision: residual must be 'f32' or 'compute', got '" << residual
+                  << "'";
+    return signalPassFailure();
+  }
+  if (lowResidual_ && !lowActivations) {
+    f.emitError() << "-xf-mixed-precision: residual=compute needs activations=compute";
     return signalPassFailure();
   }
   f32_ = b.getF32Type();

@@ -2,7 +2,8 @@
 //
 // softmax, layernorm, rmsnorm (with the fused residual add) and their
 // backward passes, and rope, against runtime/cpu on random inputs, for f32
-// and bf16 activations (with f32 or bf16 parameters). The column counts walk
+// and bf16 activations (with f32 or bf16 parameters), and the mixed storage
+// of bf16 activations (f32 input, bf16 result and dy). The column counts walk
 // every row schedule of Norm.cu: warp rows (<= 1024), block rows with the row
 // in registers (<= 16384 forward, <= 8192 backward) and the uncached path.
 //
@@ -235,6 +236,58 @@ TEST_P(Norm, LayerNormGradAndRmsNormGrad) {
     for (int64_t cols : kCols) {
       checkNormBackward(rms, t, t, rowsFor(cols), cols, false, seed++);
       checkNormBackward(rms, t, DType::F32, 33, cols, true, seed++);
+    }
+}
+
+// The mixed storage of bf16 activations (-xf-mixed-precision): an f32
+// residual stream normalized into a bf16 result, and the gradient reading a
+// bf16 dy against the f32 x, returning an f32 dx.
+TEST(NormMixed, F32InputBf16ResultAndBf16Dy) {
+  uint32_t seed = 500;
+  for (bool rms : {false, true})
+    for (int64_t cols : {64, 768, 1600, 9000}) {
+      SCOPED_TRACE(testing::Message() << (rms ? "rmsnorm" : "layernorm") << " cols " << cols);
+      const int64_t rows = 40, n = rows * cols;
+      auto x = randomIn(DType::F32, n, seed++, 1.0, 5.0);
+      auto gamma = randomIn(DType::F32, cols, seed++, 0.5, 1.5);
+      auto beta = randomIn(DType::F32, cols, seed++, -0.5, 0.5);
+      auto dy = randomIn(DType::BF16, n, seed++);
+      std::vector<float> ref(n), refDx(n), refDg(cols), refDb(cols);
+      if (rms) {
+        cpu::rmsnorm_forward<float>(x.data(), gamma.data(), ref.data(), nullptr, rows, cols, kEps);
+        cpu::rmsnorm_backward(dy.data(), x.data(), gamma.data(), refDx.data(), refDg.data(), rows,
+                              cols, kEps);
+      } else {
+        cpu::layernorm_forward<float>(x.data(), gamma.data(), beta.data(), ref.data(), nullptr,
+                                      nullptr, rows, cols, kEps);
+        cpu::layernorm_backward(dy.data(), x.data(), gamma.data(), refDx.data(), refDg.data(),
+                                refDb.data(), rows, cols, kEps);
+      }
+      ref = roundTo(DType::BF16, ref);
+      DeviceTensor dx(x, DType::F32), dg(gamma, DType::F32), db(beta, DType::F32),
+          out(DType::BF16, n), ddy(dy, DType::BF16), gx(DType::F32, n), gg(DType::F32, cols),
+          gb(DType::F32, cols);
+      if (rms)
+        cuda::rmsnorm(dx.view(), {}, dg.view(), out.view(), {}, rows, cols, kEps, nullptr);
+      else
+        cuda::layernorm(dx.view(), {}, dg.view(), db.view(), out.view(), {}, rows, cols, kEps,
+                        nullptr);
+      const int64_t ws = rms ? cuda::rmsnorm_grad_workspace_bytes(rows, cols)
+                             : cuda::layernorm_grad_workspace_bytes(rows, cols);
+      DeviceBuffer work(size_t(std::max<int64_t>(ws, 1)));
+      if (rms)
+        cuda::rmsnorm_grad(ddy.view(), dx.view(), dg.view(), gx.view(), gg.view(), rows, cols,
+                           kEps, work.get(), nullptr);
+      else
+        cuda::layernorm_grad(ddy.view(), dx.view(), dg.view(), gx.view(), gg.view(), gb.view(),
+                             rows, cols, kEps, work.get(), nullptr);
+      deviceSync();
+      EXPECT_TRUE(closeTo(out.get(), ref, tolFor(DType::BF16))) << "bf16 result";
+      EXPECT_TRUE(closeTo(gx.get(), refDx, tolFor(DType::F32))) << "f32 dx";
+      EXPECT_TRUE(closeTo(gg.get(), refDg, tolFor(DType::F32))) << "dgamma";
+      if (!rms) {
+        EXPECT_TRUE(closeTo(gb.get(), refDb, tolFor(DType::F32))) << "dbeta";
+      }
     }
 }
 

@@ -119,7 +119,7 @@ std::vector<Config> configs() {
                        "dp=2,tp=2", "zero1+tp",
                        true));
   out.push_back(config("llama-bf16-dp+sp", tinyModel(Family::LLAMA, "f32"),
-                       {"func.func(xf-mixed-precision{compute=bf16})", "xf-autodiff", "func.func(xf-adamw)",
+                       {"func.func(xf-mixed-precision{compute=bf16 residual=compute})", "xf-autodiff", "func.func(xf-adamw)",
                         "func.func(xf-recompute{policy=selective every=2})"},
                        "dp=2,tp=2", "dp+sp", false));
   out.push_back(config("gpt2-fusedce-fp16-zero3", tinyModel(Family::GPT2, "f32"),

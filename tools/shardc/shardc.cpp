@@ -418,6 +418,7 @@ struct TrainSetup {
   int64_t recomputeEvery = 1;
   bool weightCopies = true; ///< -xf-adamw's low-precision copies
   bool lowActivations = true; ///< -xf-mixed-precision activations=compute
+  bool lowResidual = false;   ///< -xf-mixed-precision residual=compute
   shardc::XfAdamWOptions adamw;
 };
 
@@ -442,6 +443,10 @@ TrainSetup stepShapeOptions(const Args &args) {
                      std::to_string(setup.recomputeEvery)};
   setup.weightCopies = !args.isSet("no-weight-copies");
   setup.lowActivations = !args.isSet("f32-activations");
+  setup.lowResidual = args.isSet("low-precision-residual");
+  if (setup.lowResidual && !setup.lowActivations)
+    throw UsageError{"option '--low-precision-residual' needs low-precision activations (drop "
+                     "'--f32-activations')"};
   return setup;
 }
 
@@ -456,6 +461,7 @@ void setTrainStepOptions(PipelineOptions &o, StringRef forward, const TrainSetup
   o.recomputeEvery = setup.recomputeEvery;
   o.weightCopies = setup.weightCopies;
   o.lowActivations = setup.lowActivations;
+  o.lowResidual = setup.lowResidual;
   const auto &a = setup.adamw;
   o.lr = a.lr;
   o.minLr = a.minLr;
@@ -495,7 +501,11 @@ void addRecomputeOptions(Args &args) {
       .flag("f32-activations",
             "bf16/fp16: keep the values between ops in f32 and cast only GEMM and attention "
             "operands (-xf-mixed-precision activations=f32); by default they are stored in "
-            "the compute type, as autocast does");
+            "the compute type, as autocast does")
+      .flag("low-precision-residual",
+            "bf16/fp16: store the residual stream (adds, norm inputs) in the compute type too, "
+            "as Megatron-LM does by default (-xf-mixed-precision residual=compute); by default "
+            "it stays f32, as under autocast");
 }
 
 /// The training-step options of train and compile (the -xf-mixed-precision,

@@ -7,6 +7,11 @@
 // The default (activations=compute, autocast's policy) on a pre-norm block:
 // RUN: shardc-opt %s -xf-mixed-precision=function= | FileCheck %s --check-prefix=ACT
 // RUN: shardc-opt %s -xf-mixed-precision=function=block -xf-autodiff=function=block | FileCheck %s --check-prefix=ACTGRAD
+// The residual stream in bf16 too (residual=compute, Megatron-LM's default):
+// RUN: shardc-opt %s -xf-mixed-precision="function=block residual=compute" | FileCheck %s --check-prefix=RES
+// RUN: shardc-opt %s -xf-mixed-precision="function=block residual=compute" -xf-autodiff=function=block | FileCheck %s --check-prefix=RESGRAD
+// RUN: not shardc-opt %s -xf-mixed-precision="activations=f32 residual=compute" 2>&1 | FileCheck %s --check-prefix=BADRES
+// BADRES: error: -xf-mixed-precision: residual=compute needs activations=compute
 // RUN: not shardc-opt %s -xf-mixed-precision=activations=bf8 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: -xf-mixed-precision: activations must be 'compute' or 'f32', got 'bf8'
 
@@ -63,6 +68,21 @@ func.func @forward(%x: tensor<2x4x8xf32>, %w: tensor<8x24xf32> {xf.param = #xf.p
 // ACT: %[[N:.*]] = xf.layernorm %[[Y]], {{.*}} -> tensor<2x4x8xbf16>
 // ACT: %[[L:.*]] = xf.matmul "bsh,vh->bsv" %[[N]], %{{.*}} : tensor<2x4x8xbf16>, tensor<32x8xbf16> -> tensor<2x4x32xf32>
 // ACT: xf.cross_entropy %[[L]]
+
+// residual=compute: the add narrows the f32 stream (the block input) once and
+// stays bf16; the final norm reads bf16 with its scale and shift cast.
+// RES-LABEL: func.func @block(
+// RES-SAME: %[[X:[^:]*]]: tensor<2x4x8xf32>
+// RES: %[[XB:.*]] = xf.cast %[[X]] : tensor<2x4x8xf32> -> tensor<2x4x8xbf16>
+// RES: %[[H:.*]] = xf.layernorm %[[X]], {{.*}} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xbf16>
+// RES: %[[D:.*]] = xf.matmul "bsk,kh->bsh" {{.*}} -> tensor<2x4x8xbf16>
+// RES: %[[Y:.*]] = xf.add %[[XB]], %[[D]] : tensor<2x4x8xbf16>
+// RES: xf.layernorm %[[Y]], {{.*}} : tensor<2x4x8xbf16>, tensor<8xbf16>, tensor<8xbf16>
+// RES-NOT: -> tensor<2x4x8xf32>
+// RES: xf.cross_entropy %{{.*}} : tensor<2x4x32xf32>
+// RESGRAD-LABEL: func.func @train_step(
+// RESGRAD: xf.layernorm_grad %{{.*}} : tensor<2x4x8xbf16>, tensor<8xbf16>
+// RESGRAD: xf.layernorm_grad %{{.*}} : tensor<2x4x8xf32>, tensor<8xf32> dy tensor<2x4x8xbf16>
 
 // Gradients have their value's type: the norm gradient reads a bf16 dy and
 // returns an f32 dx; the residual add's gradient is cast to bf16 once for the
