@@ -15,7 +15,8 @@ row per model: the median tokens/s of each side over the rounds and their ratio.
 
 Models (B, T): tiny = shardc's gpt2-tiny (h=64, L=2, 4 heads) at B=4, T=32;
 4l-256 = 4 layers, h=256, 4 heads at B=4, T=256; 124M = GPT-2 small at B=1, T=256.
-Every model has the padded 50304-token vocabulary. Needs /usr/bin/python3 with torch.
+Every model has the padded 50304-token vocabulary. Needs a python with torch (--python,
+default /usr/bin/python3: Debian's python3-torch).
 """
 import argparse
 import json
@@ -37,6 +38,7 @@ MODELS = {
 }
 STEP = re.compile(r"^step\s+(\d+)/(\d+) \|.*\| ([\d.]+) ms")
 RESULT = re.compile(r"tokens_per_s=([\d.]+)")
+PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
 
 
 def run(cmd, env):
@@ -56,7 +58,7 @@ def shardc_tps(step, data, B, T, warmup, steps, env):
 
 
 def torch_tps(model, data, B, T, warmup, steps, env):
-    out = run([sys.executable, os.path.join(ROOT, "bench", "torch_gpt2.py"), "--model", model,
+    out = run([PYTHON, os.path.join(ROOT, "bench", "torch_gpt2.py"), "--model", model,
                "--device", "cpu", "--dtype", "fp32", "--no-compile", "--batch", str(B), "--seq",
                str(T), "--steps", str(steps), "--warmup-steps", str(warmup), "--data", data,
                "--quiet"], env)
@@ -75,7 +77,9 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--models", default="tiny,4l-256,124M")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--python", default=PYTHON, help="the interpreter with torch")
     a = ap.parse_args()
+    globals()["PYTHON"] = a.python
     shardc = os.path.join(a.build, "tools", "shardc", "shardc")
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads),
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
