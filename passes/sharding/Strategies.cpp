@@ -54,6 +54,19 @@ Operation *producer(Value v) {
 class TensorParallel {
 public:
   TensorParallel(func::FuncOp func, Axis tp, const Mesh &mesh) : mesh_(mesh), tp_(tp) {
+    // A GEMM reading a low-precision weight copy (-xf-adamw) classifies the
+    // weight itself: the split is recorded for the fp32 master, which the
+    // preset then gives the copy.
+    llvm::StringMap<BlockArgument> params;
+    for (BlockArgument arg : func.getArguments())
+      if (auto p = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), XfDialect::kParamAttrName))
+        params[p.getName()] = arg;
+    for (BlockArgument arg : func.getArguments())
+      if (auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      XfDialect::kStateAttrName))
+        if (std::string_view master = abi::lowPrecisionCopyOf(st.getValue()); !master.empty())
+          if (BlockArgument m = params.lookup(llvm::StringRef(master.data(), master.size())))
+            masterOf_[arg] = m;
     func.walk([&](Operation *op) {
       if (auto mm = dyn_cast<MatmulOp>(op))
         classifyMatmul(mm);
@@ -85,6 +98,8 @@ private:
   }
 
   void split(Value param, int64_t dim, bool column) {
+    if (auto it = masterOf_.find(param); it != masterOf_.end())
+      param = it->second;
     auto arg = dyn_cast<BlockArgument>(param);
     auto type = dyn_cast<RankedTensorType>(param.getType());
     if (!arg || !type || dim >= type.getRank())
@@ -139,6 +154,7 @@ private:
   const Mesh &mesh_;
   Axis tp_;
   llvm::DenseMap<Value, TensorSharding> columns_, rows_;
+  llvm::DenseMap<Value, Value> masterOf_; ///< low-precision copy -> its fp32 master
 
 public:
   /// The first parameter tensor parallelism could not split, if any.
