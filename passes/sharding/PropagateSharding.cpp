@@ -517,6 +517,16 @@ SmallVector<TensorSharding, 2> Propagator::siblingProposals(Value result) const 
     if (it == nodeIndex_.end() || nodes_[it->second].decision)
       continue;
     const Node &user = nodes_[it->second];
+    // A cast moves nothing: its result's siblings speak for the value (a
+    // bf16 branch widened into the f32 residual add learns the stream's
+    // split, so a row-parallel GEMM's sum is reduce-scattered in bf16 before
+    // the bias add and the cast instead of all-reduced and sliced after).
+    if (auto cast = dyn_cast<xf::CastOp>(user.op)) {
+      for (const TensorSharding &s : siblingProposals(cast.getResult()))
+        if (!llvm::is_contained(out, s))
+          out.push_back(s);
+      continue;
+    }
     const OpShardingRule &rule = user.rule;
     Proposal p(rule.factors.size());
     for (unsigned i = 0; i < user.op->getNumOperands(); ++i) {
