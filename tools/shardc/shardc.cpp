@@ -444,6 +444,10 @@ TrainSetup stepShapeOptions(const Args &args) {
   setup.weightCopies = !args.isSet("no-weight-copies");
   setup.lowActivations = !args.isSet("f32-activations");
   setup.lowResidual = args.isSet("low-precision-residual");
+  for (const char *flag : {"f32-activations", "low-precision-residual"})
+    if (args.isSet(flag) && setup.precision == "fp32")
+      throw UsageError{std::string("option '--") + flag +
+                       "' needs '--precision bf16' or '--precision fp16'"};
   if (setup.lowResidual && !setup.lowActivations)
     throw UsageError{"option '--low-precision-residual' needs low-precision activations (drop "
                      "'--f32-activations')"};
