@@ -57,8 +57,8 @@ def shardc_tps(step, data, B, T, warmup, steps, env):
     return B * T * steps / (sum(timed) / 1e3)
 
 
-def torch_tps(model, data, B, T, warmup, steps, env):
-    out = run([PYTHON, os.path.join(ROOT, "bench", "torch_gpt2.py"), "--model", model,
+def torch_tps(python, model, data, B, T, warmup, steps, env):
+    out = run([python, os.path.join(ROOT, "bench", "torch_gpt2.py"), "--model", model,
                "--device", "cpu", "--dtype", "fp32", "--no-compile", "--batch", str(B), "--seq",
                str(T), "--steps", str(steps), "--warmup-steps", str(warmup), "--data", data,
                "--quiet"], env)
@@ -79,7 +79,6 @@ def main():
     ap.add_argument("--json", default=None)
     ap.add_argument("--python", default=PYTHON, help="the interpreter with torch")
     a = ap.parse_args()
-    globals()["PYTHON"] = a.python
     shardc = os.path.join(a.build, "tools", "shardc", "shardc")
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads),
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -101,7 +100,7 @@ def main():
         ours, theirs = [], []
         for _ in range(a.rounds):
             ours.append(shardc_tps(step, data, B, T, a.warmup, a.steps, env))
-            theirs.append(torch_tps(tmodel, data, B, T, a.warmup, a.steps, env))
+            theirs.append(torch_tps(a.python, tmodel, data, B, T, a.warmup, a.steps, env))
         s, t = statistics.median(ours), statistics.median(theirs)
         rows.append(dict(model=name, batch=B, seq=T, shardc_tokens_per_s=round(s, 1),
                          torch_tokens_per_s=round(t, 1), ratio=round(s / t, 3),

@@ -222,12 +222,16 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     // The boundary: state and inputs (arguments), reports (results).
     Block &body = func.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    // The compute precision: what -xf-mixed-precision casts to, if anything.
+    // The compute precision: the low-precision type -xf-mixed-precision
+    // stores GEMM operands and activations in, if any.
     std::string precision = "fp32";
-    func.walk([&](xf::CastOp c) {
-      Type e = cast<ShapedType>(c.getType()).getElementType();
-      if (e.isBF16() || e.isF16())
-        precision = e.isBF16() ? "bf16" : "fp16";
+    func.walk([&](Operation *op) {
+      for (Type t : op->getResultTypes())
+        if (auto shaped = dyn_cast<ShapedType>(t)) {
+          Type e = shaped.getElementType();
+          if (e.isBF16() || e.isF16())
+            precision = e.isBF16() ? "bf16" : "fp16";
+        }
     });
     program["precision"] = precision;
     int64_t microBatches = 1;

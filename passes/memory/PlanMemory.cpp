@@ -373,11 +373,9 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           p = place[arg];
         } else if (donor) {
           p = place[donor];
+          // The donor's whole group dies here, so the result owns the
+          // buffer alone from now on.
           handedOver.insert(donor);
-          if (Value o = owner(donor); o != donor || lastOfGroup.count(o)) {
-            ownerOf[r] = o; // the buffer's group lives on in the result
-            lastOfGroup[o] = std::max(lastOfGroup.lookup(o), lastUse.lookup(r));
-          }
           ++inPlaceResults;
         } else if (viewed) {
           p = place[viewed];
@@ -396,14 +394,14 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       op.setAttr(kBuffersAttr, b.getArrayAttr(buffers));
       // Give back the workspace of values that die here (after the results
       // were placed: a result overlaps an operand only where it took over
-      // the operand's buffer above).
-      // A buffer shared by views goes back once, with its group's last member.
+      // the operand's buffer above); a buffer shared by views goes back once,
+      // with its group's last member.
       llvm::SmallDenseSet<Value, 8> dying;
       for (Value v : op.getOperands())
         if (lastUse.lookup(v) == t && !handedOver.contains(v) && bufferLastUse(v) <= t)
           dying.insert(owner(v));
       for (Value r : op.getResults())
-        if (r.use_empty() && bufferLastUse(r) <= t && !handedOver.contains(owner(r)))
+        if (r.use_empty() && bufferLastUse(r) <= t)
           dying.insert(owner(r));
       for (Value v : dying) {
         auto it = place.find(v);

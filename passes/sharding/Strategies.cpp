@@ -49,24 +49,33 @@ Operation *producer(Value v) {
   return nullptr;
 }
 
+/// The low-precision weight copies among the step's arguments (state
+/// `param_bf16:<name>`, -xf-adamw), each mapped to its fp32 master (the
+/// argument with `#xf.param<name = <name>>`).
+llvm::DenseMap<Value, BlockArgument> copyMasters(func::FuncOp func) {
+  llvm::StringMap<BlockArgument> params;
+  for (BlockArgument arg : func.getArguments())
+    if (auto p = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), XfDialect::kParamAttrName))
+      params[p.getName()] = arg;
+  llvm::DenseMap<Value, BlockArgument> out;
+  for (BlockArgument arg : func.getArguments())
+    if (auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), XfDialect::kStateAttrName))
+      if (StringRef master = abi::lowPrecisionCopyOf(st.getValue()); !master.empty())
+        if (BlockArgument m = params.lookup(master))
+          out[arg] = m;
+  return out;
+}
+
 /// The tensor-parallel (Megatron) sharding of a parameter, or nullopt when
 /// the parameter stays whole. `rows` also classifies row-parallel weights.
 class TensorParallel {
 public:
-  TensorParallel(func::FuncOp func, Axis tp, const Mesh &mesh) : mesh_(mesh), tp_(tp) {
-    // A GEMM reading a low-precision weight copy (-xf-adamw) classifies the
-    // weight itself: the split is recorded for the fp32 master, which the
-    // preset then gives the copy.
-    llvm::StringMap<BlockArgument> params;
-    for (BlockArgument arg : func.getArguments())
-      if (auto p = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), XfDialect::kParamAttrName))
-        params[p.getName()] = arg;
-    for (BlockArgument arg : func.getArguments())
-      if (auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      XfDialect::kStateAttrName))
-        if (std::string_view master = abi::lowPrecisionCopyOf(st.getValue()); !master.empty())
-          if (BlockArgument m = params.lookup(llvm::StringRef(master.data(), master.size())))
-            masterOf_[arg] = m;
+  /// `masterOf`: a GEMM reading a low-precision weight copy classifies the
+  /// weight itself: the split is recorded for the fp32 master, which the
+  /// preset then gives the copy.
+  TensorParallel(func::FuncOp func, Axis tp, const Mesh &mesh,
+                 const llvm::DenseMap<Value, BlockArgument> &masterOf)
+      : mesh_(mesh), tp_(tp), masterOf_(masterOf) {
     func.walk([&](Operation *op) {
       if (auto mm = dyn_cast<MatmulOp>(op))
         classifyMatmul(mm);
@@ -154,7 +163,7 @@ private:
   const Mesh &mesh_;
   Axis tp_;
   llvm::DenseMap<Value, TensorSharding> columns_, rows_;
-  llvm::DenseMap<Value, Value> masterOf_; ///< low-precision copy -> its fp32 master
+  const llvm::DenseMap<Value, BlockArgument> &masterOf_; ///< weight copy -> fp32 master
 
 public:
   /// The first parameter tensor parallelism could not split, if any.
@@ -310,9 +319,10 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     traits->sumBeforeReduce = (spec.zero <= 1 && !spec.mics) || !severalMicroBatches;
     traits->pipelineAxis = spec.pp;
   }
+  llvm::DenseMap<Value, BlockArgument> masterOf = copyMasters(func);
   std::optional<TensorParallel> tp;
   if (spec.tp >= 0) {
-    tp.emplace(func, spec.tp, mesh);
+    tp.emplace(func, spec.tp, mesh, masterOf);
     if (!tp->indivisible_.empty())
       return func.emitError() << "tensor parallelism: " << tp->indivisible_;
   }
@@ -334,11 +344,9 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
   // distributed optimizer) and the copy takes the layout the master had:
   // replicated (gathered in bf16 after the update), tp-split, or stored split
   // and gathered in bf16 before use (ZeRO-3).
-  llvm::StringMap<BlockArgument> copyOf;
-  for (BlockArgument arg : func.getArguments())
-    if (auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), XfDialect::kStateAttrName))
-      if (StringRef master = abi::lowPrecisionCopyOf(st.getValue()); !master.empty())
-        copyOf[master] = arg;
+  llvm::DenseMap<Value, Value> copyOf; // master -> its copy
+  for (auto [copy, master] : masterOf)
+    copyOf[master] = copy;
   bool zeroMaster = spec.zero >= 1 || spec.mics;
 
   for (BlockArgument arg : func.getArguments()) {
@@ -382,7 +390,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
         annotations.push_back({read, full, false});
       }
     };
-    auto copy = copyOf.find(param.getName());
+    auto copy = copyOf.find(arg);
     if (copy == copyOf.end()) {
       annotateRead(arg);
       continue;

@@ -88,18 +88,18 @@ private:
     moved_.insert(r);
   }
 
-  void autocast(Operation *op, bool activations);
+  void autocast(Operation *op);
   void storeNormsLow();
 
   Type compute_, f32_;
-  bool lowResidual_ = false;
+  bool lowActivations_ = true, lowResidual_ = false;
   llvm::DenseMap<Value, Value> lowered_, raised_;
   /// Values this pass moved from f32 to the compute type.
   llvm::DenseSet<Value> moved_;
 };
 
 /// One op, in program order (its operands are settled).
-void MixedPrecision::autocast(Operation *op, bool activations) {
+void MixedPrecision::autocast(Operation *op) {
   auto floatOperands = [&] {
     SmallVector<OpOperand *> v;
     for (OpOperand &o : op->getOpOperands())
@@ -115,7 +115,7 @@ void MixedPrecision::autocast(Operation *op, bool activations) {
     mm.getRhsMutable().assign(lowered(mm.getRhs()));
     // The GEMM accumulates in f32 and rounds its result once; logits stay f32
     // for the loss.
-    if (activations && !feedsLoss(mm.getResult()))
+    if (lowActivations_ && !feedsLoss(mm.getResult()))
       lower(mm.getResult());
     return;
   }
@@ -135,7 +135,7 @@ void MixedPrecision::autocast(Operation *op, bool activations) {
                                    lowered(at.getV()), at.getCausal(),
                                    at.getScale().convertToDouble());
     Value result = low;
-    if (activations)
+    if (lowActivations_)
       moved_.insert(low);
     else
       result = CastOp::create(b, at.getLoc(), at.getType(), low);
@@ -143,24 +143,26 @@ void MixedPrecision::autocast(Operation *op, bool activations) {
     at.erase();
     return;
   }
-  if (!activations)
+  if (!lowActivations_)
     return;
   SmallVector<OpOperand *> operands = floatOperands();
   bool anyMoved = llvm::any_of(operands, [&](OpOperand *o) { return moved_.contains(o->get()); });
   if (!anyMoved)
     return;
-  // An elementwise op on compute-type inputs runs on the compute type: its
-  // other f32 operands (a bias) are cast, its result stays low. An add of a
-  // low and an f32 value is a residual add: it stays f32 (below), unless the
-  // residual stream is low too (then so are the norms reading it, their
-  // scale and shift cast).
-  bool residualOp = isa<AddOp, LayerNormOp, RmsNormOp>(op);
+  // An elementwise op or view on compute-type inputs runs on the compute
+  // type: its other f32 operands (a bias) are cast, its result stays low. An
+  // add of a low and an f32 value is a residual add: it stays f32 (below)
+  // unless the residual stream is low too, and then so are the norms reading
+  // the stream (their scale and shift cast).
+  bool allMoved =
+      llvm::all_of(operands, [&](OpOperand *o) { return moved_.contains(o->get()); });
+  bool runsLow = isa<LayerNormOp, RmsNormOp>(op)
+                     ? lowResidual_ && moved_.contains(op->getOperand(0))
+                     : followsInputType(op) && (allMoved || !isa<AddOp>(op) || lowResidual_);
   bool allLowOrMovable =
-      (followsInputType(op) || residualOp) && op->getNumResults() == 1 &&
-      isF32(op->getResult(0)) && (!residualOp || lowResidual_) &&
-      llvm::all_of(operands, [&](OpOperand *o) {
-        return moved_.contains(o->get()) || (isF32(o->get()) && (!residualOp || lowResidual_));
-      });
+      runsLow && op->getNumResults() == 1 && isF32(op->getResult(0)) &&
+      llvm::all_of(operands,
+                   [&](OpOperand *o) { return moved_.contains(o->get()) || isF32(o->get()); });
   if (allLowOrMovable) {
     for (OpOperand *o : operands)
       o->set(lowered(o->get()));
@@ -214,11 +216,10 @@ void MixedPrecision::runOnOperation() {
     f.emitError() << "-xf-mixed-precision: compute must be bf16 or f16, got '" << compute << "'";
     return signalPassFailure();
   }
-  bool lowActivations;
   if (activations == "compute") {
-    lowActivations = true;
+    lowActivations_ = true;
   } else if (activations == "f32") {
-    lowActivations = false;
+    lowActivations_ = false;
   } else {
     f.emitError() << "-xf-mixed-precision: activations must be 'compute' or 'f32', got '"
                   << activations << "'";
@@ -233,7 +234,7 @@ void MixedPrecision::runOnOperation() {
                   << "'";
     return signalPassFailure();
   }
-  if (lowResidual_ && !lowActivations) {
+  if (lowResidual_ && !lowActivations_) {
     f.emitError() << "-xf-mixed-precision: residual=compute needs activations=compute";
     return signalPassFailure();
   }
@@ -245,8 +246,8 @@ void MixedPrecision::runOnOperation() {
   for (Operation &op : f.getBody().front())
     ops.push_back(&op); // the terminator too: it returns what the model wrote
   for (Operation *op : ops)
-    autocast(op, lowActivations);
-  if (lowActivations)
+    autocast(op);
+  if (lowActivations_)
     storeNormsLow();
 }
 

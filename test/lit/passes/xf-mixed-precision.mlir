@@ -115,3 +115,22 @@ func.func @block(%x: tensor<2x4x8xf32>,
   %loss = xf.cross_entropy %l, %t ignore_index = -100 : tensor<2x4x32xf32>, tensor<2x4xi32> -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// An add of two compute-type values (two GEMM branches) is no residual add:
+// it runs on bf16 under either residual policy; the loss reads it widened.
+// ACT-LABEL: func.func @branches(
+// ACT: %[[A:.*]] = xf.matmul {{.*}} -> tensor<2x4x8xbf16>
+// ACT: %[[B:.*]] = xf.matmul {{.*}} -> tensor<2x4x8xbf16>
+// ACT: %[[S:.*]] = xf.add %[[A]], %[[B]] : tensor<2x4x8xbf16>
+// ACT: %[[SF:.*]] = xf.cast %[[S]] : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+// ACT: xf.cross_entropy %[[SF]]
+func.func @branches(%x: tensor<2x4x8xf32>,
+                    %w1: tensor<8x8xf32> {xf.param = #xf.param<name = "w1", role = weight, init = normal, std = 2.000000e-02>},
+                    %w2: tensor<8x8xf32> {xf.param = #xf.param<name = "w2", role = weight, init = normal, std = 2.000000e-02>},
+                    %t: tensor<2x4xi32> {xf.input = "targets"}) -> tensor<f32> {
+  %a = xf.matmul "bsh,hk->bsk" %x, %w1 : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %b = xf.matmul "bsh,hk->bsk" %x, %w2 : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %s = xf.add %a, %b : tensor<2x4x8xf32>
+  %loss = xf.cross_entropy %s, %t ignore_index = -100 : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
