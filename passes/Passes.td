@@ -26,6 +26,84 @@ def XfFuseLinearCrossEntropy : Pass<"xf-fuse-linear-cross-entropy", "mlir::func:
   let dependentDialects = ["::shardc::xf::XfDialect"];
 }
 
+def XfFuseOptimizer : Pass<"xf-fuse-optimizer", "mlir::func::FuncOp"> {
+  let summary = "one multi-tensor optimizer call: the gradient norm's sums and the AdamW updates";
+  let description = [{
+    Runs on the partitioned (rank-local) training step, before scheduling and
+    memory planning, and turns the optimizer's hundreds of small ops into a
+    few:
+
+    - the global gradient norm's sum of squares: the tree of `xf.add`,
+      `xf.scale`, `shard.all_reduce` (sum) and `xf.transfer` ops over the
+      per-parameter `xf.sum_squares` becomes one `xf.multi_sum_squares` per
+      (stage, reduction axes) and one scalar all-reduce per set of axes (the
+      sum is linear: every leaf's path is a sum over some mesh axes times a
+      coefficient, and leaves with the same path are summed first);
+    - the per-parameter `xf.adamw` ops that share their step scalars become
+      one `xf.multi_adamw` per stage, which also writes the bf16/f16 weight
+      copies (the `xf.cast` of each new master it replaces). Ops between
+      the first and the last update that read an update's result (a ZeRO
+      gather of the new weights) move after it.
+
+    The arithmetic is unchanged but for the summation order of the norm
+    (accumulated in double, rounded once).
+
+    ```mlir
+    %s0 = xf.sum_squares %g0 : tensor<64x64xf32>
+    %s1 = xf.sum_squares %g1 : tensor<64xf32>
+    %s = xf.add %s0, %s1 : tensor<f32>
+    %n, %gs, %inf = xf.clip_grad_norm %s max_norm = 1.000000e+00
+    %p0n, %m0n, %v0n = xf.adamw %p0, %g0, %m0, %v0, %lr, %gs, %step ... weight_decay = 1.000000e-01 : tensor<64x64xf32>
+    %p1n, %m1n, %v1n = xf.adamw %p1, %g1, %m1, %v1, %lr, %gs, %step ... weight_decay = 0.000000e+00 : tensor<64xf32>
+    %c0 = xf.cast %p0n : tensor<64x64xf32> -> tensor<64x64xbf16>
+    // becomes
+    %s = xf.multi_sum_squares %g0, %g1 : tensor<64x64xf32>, tensor<64xf32>
+    %n, %gs, %inf = xf.clip_grad_norm %s max_norm = 1.000000e+00
+    %p:2, %m:2, %v:2, %c0 = xf.multi_adamw params(%p0, %p1) grads(%g0, %g1) m(%m0, %m1) v(%v0, %v1) lr %lr grad_scale %gs step %step ... weight_decay = 1.000000e-01 decay = [1, 0] copies = [0] : tensor<64x64xf32>, tensor<64xf32> -> tensor<64x64xbf16>
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the step; empty: every function">,
+  ];
+  let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::shard::ShardDialect"];
+}
+
+def XfFuseEpilogues : Pass<"xf-fuse-epilogues", "mlir::func::FuncOp"> {
+  let summary = "GEMM epilogues chosen at compile time: bias, bias + GELU, dGELU, bias gradient";
+  let description = [{
+    Runs on the (partitioned) rank-local step and its eval function. A GEMM
+    whose one reader is an elementwise op becomes one op with the epilogue,
+    which the CUDA backend runs as one cuBLASLt call (Bias, BiasGeluAux,
+    DGelu, BGrad epilogues) and the CPU in one pass; the product is rounded
+    once, after the epilogue:
+
+    - `bias_add(matmul(x, w), b)` -> `xf.matmul_bias`; with a `gelu` of the
+      sum -> `xf.matmul_bias_gelu`, whose second result is the
+      pre-activation (what the backward's `gelu_grad` reads);
+    - `gelu_grad(matmul(dy, w), pre)` -> `xf.matmul_dgelu`;
+    - `matmul(x, dy)` and `reduce_sum(dy)` over the dims the matmul
+      contracts -> `xf.matmul_bgrad` (the weight and bias gradients in one
+      pass over `dy`);
+    - a widening `cast` that is a bf16/f16 matmul's one reader (a weight
+      gradient going to its f32 master) -> the matmul stores f32; a
+      reduce_sum's widening folds into the fused bias gradient.
+
+    A collective between a GEMM and its epilogue keeps them apart.
+
+    ```mlir
+    %y = xf.matmul "bsh,ho->bso" %x, %w : tensor<2x4x8xbf16>, tensor<8x16xbf16> -> tensor<2x4x16xbf16>
+    %z = xf.bias_add %y, %b : tensor<2x4x16xbf16>, tensor<16xbf16>
+    %a = xf.gelu %z : tensor<2x4x16xbf16>
+    // becomes
+    %a, %z = xf.matmul_bias_gelu "bsh,ho->bso" %x, %w, %b : tensor<2x4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16> -> tensor<2x4x16xbf16>, tensor<2x4x16xbf16>
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"\"", "the function; empty: every function">,
+  ];
+  let dependentDialects = ["::shardc::xf::XfDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Training step synthesis (passes/train)
 //===----------------------------------------------------------------------===//

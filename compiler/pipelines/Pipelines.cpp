@@ -89,12 +89,18 @@ void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::St
 }
 
 void buildLoweringPipeline(OpPassManager &pm, const PipelineOptions &o) {
+  // One optimizer call per stage, on the (partitioned) rank-local step.
+  XfFuseOptimizerOptions fuse;
+  fuse.function = kStepFunction;
+  pm.nest<func::FuncOp>().addPass(createXfFuseOptimizer(fuse));
   if (o.eval) {
     XfExtractEvalOptions extract;
     extract.function = kStepFunction;
     extract.output = kEvalFunction;
     pm.addPass(createXfExtractEval(extract));
   }
+  // GEMM epilogues, in the step and its eval function.
+  pm.nest<func::FuncOp>().addPass(createXfFuseEpilogues());
   if (o.overlap) {
     XfScheduleOptions schedule;
     schedule.function = kStepFunction;

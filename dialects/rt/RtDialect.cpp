@@ -84,14 +84,10 @@ LogicalResult KernelOp::verify() {
   const shardc::abi::OpSpec *spec = shardc::abi::findOp(getCallee());
   if (!spec || spec->collective)
     return emitOpError("the runtime has no kernel '") << getCallee() << "'";
-  if (getIns().size() < spec->minOperands || getIns().size() > spec->maxOperands ||
-      getOuts().size() != spec->results)
-    return emitOpError() << getCallee() << " takes " << int(spec->minOperands)
-                         << (spec->minOperands == spec->maxOperands
-                                 ? std::string()
-                                 : ".." + std::to_string(spec->maxOperands))
-                         << " operands and " << int(spec->results) << " results, not "
-                         << getIns().size() << " and " << getOuts().size();
+  if (shardc::abi::listLength(*spec, getIns().size(), getOuts().size()) < 0)
+    return emitOpError() << getCallee() << " " << shardc::abi::arityText(*spec) << ", not "
+                         << getIns().size() << " operands and " << getOuts().size()
+                         << " results";
   if (failed(verifyCallAttributes(*this, *spec, getAttrs())))
     return failure();
   auto checkAxes = [&](std::optional<ArrayAttr> axes, ValueRange buffers,

@@ -157,3 +157,87 @@ def Xf_LinearCrossEntropyGradOp : Xf_Op<"linear_cross_entropy_grad",
   }];
   let hasVerifier = 1;
 }
+
+//===----------------------------------------------------------------------===//
+// GEMM epilogues (-xf-fuse-epilogues, after partitioning)
+//===----------------------------------------------------------------------===//
+//
+// A matmul and the elementwise op that reads its result, as one kernel call:
+// the product is never stored on its own (cuBLASLt's epilogues on the GPU;
+// one pass over the tile on the CPU). The product is computed in f32 and
+// each result rounded once into its type. They exist on the rank-local step
+// only and split nothing.
+
+def Xf_MatmulBiasOp : Xf_Op<"matmul_bias"> {
+  let summary = "xf.matmul then xf.bias_add of its result";
+  let description = [{
+    ```mlir
+    %y = xf.matmul_bias "bsh,ho->bso" %x, %w, %b : tensor<4x64x128xbf16>, tensor<128x384xbf16>, tensor<384xbf16> -> tensor<4x64x384xbf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$equation, Xf_FloatTensor:$lhs, Xf_FloatTensor:$rhs,
+                       Xf_FloatTensor:$bias);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = [{
+    $equation $lhs `,` $rhs `,` $bias attr-dict `:` type($lhs) `,` type($rhs) `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Xf_MatmulBiasGeluOp : Xf_Op<"matmul_bias_gelu"> {
+  let summary = "xf.matmul, xf.bias_add, xf.gelu; also returns the pre-activation";
+  let description = [{
+    `pre = lhs @ rhs + bias`, `result = gelu(pre)` (tanh approximation); the
+    backward's xf.gelu_grad reads `pre`.
+
+    ```mlir
+    %y, %pre = xf.matmul_bias_gelu "bsh,ho->bso" %x, %w, %b : tensor<4x64x128xbf16>, tensor<128x512xbf16>, tensor<512xbf16> -> tensor<4x64x512xbf16>, tensor<4x64x512xbf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$equation, Xf_FloatTensor:$lhs, Xf_FloatTensor:$rhs,
+                       Xf_FloatTensor:$bias);
+  let results = (outs Xf_FloatTensor:$result, Xf_FloatTensor:$pre);
+  let assemblyFormat = [{
+    $equation $lhs `,` $rhs `,` $bias attr-dict `:` type($lhs) `,` type($rhs) `,` type($bias) `->` type($result) `,` type($pre)
+  }];
+  let hasVerifier = 1;
+}
+
+def Xf_MatmulDGeluOp : Xf_Op<"matmul_dgelu"> {
+  let summary = "xf.matmul then xf.gelu_grad with its result as the incoming gradient";
+  let description = [{
+    `result = (lhs @ rhs) * gelu'(pre)`: the GEMM that forms the gradient of
+    a GELU's output, with the GELU's backward applied to it.
+
+    ```mlir
+    %dpre = xf.matmul_dgelu "bso,ho->bsh" %dy, %w, %pre : tensor<4x64x128xbf16>, tensor<512x128xbf16>, tensor<4x64x512xbf16> -> tensor<4x64x512xbf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$equation, Xf_FloatTensor:$lhs, Xf_FloatTensor:$rhs,
+                       Xf_FloatTensor:$pre);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = [{
+    $equation $lhs `,` $rhs `,` $pre attr-dict `:` type($lhs) `,` type($rhs) `,` type($pre) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Xf_MatmulBGradOp : Xf_Op<"matmul_bgrad"> {
+  let summary = "xf.matmul and the sums of rhs over the contracted dimensions (a bias gradient)";
+  let description = [{
+    A weight gradient `dW = x^T dy` and, in the same pass over `dy`, the
+    gradient of the bias added to `dy`'s forward value: `dbias` sums `rhs`
+    over its contracted dimensions (shape: `rhs`'s other dimensions, in
+    order).
+
+    ```mlir
+    %dw, %db = xf.matmul_bgrad "bsh,bso->ho" %x, %dy : tensor<4x64x128xbf16>, tensor<4x64x384xbf16> -> tensor<128x384xf32>, tensor<384xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$equation, Xf_FloatTensor:$lhs, Xf_FloatTensor:$rhs);
+  let results = (outs Xf_FloatTensor:$result, Xf_FloatTensor:$dbias);
+  let assemblyFormat = [{
+    $equation $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result) `,` type($dbias)
+  }];
+  let hasVerifier = 1;
+}

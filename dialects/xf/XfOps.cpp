@@ -29,6 +29,19 @@ static void printStorageType(OpAsmPrinter &printer, Operation *, Type x, Type re
     printer << " -> " << result;
 }
 
+/// xf.multi_adamw: the grads, moments and new values have the parameters'
+/// types, which are written once.
+static ParseResult parseParamTypes(OpAsmParser &, TypeRange params,
+                                   SmallVectorImpl<Type> &grads, SmallVectorImpl<Type> &m,
+                                   SmallVectorImpl<Type> &v, SmallVectorImpl<Type> &newParams,
+                                   SmallVectorImpl<Type> &newM, SmallVectorImpl<Type> &newV) {
+  for (SmallVectorImpl<Type> *list : {&grads, &m, &v, &newParams, &newM, &newV})
+    list->assign(params.begin(), params.end());
+  return success();
+}
+static void printParamTypes(OpAsmPrinter &, Operation *, TypeRange, TypeRange, TypeRange,
+                            TypeRange, TypeRange, TypeRange, TypeRange) {}
+
 /// A norm gradient's `dy` type after the keyword `dy`, written only where it
 /// differs from `x`'s (the forward's result was stored in another type).
 static ParseResult parseGradientType(OpAsmParser &parser, Type x, Type &dy) {
@@ -101,29 +114,88 @@ LogicalResult IotaOp::verify() {
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::verify() {
+/// The checks of xf.matmul (and the GEMMs with epilogues): the equation, the
+/// operand element types, the result's type. Returns the parsed equation.
+static FailureOr<Einsum> verifyContraction(Operation *op, StringRef equation, Value lhsValue,
+                                           Value rhsValue, Value resultValue) {
   std::string error;
-  std::optional<Einsum> e = Einsum::parse(getEquation(), error);
+  std::optional<Einsum> e = Einsum::parse(equation, error);
   if (!e)
-    return emitOpError() << error;
-  RankedTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs());
+    return op->emitOpError() << error;
+  RankedTensorType lhs = tensorOf(lhsValue), rhs = tensorOf(rhsValue);
   auto shape = e->inferShape(lhs.getShape(), rhs.getShape(), error);
   if (!shape)
-    return emitOpError() << error;
+    return op->emitOpError() << error;
   Type elt = lhs.getElementType();
   if (rhs.getElementType() != elt)
-    return emitOpError() << "operand element types differ: " << elt << " and "
-                         << rhs.getElementType();
-  RankedTensorType result = getResult().getType();
+    return op->emitOpError() << "operand element types differ: " << elt << " and "
+                             << rhs.getElementType();
+  RankedTensorType result = tensorOf(resultValue);
   Type out = result.getElementType();
   bool widened = out.isF32() && (elt.isBF16() || elt.isF16());
   if (out != elt && !widened)
-    return emitOpError() << "result element type " << out << " must be " << elt
-                         << (elt.isBF16() || elt.isF16() ? " or f32" : "");
+    return op->emitOpError() << "result element type " << out << " must be " << elt
+                             << (elt.isBF16() || elt.isF16() ? " or f32" : "");
   if (result.getShape() != ArrayRef<int64_t>(*shape))
-    return emitOpError() << "result type " << result << " should have shape "
-                         << RankedTensorType::get(*shape, out) << " for '" << getEquation()
-                         << "'";
+    return op->emitOpError() << "result type " << result << " should have shape "
+                             << RankedTensorType::get(*shape, out) << " for '" << equation
+                             << "'";
+  return *e;
+}
+
+LogicalResult MatmulOp::verify() {
+  return verifyContraction(*this, getEquation(), getLhs(), getRhs(), getResult());
+}
+
+/// A bias of the GEMM's result: one value per element of its last dimension,
+/// in the result's element type.
+static LogicalResult verifyEpilogueBias(Operation *op, Value bias, Value result) {
+  RankedTensorType b = tensorOf(bias), r = tensorOf(result);
+  if (b.getRank() != 1 || r.getRank() < 1 || b.getDimSize(0) != r.getShape().back() ||
+      b.getElementType() != r.getElementType())
+    return op->emitOpError() << "bias " << b << " must be a vector of the result's last "
+                             << "dimension and element type (" << r << ")";
+  return success();
+}
+
+LogicalResult MatmulBiasOp::verify() {
+  if (failed(verifyContraction(*this, getEquation(), getLhs(), getRhs(), getResult())))
+    return failure();
+  return verifyEpilogueBias(*this, getBias(), getResult());
+}
+
+LogicalResult MatmulBiasGeluOp::verify() {
+  if (failed(verifyContraction(*this, getEquation(), getLhs(), getRhs(), getResult())) ||
+      failed(verifyEpilogueBias(*this, getBias(), getResult())))
+    return failure();
+  if (getPre().getType() != getResult().getType())
+    return emitOpError() << "the pre-activation " << getPre().getType()
+                         << " must have the result's type " << getResult().getType();
+  return success();
+}
+
+LogicalResult MatmulDGeluOp::verify() {
+  if (failed(verifyContraction(*this, getEquation(), getLhs(), getRhs(), getResult())))
+    return failure();
+  if (getPre().getType() != getResult().getType())
+    return emitOpError() << "the pre-activation " << getPre().getType()
+                         << " must have the result's type " << getResult().getType();
+  return success();
+}
+
+LogicalResult MatmulBGradOp::verify() {
+  FailureOr<Einsum> e = verifyContraction(*this, getEquation(), getLhs(), getRhs(), getResult());
+  if (failed(e))
+    return failure();
+  SmallVector<int64_t> kept;
+  RankedTensorType rhs = tensorOf(getRhs());
+  for (auto [i, letter] : llvm::enumerate(e->rhs))
+    if (StringRef(e->out).contains(letter))
+      kept.push_back(rhs.getDimSize(i));
+  auto db = cast<RankedTensorType>(getDbias().getType());
+  if (db.getShape() != ArrayRef<int64_t>(kept))
+    return emitOpError() << "the bias gradient " << db << " must have rhs's uncontracted "
+                         << "dimensions " << RankedTensorType::get(kept, db.getElementType());
   return success();
 }
 
@@ -374,6 +446,55 @@ LogicalResult AdamWOp::verify() {
     return emitOpError() << "epsilon must be positive";
   if (!(getWeightDecay().convertToDouble() >= 0.0))
     return emitOpError() << "weight_decay must not be negative";
+  return success();
+}
+
+LogicalResult MultiSumSquaresOp::verify() {
+  if (getXs().empty())
+    return emitOpError("needs at least one operand");
+  return success();
+}
+
+LogicalResult MultiAdamWOp::verify() {
+  const size_t n = getParams().size();
+  if (n == 0)
+    return emitOpError("needs at least one parameter");
+  if (getGrads().size() != n || getM().size() != n || getV().size() != n ||
+      getNewParams().size() != n || getNewM().size() != n || getNewV().size() != n)
+    return emitOpError() << "lists params, grads, m, v and their new values must all hold " << n
+                         << " tensors";
+  for (size_t i = 0; i < n; ++i) {
+    Type t = getParams()[i].getType();
+    for (Type other : {getGrads()[i].getType(), getM()[i].getType(), getV()[i].getType(),
+                       getNewParams()[i].getType(), getNewM()[i].getType(),
+                       getNewV()[i].getType()})
+      if (other != t)
+        return emitOpError() << "tensor #" << i << ": " << other << " differs from the parameter's "
+                             << t;
+  }
+  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
+  if (!(b1 >= 0.0 && b1 < 1.0) || !(b2 >= 0.0 && b2 < 1.0))
+    return emitOpError() << "beta1 and beta2 must be in [0, 1), got " << b1 << " and " << b2;
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError() << "epsilon must be positive";
+  if (!(getWeightDecay().convertToDouble() >= 0.0))
+    return emitOpError() << "weight_decay must not be negative";
+  if (getDecay().size() != n || llvm::any_of(getDecay(), [](int64_t d) { return d != 0 && d != 1; }))
+    return emitOpError() << "decay must hold one 0 or 1 per parameter (" << n << ")";
+  ArrayRef<int64_t> copies = getCopies();
+  if (copies.size() != getNewCopies().size())
+    return emitOpError() << "copies names " << copies.size() << " parameters but there are "
+                         << getNewCopies().size() << " copy results";
+  for (auto [k, p] : llvm::enumerate(copies)) {
+    if (p < 0 || p >= static_cast<int64_t>(n) || (k > 0 && p <= copies[k - 1]))
+      return emitOpError("copies must name parameters in increasing order");
+    auto param = tensorOf(getParams()[p]);
+    auto copy = cast<RankedTensorType>(getNewCopies()[k].getType());
+    if (copy.getShape() != param.getShape() ||
+        !(copy.getElementType().isBF16() || copy.getElementType().isF16()))
+      return emitOpError() << "copy #" << k << " " << copy << " must be a bf16/f16 tensor of "
+                           << "parameter #" << p << "'s shape " << param;
+  }
   return success();
 }
 

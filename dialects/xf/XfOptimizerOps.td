@@ -133,6 +133,65 @@ def Xf_LossScaleUpdateOp : Xf_Op<"loss_scale_update"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Multi-tensor optimizer ops (-xf-fuse-optimizer, after partitioning)
+//===----------------------------------------------------------------------===//
+
+def Xf_MultiSumSquaresOp : Xf_Op<"multi_sum_squares"> {
+  let summary = "sum of the squares of every element of every operand, as one f32 scalar";
+  let description = [{
+    The sums of `xf.sum_squares` over all operands, accumulated in double and
+    rounded once. -xf-fuse-optimizer builds it from the gradient norm's
+    per-parameter sums on the rank-local tensors of a partitioned step; it
+    has no sharding of its own.
+
+    ```mlir
+    %s = xf.multi_sum_squares %g0, %g1 : tensor<768x768xf32>, tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Xf_FloatTensor>:$xs);
+  let results = (outs Xf_F32Scalar:$result);
+  let assemblyFormat = "$xs attr-dict `:` type($xs)";
+  let hasVerifier = 1;
+}
+
+def Xf_MultiAdamWOp : Xf_Op<"multi_adamw", [AttrSizedOperandSegments,
+                                             AttrSizedResultSegments]> {
+  let summary = "AdamW over many parameters in one op, writing their bf16/f16 copies";
+  let description = [{
+    `xf.adamw` on each (param, grad, m, v) of the four lists (one length,
+    each tensor's four of one type), with the same step scalars; parameter
+    `i` decays by `weight_decay` where `decay[i]` is 1, not at all where it
+    is 0. For each parameter index in `copies` (increasing) one more result
+    holds the new parameter rounded to bf16/f16, as `xf.cast` of it would
+    (the weight copy GEMMs read; on a skipped step the unchanged parameter
+    rounded). -xf-fuse-optimizer builds it from the per-parameter updates of
+    a partitioned step.
+
+    ```mlir
+    %p:2, %m:2, %v:2, %c = xf.multi_adamw params(%p0, %p1) grads(%g0, %g1) m(%m0, %m1) v(%v0, %v1) lr %lr grad_scale %gs step %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 epsilon = 1.000000e-08 weight_decay = 1.000000e-01 decay = [1, 0] copies = [0] : tensor<64x64xf32>, tensor<64xf32> -> tensor<64x64xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Xf_FloatTensor>:$params, Variadic<Xf_FloatTensor>:$grads,
+                       Variadic<Xf_FloatTensor>:$m, Variadic<Xf_FloatTensor>:$v,
+                       Xf_F32Scalar:$lr, Xf_F32Scalar:$grad_scale, Xf_Counter:$step,
+                       Optional<Xf_F32Scalar>:$skip,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$epsilon, F64Attr:$weight_decay,
+                       DenseI64ArrayAttr:$decay, DenseI64ArrayAttr:$copies);
+  let results = (outs Variadic<Xf_FloatTensor>:$new_params, Variadic<Xf_FloatTensor>:$new_m,
+                      Variadic<Xf_FloatTensor>:$new_v, Variadic<Xf_FloatTensor>:$new_copies);
+  let assemblyFormat = [{
+    `params` `(` $params `)` `grads` `(` $grads `)` `m` `(` $m `)` `v` `(` $v `)`
+    `lr` $lr `grad_scale` $grad_scale `step` $step (`skip` $skip^)?
+    `beta1` `=` $beta1 `beta2` `=` $beta2 `epsilon` `=` $epsilon `weight_decay` `=` $weight_decay
+    `decay` `=` $decay `copies` `=` $copies attr-dict `:` type($params)
+    custom<ParamTypes>(ref(type($params)), type($grads), type($m), type($v), type($new_params),
+                       type($new_m), type($new_v))
+    `->` type($new_copies)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Pipeline parallelism
 //===----------------------------------------------------------------------===//
 

@@ -620,6 +620,52 @@ OpShardingRule CountStepOp::getShardingRule() { return elementwiseRule(*this, 1)
 
 OpShardingRule LossScaleUpdateOp::getShardingRule() { return elementwiseRule(*this, 3); }
 
+// The GEMMs with epilogues exist only on rank-local tensors (after
+// partitioning): nothing of them is split; their FLOPs are the GEMM's.
+static double contractionFlops(StringRef equation, Value lhs, Value rhs) {
+  std::string error;
+  std::optional<Einsum> e = Einsum::parse(equation, error);
+  if (!e)
+    return 0;
+  llvm::DenseMap<char, int64_t> size;
+  for (auto [letter, n] : llvm::zip(e->lhs, shapeOf(lhs)))
+    size[letter] = n;
+  for (auto [letter, n] : llvm::zip(e->rhs, shapeOf(rhs)))
+    size[letter] = n;
+  double macs = 1;
+  for (auto &entry : size)
+    macs *= static_cast<double>(entry.second);
+  return 2 * macs;
+}
+
+template <class Op> static OpShardingRule epilogueRule(Op op) {
+  OpShardingRule rule = replicatedRule(op);
+  rule.flops = contractionFlops(op.getEquation(), op.getLhs(), op.getRhs()) +
+               static_cast<double>(numElements(op.getResult()));
+  return rule;
+}
+
+OpShardingRule MatmulBiasOp::getShardingRule() { return epilogueRule(*this); }
+OpShardingRule MatmulBiasGeluOp::getShardingRule() { return epilogueRule(*this); }
+OpShardingRule MatmulDGeluOp::getShardingRule() { return epilogueRule(*this); }
+OpShardingRule MatmulBGradOp::getShardingRule() { return epilogueRule(*this); }
+
+// The multi-tensor ops exist only on rank-local tensors (after partitioning):
+// nothing of them is split.
+OpShardingRule MultiSumSquaresOp::getShardingRule() {
+  OpShardingRule rule = replicatedRule(*this);
+  for (Value x : getXs())
+    rule.flops += 2 * numElements(x);
+  return rule;
+}
+
+OpShardingRule MultiAdamWOp::getShardingRule() {
+  OpShardingRule rule = replicatedRule(*this);
+  for (Value p : getParams())
+    rule.flops += 12 * numElements(p);
+  return rule;
+}
+
 OpShardingRule AdamWOp::getShardingRule() {
   // param, grad, m, v and the results share factors; lr, grad_scale, step and
   // skip are 0-d scalars.

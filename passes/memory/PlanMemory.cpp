@@ -221,7 +221,8 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
 
     // The gradients the optimizer reads, and the state results by name.
     llvm::DenseSet<Value> gradients;
-    func.walk([&](xf::AdamWOp op) { gradients.insert(op->getOperand(1)); });
+    func.walk([&](xf::AdamWOp op) { gradients.insert(op.getGrad()); });
+    func.walk([&](xf::MultiAdamWOp op) { gradients.insert(op.getGrads().begin(), op.getGrads().end()); });
     llvm::StringMap<BlockArgument> stateArgs;
     for (BlockArgument arg : body.getArguments())
       if (auto s = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
@@ -310,7 +311,8 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         bool any = false;
         for (auto [i, operand] : llvm::enumerate(op.getOperands()))
           if (operand == v) {
-            if (!abi::mayShareBuffer(spec->code, i, result))
+            if (!abi::mayShareBuffer(spec->code, i, result, op.getNumOperands(),
+                                     op.getNumResults()))
               return false;
             any = true;
           }

@@ -172,8 +172,10 @@ public:
     copy->push_back(work);
     if (failed(partitionFunction(work, *mesh)))
       return signalPassFailure();
+    // Then what `shardc compile` runs on the partitioned step: the pipeline
+    // stages, the one optimizer call, the GEMM epilogues.
+    PassManager stages(copy->getContext());
     if (!pipelineAxis.empty()) {
-      PassManager stages(copy->getContext());
       XfPipelineOptions pipeline;
       pipeline.function = function.getValue();
       pipeline.axis = pipelineAxis.getValue();
@@ -181,9 +183,15 @@ public:
       pipeline.virtualStages = virtualStages.getValue();
       pipeline.cuts = cuts.getValue();
       stages.nest<func::FuncOp>().addPass(createXfPipeline(pipeline));
-      if (failed(stages.run(*copy)))
-        return signalPassFailure();
     }
+    XfFuseOptimizerOptions fuse;
+    fuse.function = function.getValue();
+    stages.nest<func::FuncOp>().addPass(createXfFuseOptimizer(fuse));
+    XfFuseEpiloguesOptions epilogues;
+    epilogues.function = function.getValue();
+    stages.nest<func::FuncOp>().addPass(createXfFuseEpilogues(epilogues));
+    if (failed(stages.run(*copy)))
+      return signalPassFailure();
     std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
     std::map<std::string, double> bytesPerAxis;
     double computeSeconds = 0;

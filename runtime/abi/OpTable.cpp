@@ -81,6 +81,20 @@ std::vector<OpSpec> build() {
       {C::CountStep, "xf.count_step", 1, 2, 1, false, {}, {}},
       {C::LossScaleUpdate, "xf.loss_scale_update", 3, 3, 2, false,
        {req("window", I64), req("factor", F64), req("min_scale", F64)}, {}},
+      // Multi-tensor (-xf-fuse-optimizer): one list of gradients -> one sum.
+      {C::MultiSumSquares, "xf.multi_sum_squares", 0, 0, 1, false, {}, {}, false, 1, 0},
+      // Lists params, grads, m, v, then lr, grad_scale, step[, skip] ->
+      // lists params, m, v, then the copies `copies` names; in place like
+      // xf.adamw, list by list.
+      {C::MultiAdamW, "xf.multi_adamw", 3, 4, 0, false,
+       {req("beta1", F64), req("beta2", F64), req("epsilon", F64), req("weight_decay", F64),
+        req("decay", I64Array), req("copies", I64Array)},
+       {{0, 0}, {2, 1}, {3, 2}}, false, 4, 3, true},
+      // GEMMs with epilogues (-xf-fuse-epilogues): x, w[, bias | pre].
+      {C::MatmulBias, "xf.matmul_bias", 3, 3, 1, false, {req("equation", Str)}, {}},
+      {C::MatmulBiasGelu, "xf.matmul_bias_gelu", 3, 3, 2, false, {req("equation", Str)}, {}},
+      {C::MatmulDGelu, "xf.matmul_dgelu", 3, 3, 1, false, {req("equation", Str)}, {}},
+      {C::MatmulBGrad, "xf.matmul_bgrad", 2, 2, 2, false, {req("equation", Str)}, {}},
       {C::AllGather, "shard.all_gather", 1, 1, 1, true,
        {opt("grid_axes", Axes), req("gather_axis", I64)}, {}},
       {C::AllReduce, "shard.all_reduce", 1, 1, 1, true,
@@ -125,9 +139,57 @@ const AttrSpec *findAttr(const OpSpec &op, std::string_view name) {
   return nullptr;
 }
 
-bool mayShareBuffer(OpCode code, size_t operand, size_t result) {
-  for (const InPlace &p : opSpec(code).inPlace)
-    if (p.operand == operand && p.result == result)
+int64_t listLength(const OpSpec &op, size_t operands, size_t results) {
+  if (op.tensorLists == 0)
+    return operands >= op.minOperands && operands <= op.maxOperands && results == op.results
+               ? 0
+               : -1;
+  for (size_t scalars = op.minOperands; scalars <= op.maxOperands; ++scalars) {
+    if (operands <= scalars || (operands - scalars) % op.tensorLists != 0)
+      continue;
+    size_t n = (operands - scalars) / op.tensorLists;
+    size_t fixed = op.resultLists * n + op.results;
+    if (results == fixed || (op.extraResults && results > fixed && results <= fixed + n))
+      return static_cast<int64_t>(n);
+  }
+  return -1;
+}
+
+std::string arityText(const OpSpec &op) {
+  auto range = [](unsigned lo, unsigned hi) {
+    return std::to_string(lo) + (lo == hi ? "" : ".." + std::to_string(hi));
+  };
+  if (op.tensorLists == 0)
+    return "takes " + range(op.minOperands, op.maxOperands) + " operands and " +
+           std::to_string(op.results) + " results";
+  std::string s = "takes " + std::to_string(op.tensorLists) + " lists of n >= 1 tensors and " +
+                  range(op.minOperands, op.maxOperands) + " scalar operands, and ";
+  if (op.resultLists)
+    s += std::to_string(op.resultLists) + " lists of n" + (op.results ? " and " : "");
+  if (op.results || !op.resultLists)
+    s += std::to_string(op.results);
+  s += op.extraResults ? " results (then up to n more)" : " results";
+  return s;
+}
+
+bool mayShareBuffer(OpCode code, size_t operand, size_t result, size_t operands,
+                    size_t results) {
+  const OpSpec &op = opSpec(code);
+  if (op.tensorLists == 0) {
+    for (const InPlace &p : op.inPlace)
+      if (p.operand == operand && p.result == result)
+        return true;
+    return false;
+  }
+  int64_t n = listLength(op, operands, results);
+  if (n <= 0)
+    return false;
+  size_t un = static_cast<size_t>(n);
+  if (operand >= op.tensorLists * un || result >= op.resultLists * un ||
+      operand % un != result % un)
+    return false;
+  for (const InPlace &p : op.inPlace)
+    if (p.operand == operand / un && p.result == result / un)
       return true;
   return false;
 }
@@ -172,6 +234,9 @@ std::string opTableFingerprint() {
     num(op.results);
     num(op.collective);
     num(op.viewInPlace);
+    num(op.tensorLists);
+    num(op.resultLists);
+    num(op.extraResults);
     for (const AttrSpec &a : op.attrs) {
       mix(a.name);
       num(static_cast<uint64_t>(a.kind));

@@ -38,7 +38,8 @@ enum class OpCode : uint8_t {
   Rope, Dropout, Reshape, Transpose, Cast, Fill, Scale, CrossEntropy, LinearCrossEntropy,
   CrossEntropyGrad, LinearCrossEntropyGrad, GeluGrad, SwigluGrad, SoftmaxGrad, LayerNormGrad,
   RmsNormGrad, AttentionGrad, EmbeddingGrad, ReduceSum, SumSquares, ClipGradNorm, LrSchedule,
-  AdamW, CountStep, LossScaleUpdate, AllGather, AllReduce, ReduceScatter, AllSlice, AllToAll,
+  AdamW, CountStep, LossScaleUpdate, MultiSumSquares, MultiAdamW, MatmulBias, MatmulBiasGelu, MatmulDGelu, MatmulBGrad,
+  AllGather, AllReduce, ReduceScatter, AllSlice, AllToAll,
   Transfer,
 };
 
@@ -61,7 +62,8 @@ struct AttrSpec {
 
 /// Result `result` may be written into the buffer of operand `operand`: the
 /// kernel reads each element of the operand before it writes the same
-/// element of the result, and nothing of the operand after.
+/// element of the result, and nothing of the operand after. In a
+/// multi-tensor op the two name lists, paired element by element.
 struct InPlace {
   uint8_t operand, result;
 };
@@ -76,7 +78,21 @@ struct OpSpec {
   /// Run in place, the kernel has nothing to do (the result is a view of the
   /// operand's bytes): lowering emits no call for it.
   bool viewInPlace = false;
+  /// A multi-tensor op (the optimizer over all parameters in one call) when
+  /// non-zero: its operands are `tensorLists` lists of n >= 1 tensors each,
+  /// then minOperands..maxOperands scalars; its results are `resultLists`
+  /// lists of n, then `results` more, then (with `extraResults`) up to n
+  /// more (the low-precision weight copies). n is the call's, not the
+  /// table's; `inPlace` pairs lists.
+  uint8_t tensorLists = 0, resultLists = 0;
+  bool extraResults = false;
 };
+
+/// The list length n of a call of `op` with these operand and result counts;
+/// 0 for an op of fixed arity whose counts fit, -1 where they do not fit.
+int64_t listLength(const OpSpec &op, size_t operands, size_t results);
+/// "takes 2..3 operands and 1 result" (for diagnostics).
+std::string arityText(const OpSpec &op);
 
 /// Every op, indexed by OpCode.
 const std::vector<OpSpec> &opTable();
@@ -85,8 +101,10 @@ inline const OpSpec &opSpec(OpCode code) { return opTable()[static_cast<size_t>(
 const OpSpec *findOp(std::string_view name);
 /// The attribute `name` of `op`; null if it has none of that name.
 const AttrSpec *findAttr(const OpSpec &op, std::string_view name);
-/// Whether result `result` of `code` may share operand `operand`'s buffer.
-bool mayShareBuffer(OpCode code, size_t operand, size_t result);
+/// Whether result `result` of a `code` call with these operand and result
+/// counts may share operand `operand`'s buffer.
+bool mayShareBuffer(OpCode code, size_t operand, size_t result, size_t operands,
+                    size_t results);
 const char *attrKindName(AttrKind kind);
 
 /// Version of the program descriptor's schema (Program.h).

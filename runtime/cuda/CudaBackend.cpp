@@ -16,12 +16,13 @@
 //    heuristics, workspaces), is captured as a CUDA graph on its second run
 //    and replayed afterwards; the step's seed and index are read by the
 //    kernels from device memory, updated before every launch;
-//  - peephole fusions into cuBLASLt epilogues: a matmul whose result gets a
-//    bias in place (Bias), then GELU into another buffer (BiasGeluAux: the
-//    pre-activation is the aux output), or a matmul followed by gelu_grad in
-//    place on its result (DGelu); an add whose sum is normalised next
-//    becomes the norm kernel's fused residual input; consecutive AdamW calls
-//    become one multi-tensor launch;
+//  - the GEMMs with epilogues the compiler chose (-xf-fuse-epilogues:
+//    xf.matmul_bias, _bias_gelu, _dgelu, _bgrad) run as one cuBLASLt call
+//    with the epilogue (Bias, BiasGeluAux, DGelu, BGrad), or, where
+//    cuBLASLt has none for the layout or dtype, the GEMM then the
+//    epilogue's kernel; xf.multi_adamw (the compiler's one optimizer call)
+//    is one multi-tensor launch; the one peephole left: an add whose sum is
+//    normalised next becomes the norm kernel's fused residual input;
 //  - errors: every CUDA/cuBLASLt/NCCL call checked (CudaCheck.h: call, error
 //    and rank); bad token ids and targets found by kernels are reported
 //    after the entry, naming the call; NCCL async errors are polled while
@@ -352,9 +353,16 @@ private:
   bool tryFuseResidualNorm(const DecodedCall &d, void **buf);
   /// Runs a kernel call now (operands aliasing results copied first).
   void launch(const DecodedCall &d, void **buffers);
-  struct PendingMatmul;
-  GemmArgs pendingArgs(const PendingMatmul &p) const;
-  void queueAdamW(const DecodedCall &d, void **buf);
+  /// A plain 2-d GEMM's arguments (gemmLayout), C at `out`.
+  GemmArgs gemmArgs(const DecodedCall &d, void **buf, void *out) const;
+  /// Whether `d`'s matmul is one 2-d GEMM cuBLASLt reads as it is.
+  static bool gemmLayout(const DecodedCall &d);
+  /// xf.matmul_bias / _bias_gelu / _dgelu / _bgrad: one GEMM with the
+  /// cuBLASLt epilogue, else the GEMM and the epilogue's own kernel.
+  void runMatmulEpilogue(const DecodedCall &d, void **buf);
+  /// xf.adamw and xf.multi_adamw: one multi-tensor launch.
+  void runAdamW(const DecodedCall &d, void **buf);
+  std::vector<void *> ptrs_; ///< launch(): a call's buffers, some redirected
 
   /// Waits for the compute stream, polling NCCL for asynchronous errors.
   void waitForDevice();
@@ -397,24 +405,10 @@ private:
   std::vector<bool> inFlight_;
 
   // Pending fusions.
-  struct PendingMatmul {
-    const DecodedCall *d = nullptr;
-    void *buf[3] = {};
-    Epilogue epilogue = Epilogue::None;
-    TView bias, aux;
-    void *out = nullptr; ///< where C goes (the matmul's result, or gelu's)
-  } pendingMatmul_;
   struct PendingAdd {
     const DecodedCall *d = nullptr;
     void *buf[3] = {};
   } pendingAdd_;
-  struct PendingAdamW {
-    const DecodedCall *first = nullptr;
-    std::vector<AdamWTensor> tensors;
-    AdamWScalars scalars;
-    int64_t maxN = 0;
-  } pendingAdam_;
-
   std::map<std::string, double> kernelSeconds_, collectiveSeconds_;
 };
 
@@ -426,9 +420,7 @@ void CudaBackend::run(const std::function<void()> &entry, int entryId, const Ste
   step_ = step;
   training_ = step.training;
   // Nothing of an entry that failed half-way carries over.
-  pendingMatmul_ = PendingMatmul{};
   pendingAdd_ = PendingAdd{};
-  pendingAdam_ = PendingAdamW{};
   std::fill(inFlight_.begin(), inFlight_.end(), false);
   capturing_ = false;
   const int key = entryId * 2 + (step.training ? 1 : 0);
@@ -527,35 +519,11 @@ void CudaBackend::checkKernelErrors() {
 void CudaBackend::kernel(int call, void **buffers) {
   const DecodedCall &d = decoded(call, false);
   auto start = std::chrono::steady_clock::now();
-  if (d.kind == OpKind::AdamW) {
-    queueAdamW(d, buffers);
-    if (timing_) {
-      flushPending();
-      time(kernelSeconds_, d.op, start);
-    }
-    return;
-  }
   if (tryFuse(d, buffers))
     return;
   flushPending();
   // Deferred calls skip launch()'s alias copies: only calls that need none.
   const bool deferrable = !timing_ && operandsToCopy(d, buffers).empty();
-  if (d.kind == OpKind::Matmul && deferrable) {
-    const auto &e = d.eq;
-    if (d.batch == 1 && e.out == e.batch + e.lhsFree + e.rhsFree &&
-        (e.lhs == e.batch + e.lhsFree + e.contracted ||
-         e.lhs == e.batch + e.contracted + e.lhsFree) &&
-        (e.rhs == e.batch + e.contracted + e.rhsFree ||
-         e.rhs == e.batch + e.rhsFree + e.contracted) &&
-        d.operands[0].dtype == d.operands[1].dtype) {
-      // A plain 2-d GEMM: wait one call for a bias or GELU to fuse.
-      pendingMatmul_ = PendingMatmul{};
-      pendingMatmul_.d = &d;
-      std::copy(buffers, buffers + 3, pendingMatmul_.buf);
-      pendingMatmul_.out = buffers[2];
-      return;
-    }
-  }
   if (d.kind == OpKind::Add && deferrable && d.operands[0].dtype == d.results[0].dtype &&
       d.operands[1].dtype == d.results[0].dtype) {
     // Wait one call for a layernorm/rmsnorm of the sum (the residual add).
@@ -573,8 +541,8 @@ void CudaBackend::launch(const DecodedCall &d, void **buffers) {
   // Operands that overlap a result in a kernel that is not correct in place
   // are read from a copy (as the CPU runner does).
   size_t numOperands = d.operands.size(), numResults = d.results.size();
-  void *ptrs[kMaxCallBuffers];
-  std::copy(buffers, buffers + numOperands + numResults, ptrs);
+  ptrs_.assign(buffers, buffers + numOperands + numResults);
+  void **ptrs = ptrs_.data();
   std::vector<std::pair<size_t, int64_t>> copies; // operand, offset in the alias scratch
   int64_t copyBytes = 0;
   for (size_t i : operandsToCopy(d, ptrs)) {
@@ -594,88 +562,94 @@ void CudaBackend::launch(const DecodedCall &d, void **buffers) {
   SHARDC_CUDA_LAUNCH();
 }
 
-GemmArgs CudaBackend::pendingArgs(const PendingMatmul &p) const {
-  const DecodedCall &d = *p.d;
+bool CudaBackend::gemmLayout(const DecodedCall &d) {
+  const auto &e = d.eq;
+  return d.batch == 1 && e.out == e.batch + e.lhsFree + e.rhsFree &&
+         (e.lhs == e.batch + e.lhsFree + e.contracted ||
+          e.lhs == e.batch + e.contracted + e.lhsFree) &&
+         (e.rhs == e.batch + e.contracted + e.rhsFree ||
+          e.rhs == e.batch + e.rhsFree + e.contracted) &&
+         d.operands[0].dtype == d.operands[1].dtype;
+}
+
+GemmArgs CudaBackend::gemmArgs(const DecodedCall &d, void **buf, void *out) const {
   GemmArgs g;
   g.transA = d.transA;
   g.transB = d.transB;
   g.m = d.m;
   g.n = d.n;
   g.k = d.k;
-  g.a = cview(p.buf[0], d.operands[0]);
-  g.b = cview(p.buf[1], d.operands[1]);
-  g.c = TView{p.out, d.results[0].dtype};
+  g.a = cview(buf[0], d.operands[0]);
+  g.b = cview(buf[1], d.operands[1]);
+  g.c = TView{out, d.results[0].dtype};
   g.lda = d.transA ? d.m : d.k;
   g.ldb = d.transB ? d.k : d.n;
   g.ldc = d.n;
   g.strideA = d.m * d.k;
   g.strideB = d.k * d.n;
   g.strideC = d.m * d.n;
-  g.epilogue = p.epilogue;
-  g.bias = p.bias;
-  g.aux = p.aux;
   return g;
 }
 
+void CudaBackend::runMatmulEpilogue(const DecodedCall &d, void **buf) {
+  const auto &ins = d.operands;
+  const auto &outs = d.results;
+  void **res = buf + ins.size();
+  cudaStream_t s = compute_;
+  if (gemmLayout(d)) {
+    GemmArgs g = gemmArgs(d, buf, res[0]);
+    switch (d.kind) {
+    case OpKind::MatmulBias:
+      g.epilogue = Epilogue::Bias;
+      g.bias = cview(buf[2], ins[2]);
+      break;
+    case OpKind::MatmulBiasGelu:
+      g.epilogue = Epilogue::BiasGeluAux;
+      g.bias = cview(buf[2], ins[2]);
+      g.aux = view(res[1], outs[1]);
+      break;
+    case OpKind::MatmulDGelu:
+      g.epilogue = Epilogue::DGelu;
+      g.aux = cview(buf[2], ins[2]);
+      break;
+    default: // MatmulBGrad
+      g.epilogue = Epilogue::BGrad;
+      g.bias = view(res[1], outs[1]);
+      break;
+    }
+    if (gemm_->supports(g)) {
+      gemm_->run(g, s);
+      return;
+    }
+  }
+  // cuBLASLt has no such epilogue for this layout, shape or dtype: the GEMM,
+  // then the epilogue's kernel on its stored result.
+  runMatmul(d, buf, res[0]);
+  const int64_t size = outs[0].numel(), cols = lastDim(outs[0]);
+  const int64_t rows = cols ? size / cols : 0;
+  switch (d.kind) {
+  case OpKind::MatmulBias:
+    bias_add(cview(res[0], outs[0]), cview(buf[2], ins[2]), view(res[0], outs[0]), rows, cols, s);
+    break;
+  case OpKind::MatmulBiasGelu:
+    bias_add(cview(res[0], outs[0]), cview(buf[2], ins[2]), view(res[1], outs[1]), rows, cols, s);
+    gelu(cview(res[1], outs[1]), view(res[0], outs[0]), size, s);
+    break;
+  case OpKind::MatmulDGelu:
+    gelu_grad(cview(res[0], outs[0]), cview(buf[2], ins[2]), view(res[0], outs[0]), size, s);
+    break;
+  default: { // MatmulBGrad: rhs summed over its contracted dims
+    uint32_t mask = 0;
+    for (int64_t dim : d.dims)
+      mask |= 1u << dim;
+    reduce_sum(cview(buf[1], ins[1]), view(res[1], outs[1]), dimsOf(ins[1].shape, d), mask, s);
+    break;
+  }
+  }
+}
+
 bool CudaBackend::tryFuse(const DecodedCall &d, void **buf) {
-  if (pendingAdd_.d)
-    return tryFuseResidualNorm(d, buf);
-  PendingMatmul &p = pendingMatmul_;
-  if (!p.d)
-    return false;
-  const DecodedCall &mm = *p.d;
-  DType c = mm.results[0].dtype;
-  // Whether cuBLASLt runs the pending GEMM with the candidate epilogue (the
-  // dtype rules, ldc % 8 for aux outputs, an algorithm for this shape).
-  auto accept = [&](PendingMatmul candidate) {
-    if (!gemm_->supports(pendingArgs(candidate)))
-      return false;
-    p = candidate;
-    return true;
-  };
-  // matmul -> bias_add in place on its result: the Bias epilogue.
-  if (d.kind == OpKind::BiasAdd && p.epilogue == Epilogue::None && buf[0] == p.buf[2] &&
-      buf[2] == p.buf[2] && d.results[0].dtype == c && d.operands[1].numel() == mm.n) {
-    PendingMatmul q = p;
-    q.epilogue = Epilogue::Bias;
-    q.bias = cview(buf[1], d.operands[1]);
-    return accept(q);
-  }
-  // ... -> gelu into another buffer: BiasGeluAux (aux = the pre-activation).
-  // cuBLASLt writes gelu's output while it reads A, B and the bias: the
-  // output must overlap none of them (nor the aux buffer).
-  auto apart = [](const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
-    auto *x = static_cast<const uint8_t *>(a), *y = static_cast<const uint8_t *>(b);
-    return x + aBytes <= y || y + bBytes <= x;
-  };
-  if (d.kind == OpKind::Gelu && p.epilogue == Epilogue::Bias && buf[0] == p.buf[2] &&
-      d.results[0].dtype == c &&
-      apart(buf[1], d.results[0].bytes(), p.buf[2], mm.results[0].bytes()) &&
-      apart(buf[1], d.results[0].bytes(), p.buf[0], mm.operands[0].bytes()) &&
-      apart(buf[1], d.results[0].bytes(), p.buf[1], mm.operands[1].bytes()) &&
-      apart(buf[1], d.results[0].bytes(), p.bias.p, mm.n * dtype_size(p.bias.dtype))) {
-    PendingMatmul q = p;
-    q.epilogue = Epilogue::BiasGeluAux;
-    q.aux = view(p.buf[2], mm.results[0]);
-    q.out = buf[1];
-    if (!accept(q))
-      return false;
-    flushPending();
-    return true;
-  }
-  // matmul -> gelu_grad(dy = its result, x) in place: the DGelu epilogue.
-  if (d.kind == OpKind::GeluGrad && p.epilogue == Epilogue::None && buf[0] == p.buf[2] &&
-      buf[2] == p.buf[2] && d.results[0].dtype == c && d.operands[1].dtype == c &&
-      buf[1] != p.buf[2]) {
-    PendingMatmul q = p;
-    q.epilogue = Epilogue::DGelu;
-    q.aux = cview(buf[1], d.operands[1]);
-    if (!accept(q))
-      return false;
-    flushPending();
-    return true;
-  }
-  return false;
+  return pendingAdd_.d && tryFuseResidualNorm(d, buf);
 }
 
 bool CudaBackend::tryFuseResidualNorm(const DecodedCall &d, void **buf) {
@@ -726,104 +700,72 @@ void CudaBackend::flushPending() {
     pendingAdd_ = PendingAdd{};
     launch(*p.d, p.buf);
   }
-  if (pendingMatmul_.d) {
-    PendingMatmul p = pendingMatmul_;
-    pendingMatmul_ = PendingMatmul{};
-    gemm_->run(pendingArgs(p), compute_);
-  }
-  if (pendingAdam_.first) {
-    PendingAdamW a = std::move(pendingAdam_);
-    pendingAdam_ = PendingAdamW{};
-    const int key = a.first->index;
-    uint8_t *desc = ownBuffer(adamDescriptors_, key,
-                              static_cast<int64_t>(a.tensors.size() * sizeof(AdamWTensor)));
-    std::vector<AdamWTensor> &up = adamUploaded_[key];
-    bool same = up.size() == a.tensors.size() &&
-                std::memcmp(up.data(), a.tensors.data(), up.size() * sizeof(AdamWTensor)) == 0;
-    if (!same) {
-      if (capturing_)
-        throw Error("internal: AdamW descriptors changed during CUDA graph capture");
-      // Stream-ordered (a pageable source is staged before the call returns).
-      SHARDC_CUDA(cudaMemcpyAsync(desc, a.tensors.data(), a.tensors.size() * sizeof(AdamWTensor),
-                                  cudaMemcpyHostToDevice, compute_));
-      up = a.tensors;
-    }
-    const DecodedCall &d = *a.first;
-    adamw_multi(reinterpret_cast<const AdamWTensor *>(desc), static_cast<int>(a.tensors.size()),
-                a.maxN, a.scalars, d.beta1, d.beta2, d.epsilon, d.weightDecay, compute_);
-    SHARDC_CUDA_LAUNCH();
-  }
 }
 
-void CudaBackend::queueAdamW(const DecodedCall &d, void **callBuffers) {
-  // Operands: param, grad, m, v, lr, grad_scale, step[, skip]; results
-  // param, m, v (in place: the planner puts them over their operands).
+void CudaBackend::runAdamW(const DecodedCall &d, void **buf) {
+  // Operands: lists param, grad, m, v (n each; xf.adamw: n = 1), then lr,
+  // grad_scale, step[, skip]; results: lists param, m, v (in place: the
+  // planner puts them over their operands), then the copies.
   const auto &in = d.operands;
-  void *buf[kMaxCallBuffers];
-  std::copy(callBuffers, callBuffers + in.size() + d.results.size(), buf);
+  const size_t n = d.kind == OpKind::AdamW ? 1 : static_cast<size_t>(d.lists), s = 4 * n;
   void **res = buf + in.size();
-  // A call that must copy (results not over their operands, or operands
-  // overlapping a result) may overwrite what the queued tensors still read:
-  // the queue runs first, and overlapping operands are read from a copy.
-  std::vector<size_t> overlapping = operandsToCopy(d, buf);
-  bool moves = res[0] != buf[0] || res[1] != buf[2] || res[2] != buf[3];
-  if (moves || !overlapping.empty())
-    flushPending();
-  if (!overlapping.empty()) {
-    int64_t bytes = 0;
-    for (size_t i : overlapping)
-      bytes += align256(in[i].bytes());
-    uint8_t *scratch = ownBuffer(collectiveBuffers_, -1 - d.index, bytes);
-    for (size_t i : overlapping) {
-      SHARDC_CUDA(cudaMemcpyAsync(scratch, buf[i], static_cast<size_t>(in[i].bytes()),
-                                  cudaMemcpyDeviceToDevice, compute_));
-      buf[i] = scratch;
-      scratch += align256(in[i].bytes());
-    }
-  }
   AdamWScalars sc;
-  sc.lr = cview(buf[4], in[4]);
-  sc.gradScale = cview(buf[5], in[5]);
-  sc.step = cview(buf[6], in[6]);
-  if (in.size() > 7)
-    sc.skip = cview(buf[7], in[7]);
-  PendingAdamW &p = pendingAdam_;
-  auto sameScalars = [&](const AdamWScalars &a) {
-    return a.lr.p == sc.lr.p && a.gradScale.p == sc.gradScale.p && a.step.p == sc.step.p &&
-           a.skip.p == sc.skip.p;
-  };
-  if (p.first && (!sameScalars(p.scalars) || p.first->beta1 != d.beta1 ||
-                  p.first->beta2 != d.beta2 || p.first->epsilon != d.epsilon ||
-                  p.first->weightDecay != d.weightDecay))
-    flushPending();
-  // One launch covers at most 65535 tensors (gridDim.y).
-  if (pendingMatmul_.d || pendingAdd_.d || p.tensors.size() >= 65535)
-    flushPending();
-  // Results not over their operands: copy first, then update in place.
-  for (auto [o, r] : {std::pair<size_t, size_t>{0, 0}, {2, 1}, {3, 2}})
-    if (res[r] != buf[o]) {
-      if (d.results[r].dtype != in[o].dtype)
-        failCall(d, "result #" + std::to_string(r) + " must have the dtype of operand #" +
-                        std::to_string(o));
-      SHARDC_CUDA(cudaMemcpyAsync(res[r], buf[o], static_cast<size_t>(in[o].bytes()),
-                                  cudaMemcpyDeviceToDevice, compute_));
+  sc.lr = cview(buf[s], in[s]);
+  sc.gradScale = cview(buf[s + 1], in[s + 1]);
+  sc.step = cview(buf[s + 2], in[s + 2]);
+  if (in.size() > s + 3)
+    sc.skip = cview(buf[s + 3], in[s + 3]);
+  std::vector<AdamWTensor> tensors(n);
+  int64_t maxN = 0;
+  size_t copy = 0;
+  for (size_t k = 0; k < n; ++k) {
+    // Results not over their operands: copy first, then update in place.
+    for (auto [o, r] : {std::pair<size_t, size_t>{k, k}, {2 * n + k, n + k}, {3 * n + k, 2 * n + k}})
+      if (res[r] != buf[o]) {
+        if (d.results[r].dtype != in[o].dtype)
+          failCall(d, "result #" + std::to_string(r) + " must have the dtype of operand #" +
+                          std::to_string(o));
+        SHARDC_CUDA(cudaMemcpyAsync(res[r], buf[o], static_cast<size_t>(in[o].bytes()),
+                                    cudaMemcpyDeviceToDevice, compute_));
+      }
+    AdamWTensor &t = tensors[k];
+    t.param = res[k];
+    t.grad = buf[n + k];
+    t.m = res[n + k];
+    t.v = res[2 * n + k];
+    t.n = in[k].numel();
+    t.paramType = d.results[k].dtype;
+    t.gradType = in[n + k].dtype;
+    t.mType = d.results[n + k].dtype;
+    t.vType = d.results[2 * n + k].dtype;
+    t.decays = d.kind == OpKind::AdamW || d.decay[k] ? 1 : 0;
+    t.copy = nullptr;
+    t.copyType = DType::BF16;
+    if (copy < d.copies.size() && d.copies[copy] == static_cast<int64_t>(k)) {
+      t.copy = res[3 * n + copy];
+      t.copyType = d.results[3 * n + copy].dtype;
+      ++copy;
     }
-  if (!p.first) {
-    p.first = &d;
-    p.scalars = sc;
+    maxN = std::max(maxN, t.n);
   }
-  AdamWTensor t;
-  t.param = res[0];
-  t.grad = buf[1];
-  t.m = res[1];
-  t.v = res[2];
-  t.n = in[0].numel();
-  t.paramType = d.results[0].dtype;
-  t.gradType = in[1].dtype;
-  t.mType = d.results[1].dtype;
-  t.vType = d.results[2].dtype;
-  p.tensors.push_back(t);
-  p.maxN = std::max(p.maxN, t.n);
+  // The descriptors go up once per call (again only if its buffers moved).
+  const int key = d.index;
+  uint8_t *desc = ownBuffer(adamDescriptors_, key,
+                            static_cast<int64_t>(tensors.size() * sizeof(AdamWTensor)));
+  std::vector<AdamWTensor> &up = adamUploaded_[key];
+  bool same = up.size() == tensors.size() &&
+              std::memcmp(up.data(), tensors.data(), up.size() * sizeof(AdamWTensor)) == 0;
+  if (!same) {
+    if (capturing_)
+      throw Error("internal: AdamW descriptors changed during CUDA graph capture");
+    // Stream-ordered (a pageable source is staged before the call returns).
+    SHARDC_CUDA(cudaMemcpyAsync(desc, tensors.data(), tensors.size() * sizeof(AdamWTensor),
+                                cudaMemcpyHostToDevice, compute_));
+    up = tensors;
+  }
+  // One launch covers at most 65535 tensors (gridDim.y); the kernel strides.
+  adamw_multi(reinterpret_cast<const AdamWTensor *>(desc), static_cast<int>(tensors.size()),
+              maxN, sc, d.beta1, d.beta2, d.epsilon, d.weightDecay, compute_);
 }
 
 void CudaBackend::runMatmul(const DecodedCall &d, void **buf, void *outPtr) {
@@ -1024,6 +966,28 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
   case OpKind::SumSquares:
     sum_squares(in(0), n0, static_cast<float *>(res[0]),
                 workspace(sum_squares_workspace_bytes(n0)), s);
+    return;
+  case OpKind::MultiSumSquares: {
+    std::vector<TView> xs;
+    std::vector<int64_t> ns;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      xs.push_back(in(i));
+      ns.push_back(ins[i].numel());
+    }
+    const int count = static_cast<int>(ins.size());
+    sum_squares_multi(xs.data(), ns.data(), count, static_cast<float *>(res[0]),
+                      workspace(sum_squares_multi_workspace_bytes(ns.data(), count)), s);
+    return;
+  }
+  case OpKind::AdamW:
+  case OpKind::MultiAdamW:
+    runAdamW(d, buf);
+    return;
+  case OpKind::MatmulBias:
+  case OpKind::MatmulBiasGelu:
+  case OpKind::MatmulDGelu:
+  case OpKind::MatmulBGrad:
+    runMatmulEpilogue(d, buf);
     return;
   case OpKind::ClipGradNorm:
     clip_grad_norm(in(0), optIn(1), static_cast<float *>(res[0]), static_cast<float *>(res[1]),

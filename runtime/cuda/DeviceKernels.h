@@ -160,12 +160,21 @@ constexpr int64_t kMaxAttentionHeadDim = 128;
 /// the block sums in double, in a fixed order).
 void sum_squares(TView x, int64_t n, float *out, void *workspace, cudaStream_t s);
 int64_t sum_squares_workspace_bytes(int64_t n);
+/// *out = the sum of squares of every xs[i] (ns[i] elements): each tensor's
+/// blocks as sum_squares's, all block sums added in double in one fixed
+/// order, rounded once.
+void sum_squares_multi(const TView *xs, const int64_t *ns, int count, float *out,
+                       void *workspace, cudaStream_t s);
+int64_t sum_squares_multi_workspace_bytes(const int64_t *ns, int count);
 
 /// One tensor of a multi-tensor AdamW launch (device addresses).
 struct AdamWTensor {
   void *param, *grad, *m, *v; ///< results param/m/v updated in place
   int64_t n;
   DType paramType, gradType, mType, vType;
+  int32_t decays;  ///< 1: decoupled weight decay applies; 0: none (biases, norms)
+  DType copyType;  ///< of `copy`
+  void *copy;      ///< null, or where the new parameter goes rounded (bf16/f16 copy)
 };
 /// Scalars of an AdamW launch: device addresses of f32/i32 scalars.
 struct AdamWScalars {
@@ -173,8 +182,9 @@ struct AdamWScalars {
 };
 /// One launch updates `count` tensors (the descriptors in device memory):
 /// torch.optim.AdamW with the gradient multiplied by gradScale first,
-/// t = step + 1, skipped entirely when *skip != 0. Arithmetic in f32 with
-/// the bias corrections in double on the host side of each thread.
+/// t = step + 1, skipped entirely when *skip != 0 (the copies are still
+/// written, from the unchanged parameters). Arithmetic in f32 with the bias
+/// corrections in double on the host side of each thread.
 void adamw_multi(const AdamWTensor *tensors, int count, int64_t maxN, AdamWScalars scalars,
                  double beta1, double beta2, double eps, double weightDecay, cudaStream_t s);
 

@@ -170,13 +170,18 @@ __global__ void __launch_bounds__(kThreads)
       }
       __syncthreads();
       ready = true;
-      if (shared[0] != 0.0f)
-        return; // skipped step: nothing changes
+    }
+    const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    if (shared[0] != 0.0f) { // skipped step: only the copies are written
+      if (d.copy)
+        for (int64_t i = first; i < d.n; i += stride)
+          storeF(d.copy, d.copyType, i, loadF(d.param, d.paramType, i));
+      continue;
     }
     const float lr = shared[1], gradScale = shared[2], bias1 = shared[3], bias2 = shared[4];
-    const float decay = sharedDecay;
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < d.n;
-         i += int64_t(gridDim.x) * blockDim.x) {
+    const float decay = d.decays ? sharedDecay : 1.0f;
+    for (int64_t i = first; i < d.n; i += stride) {
       const float g = gradScale * loadF(d.grad, d.gradType, i);
       const float m = k.beta1 * loadF(d.m, d.mType, i) + k.oneMinusBeta1 * g;
       const float v = k.beta2 * loadF(d.v, d.vType, i) + k.oneMinusBeta2 * g * g;
@@ -185,6 +190,8 @@ __global__ void __launch_bounds__(kThreads)
       storeF(d.m, d.mType, i, m);
       storeF(d.v, d.vType, i, v);
       storeF(d.param, d.paramType, i, p);
+      if (d.copy)
+        storeF(d.copy, d.copyType, i, p);
     }
   }
 }
@@ -259,13 +266,11 @@ int64_t sum_squares_workspace_bytes(int64_t n) {
   return sumSquaresBlocks(n) * int64_t(sizeof(double));
 }
 
-void sum_squares(TView x, int64_t n, float *out, void *workspace, cudaStream_t s) {
-  if (n <= 0) {
-    SHARDC_CUDA(cudaMemsetAsync(out, 0, sizeof(float), s));
-    return;
-  }
+namespace {
+
+/// sum_squares's first level: the block sums of x into partial[0, blocks).
+void sumSquaresPartials(TView x, int64_t n, double *partial, cudaStream_t s) {
   const int64_t blocks = sumSquaresBlocks(n);
-  double *partial = static_cast<double *>(workspace);
   const bool aligned = (reinterpret_cast<uintptr_t>(x.p) & 15u) == 0;
   if (aligned && x.dtype == DType::F32)
     sumSquaresVecKernel<<<blocks, kThreads, 0, s>>>(static_cast<const float *>(x.p), n, partial);
@@ -277,6 +282,34 @@ void sum_squares(TView x, int64_t n, float *out, void *workspace, cudaStream_t s
   else
     sumSquaresKernel<<<blocks, kThreads, 0, s>>>(x, n, partial);
   SHARDC_CUDA_LAUNCH();
+}
+
+} // namespace
+
+void sum_squares(TView x, int64_t n, float *out, void *workspace, cudaStream_t s) {
+  sum_squares_multi(&x, &n, 1, out, workspace, s);
+}
+
+int64_t sum_squares_multi_workspace_bytes(const int64_t *ns, int count) {
+  int64_t blocks = 0;
+  for (int i = 0; i < count; ++i)
+    blocks += sumSquaresBlocks(ns[i]);
+  return std::max<int64_t>(blocks, 1) * int64_t(sizeof(double));
+}
+
+void sum_squares_multi(const TView *xs, const int64_t *ns, int count, float *out,
+                       void *workspace, cudaStream_t s) {
+  double *partial = static_cast<double *>(workspace);
+  int64_t blocks = 0;
+  for (int i = 0; i < count; ++i)
+    if (ns[i] > 0) {
+      sumSquaresPartials(xs[i], ns[i], partial + blocks, s);
+      blocks += sumSquaresBlocks(ns[i]);
+    }
+  if (blocks == 0) {
+    SHARDC_CUDA(cudaMemsetAsync(out, 0, sizeof(float), s));
+    return;
+  }
   sumPartialsKernel<<<1, kThreads, 0, s>>>(partial, blocks, out);
   SHARDC_CUDA_LAUNCH();
 }

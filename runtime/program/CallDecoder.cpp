@@ -233,7 +233,11 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
          "dim " + std::to_string(d.dim) + " is outside the result " + shape_str(out[0].shape));
     d.block = place(mesh, coords, c.resultAxes, 0, out[0], d.dim);
     break;
-  case OpKind::Matmul: {
+  case OpKind::Matmul:
+  case OpKind::MatmulBias:
+  case OpKind::MatmulBiasGelu:
+  case OpKind::MatmulDGelu:
+  case OpKind::MatmulBGrad: {
     floatOperand(0);
     floatOperand(1);
     floatResults();
@@ -273,6 +277,35 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     d.m = product(M);
     d.n = product(N);
     d.k = product(K);
+    // The epilogue's operand and second result.
+    switch (d.kind) {
+    case OpKind::MatmulBias:
+    case OpKind::MatmulBiasGelu:
+      floatOperand(2);
+      need(d, !out[0].shape.empty() && in[2].numel() == out[0].shape.back(),
+           "the bias must have the result's last dim");
+      if (d.kind == OpKind::MatmulBiasGelu)
+        need(d, out[1].shape == out[0].shape, "the pre-activation must have the result's shape");
+      break;
+    case OpKind::MatmulDGelu:
+      floatOperand(2);
+      need(d, in[2].shape == out[0].shape, "the pre-activation must have the result's shape");
+      break;
+    case OpKind::MatmulBGrad: {
+      // dbias: rhs summed over its contracted letters.
+      int64_t kept = 1;
+      d.dims.clear();
+      for (size_t i = 0; i < e.rhs.size(); ++i)
+        if (e.out.find(e.rhs[i]) == std::string::npos)
+          d.dims.push_back(static_cast<int64_t>(i));
+        else
+          kept *= in[1].shape[i];
+      need(d, out[1].numel() == kept, "the bias gradient must have rhs's uncontracted size");
+      break;
+    }
+    default:
+      break;
+    }
     break;
   }
   case OpKind::Add:
@@ -529,6 +562,45 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     d.epsilon = attrF64(c, d, "epsilon");
     d.weightDecay = attrF64(c, d, "weight_decay");
     break;
+  case OpKind::MultiSumSquares:
+    for (size_t i = 0; i < in.size(); ++i)
+      floatOperand(i);
+    need(d, out[0].dtype == DType::F32 && out[0].numel() == 1, "the result must be an f32 scalar");
+    break;
+  case OpKind::MultiAdamW: {
+    // Lists params, grads, m, v (n each), then lr, grad_scale, step[, skip];
+    // results: lists params, m, v, then the copies.
+    const size_t n = static_cast<size_t>(d.lists);
+    for (size_t i = 0; i < 4 * n; ++i) {
+      floatOperand(i);
+      sameNumel(i, i % n);
+    }
+    for (size_t i = 4 * n; i < in.size(); ++i)
+      scalar(in[i], "lr, grad_scale, step and skip");
+    floatResults();
+    d.beta1 = attrF64(c, d, "beta1");
+    d.beta2 = attrF64(c, d, "beta2");
+    d.epsilon = attrF64(c, d, "epsilon");
+    d.weightDecay = attrF64(c, d, "weight_decay");
+    d.decay = attrInts(c, d, "decay");
+    d.copies = attrInts(c, d, "copies");
+    need(d, d.decay.size() == n && std::all_of(d.decay.begin(), d.decay.end(),
+                                               [](int64_t x) { return x == 0 || x == 1; }),
+         "'decay' must hold one 0 or 1 per parameter");
+    need(d, d.copies.size() == out.size() - 3 * n,
+         "'copies' must name one parameter per copy result");
+    for (size_t k = 0; k < d.copies.size(); ++k) {
+      int64_t p = d.copies[k];
+      need(d, p >= 0 && p < static_cast<int64_t>(n) && (k == 0 || p > d.copies[k - 1]),
+           "'copies' must name parameters in increasing order");
+      const TensorType &copy = out[3 * n + k];
+      need(d, copy.numel() == in[p].numel() &&
+                  (copy.dtype == DType::BF16 || copy.dtype == DType::F16),
+           "copy result #" + std::to_string(3 * n + k) + " must be a bf16/f16 tensor of the size "
+               "of parameter #" + std::to_string(p));
+    }
+    break;
+  }
   case OpKind::CountStep:
     for (const TensorType &t : in)
       scalar(t, "every operand");
@@ -623,11 +695,10 @@ std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t i,
   if (!info)
     fail(*d, "the runtime does not support this op");
   d->kind = info->code;
-  need(*d,
-       c.operands.size() >= info->minOperands && c.operands.size() <= info->maxOperands &&
-           c.results.size() == info->results,
+  d->lists = abi::listLength(*info, c.operands.size(), c.results.size());
+  need(*d, d->lists >= 0,
        "has " + std::to_string(c.operands.size()) + " operands and " +
-           std::to_string(c.results.size()) + " results");
+           std::to_string(c.results.size()) + " results; it " + abi::arityText(*info));
   checkAttrs(c, *d, *info);
   // The compute type: the first float operand's, else the first result's.
   DType decider = c.results[0].dtype;
@@ -657,7 +728,7 @@ std::vector<size_t> operandsToCopy(const DecodedCall &d, void *const *buffers) {
       if (aBytes == 0 || bBytes == 0 || a + aBytes <= b || b + bBytes <= a)
         continue;
       if (a == b && aBytes == bBytes && d.operands[i].dtype == d.results[r].dtype &&
-          inPlaceOk(d.kind, i, r))
+          inPlaceOk(d, i, r))
         continue;
       copies.push_back(i);
       break;

@@ -52,6 +52,11 @@ struct DecodedCall {
   int64_t key = 0, dim = 0, ignoreIndex = 0, warmup = 0, decaySteps = 0, window = 0;
   bool causal = false, inverse = false, vocabMajor = false;
   std::vector<int64_t> permutation, dims;
+  /// Multi-tensor ops: the list length n (0 for other ops); xf.multi_adamw:
+  /// per tensor 1 if it decays, and the tensors whose low-precision copy it
+  /// writes (results 3n..).
+  int64_t lists = 0;
+  std::vector<int64_t> decay, copies;
 
   // xf.matmul: the equation, letter sizes and the GEMM layout.
   Equation eq;
@@ -73,7 +78,8 @@ struct DecodedCall {
   std::string where() const { return "call " + std::to_string(index) + " (" + op + ")"; }
 };
 
-/// The most operands plus results of any op (xf.adamw: 8 + 3).
+/// The most operands plus results of any op of fixed arity (xf.adamw:
+/// 8 + 3); a multi-tensor op (DecodedCall::lists) has any number.
 constexpr size_t kMaxCallBuffers = 16;
 
 bool isCollectiveKind(OpKind k);
@@ -123,8 +129,8 @@ void checkCollectiveShapes(const DecodedCall &d, int64_t members);
 /// Whether operand `operand` of `kind` may share its buffer with result
 /// `result` (the op table's in-place pairs, which the memory planner reads
 /// too; Kernels.h lists the aliasing each kernel allows).
-inline bool inPlaceOk(OpKind kind, size_t operand, size_t result) {
-  return abi::mayShareBuffer(kind, operand, result);
+inline bool inPlaceOk(const DecodedCall &d, size_t operand, size_t result) {
+  return abi::mayShareBuffer(d.kind, operand, result, d.operands.size(), d.results.size());
 }
 
 } // namespace shardc::rt

@@ -253,8 +253,8 @@ void KernelRunner::kernel(int call, void **buffers, const StepContext &ctx) {
   // Operands sharing a result's buffer in a kernel that is not correct in
   // place are read from a copy.
   size_t numOperands = d.operands.size(), numResults = d.results.size();
-  void *ptrs[kMaxCallBuffers]; // operand counts are checked at decoding
-  std::copy(buffers, buffers + numOperands + numResults, ptrs);
+  ptrs_.assign(buffers, buffers + numOperands + numResults);
+  void **ptrs = ptrs_.data();
   if (scratch_.size() < numOperands)
     scratch_.resize(numOperands);
   for (size_t i : operandsToCopy(d, ptrs)) {
@@ -366,7 +366,11 @@ void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx
   int64_t n0 = ins.empty() ? 0 : ins[0].numel();
 
   switch (d.kind) {
-  case OpKind::Matmul: {
+  case OpKind::Matmul:
+  case OpKind::MatmulBias:
+  case OpKind::MatmulBiasGelu:
+  case OpKind::MatmulDGelu:
+  case OpKind::MatmulBGrad: {
     In<C> lhs = in(0), rhs = in(1);
     const Equation &e = d.eq;
     const std::string &B = e.batch, &M = e.lhsFree, &N = e.rhsFree, &K = e.contracted;
@@ -408,6 +412,38 @@ void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx
       for (char ch : e.out)
         perm.push_back(static_cast<int64_t>(natural.find(ch)));
       cpu::transpose(c, o.get(), naturalShape, perm);
+    }
+    // The epilogue, on the product in the compute type; each result is
+    // rounded once.
+    const int64_t size = outs[0].numel(), cols = lastDim(outs[0]);
+    const int64_t rows = cols ? size / cols : 0;
+    switch (d.kind) {
+    case OpKind::MatmulBias: {
+      In<C> bias = in(2);
+      cpu::bias_add(o.get(), bias.get(), o.get(), rows, cols);
+      break;
+    }
+    case OpKind::MatmulBiasGelu: {
+      In<C> bias = in(2);
+      Out<C> pre = out(1);
+      cpu::bias_add(o.get(), bias.get(), pre.get(), rows, cols);
+      cpu::gelu_tanh(pre.get(), o.get(), size);
+      pre.done();
+      break;
+    }
+    case OpKind::MatmulDGelu: {
+      In<C> pre = in(2);
+      cpu::gelu_tanh_backward(o.get(), pre.get(), o.get(), size);
+      break;
+    }
+    case OpKind::MatmulBGrad: {
+      Out<C> dbias = out(1);
+      cpu::reduce_sum(rhs.get(), dbias.get(), ins[1].shape, d.dims);
+      dbias.done();
+      break;
+    }
+    default:
+      break;
     }
     o.done();
     return;
@@ -605,27 +641,48 @@ void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx
     *static_cast<float *>(res[0]) = static_cast<float>(cpu::sum_squares(x.get(), n0));
     return;
   }
-  case OpKind::AdamW: {
-    // The parameter and the moments are copied into the results (a no-op in
-    // place) and updated there.
-    Out<C> p = out(0), m = out(1), v = out(2);
-    for (auto [src, dst] : {std::pair<size_t, Out<C> *>{0, &p}, {2, &m}, {3, &v}}) {
-      In<C> s = in(src);
-      C *t = dst->get();
-      if (s.get() != t)
-        std::copy(s.get(), s.get() + n0, t);
+  case OpKind::MultiSumSquares: {
+    // Every tensor's sum in double, rounded once.
+    double total = 0.0;
+    for (size_t i = 0; i < ins.size(); ++i)
+      total += cpu::sum_squares(in(i).get(), ins[i].numel());
+    *static_cast<float *>(res[0]) = static_cast<float>(total);
+    return;
+  }
+  case OpKind::AdamW:
+  case OpKind::MultiAdamW: {
+    // n tensors (xf.adamw: one): the parameter and the moments are copied
+    // into the results (a no-op in place) and updated there; a copy result
+    // gets the new parameter rounded to its type, as xf.cast would.
+    const size_t n = d.kind == OpKind::AdamW ? 1 : static_cast<size_t>(d.lists), s = 4 * n;
+    const bool skip = ins.size() > s + 3 && scalarValue(buf[s + 3], ins[s + 3].dtype) != 0.0;
+    const double lr = scalarValue(buf[s], ins[s].dtype);
+    const double gradScale = scalarValue(buf[s + 1], ins[s + 1].dtype);
+    const int64_t t = static_cast<int64_t>(scalarValue(buf[s + 2], ins[s + 2].dtype)) + 1;
+    size_t copy = 0;
+    for (size_t k = 0; k < n; ++k) {
+      Out<C> p = out(k), m = out(n + k), v = out(2 * n + k);
+      const int64_t size = ins[k].numel();
+      for (auto [src, dst] :
+           {std::pair<size_t, Out<C> *>{k, &p}, {2 * n + k, &m}, {3 * n + k, &v}}) {
+        In<C> from = in(src);
+        C *to = dst->get();
+        if (from.get() != to)
+          std::copy(from.get(), from.get() + size, to);
+      }
+      if (!skip) {
+        double decay = d.kind == OpKind::AdamW || d.decay[k] ? d.weightDecay : 0.0;
+        cpu::adamw(p.get(), in(n + k).get(), m.get(), v.get(), size, lr, d.beta1, d.beta2,
+                   d.epsilon, decay, t, gradScale);
+      }
+      if (copy < d.copies.size() && d.copies[copy] == static_cast<int64_t>(k)) {
+        const size_t r = 3 * n + copy++;
+        fromCompute(p.get(), size, outs[r].dtype, res[r]);
+      }
+      p.done();
+      m.done();
+      v.done();
     }
-    bool skip = ins.size() > 7 && scalarValue(buf[7], ins[7].dtype) != 0.0;
-    if (!skip) {
-      In<C> g = in(1);
-      cpu::adamw(p.get(), g.get(), m.get(), v.get(), n0, scalarValue(buf[4], ins[4].dtype),
-                 d.beta1, d.beta2, d.epsilon, d.weightDecay,
-                 static_cast<int64_t>(scalarValue(buf[6], ins[6].dtype)) + 1,
-                 scalarValue(buf[5], ins[5].dtype));
-    }
-    p.done();
-    m.done();
-    v.done();
     return;
   }
   default:

@@ -110,6 +110,7 @@ private:
   /// Scratch copies of operands that alias results in kernels that are not
   /// correct in place, and the gather buffers of collectives.
   std::vector<std::vector<uint8_t>> scratch_;
+  std::vector<void *> ptrs_; ///< a call's buffers, some redirected to scratch_
   /// Collectives in flight; slots are reused (their buffers keep capacity).
   std::vector<std::unique_ptr<InFlight>> inFlight_;
   bool timing_ = false;

@@ -5,10 +5,10 @@
 //    (what `step --device cuda` prints), never a crash;
 //  - with one: arenas round-trip host <-> device; an arena larger than the
 //    GPU is an Error naming the arena and the planned bytes; call tables run
-//    on the GPU equal the CPU backend (a GEMM whose bias and GELU the backend
-//    fuses into cuBLASLt epilogues, its backward with dGELU, a multi-tensor
-//    AdamW; residual adds fused into layernorm/rmsnorm), eager and replayed
-//    from a CUDA graph.
+//    on the GPU equal the CPU backend (the compiler's GEMMs with epilogues:
+//    bias, bias + GELU, dGELU, bias gradient as cuBLASLt epilogues; one
+//    multi-tensor AdamW call and a single one; residual adds fused into
+//    layernorm/rmsnorm), eager and replayed from a CUDA graph.
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,42 +150,52 @@ TEST(CudaBackend, FusedGemmEpiloguesAndAdamWMatchTheCpu) {
     return off * 4;
   };
   int64_t x = place(M * K), w = place(K * N), bias = place(N), h = place(M * N),
-          g = place(M * N), dy = place(M * N), dh = place(M * N), wT = place(N * K);
+          g = place(M * N), dy = place(M * N), dh = place(M * N), wT = place(N * K),
+          y2 = place(M * N), dw = place(K * N), db = place(N);
   int64_t p1 = place(100), g1 = place(100), m1 = place(100), v1 = place(100);
   int64_t p2 = place(37), g2 = place(37), m2 = place(37), v2 = place(37);
+  int64_t p3 = place(64), g3 = place(64), m3 = place(64), v3 = place(64);
   int64_t lr = place(1), gs = place(1), stepc = place(1);
   Program p = oneArena(at * 4);
   nlohmann::json mm = {{"equation", "mk,kn->mn"}};
   nlohmann::json mmT = {{"equation", "mn,kn->mk"}};
+  nlohmann::json wgrad = {{"equation", "mk,mn->kn"}};
   nlohmann::json adam = {{"beta1", 0.9}, {"beta2", 0.95}, {"epsilon", 1e-8},
                          {"weight_decay", 0.1}};
+  nlohmann::json multi = adam;
+  multi["decay"] = {1, 0};
+  multi["copies"] = nlohmann::json::array();
   p.calls = {
-      // h = x @ w; h += bias (in place); g = gelu(h): one GEMM, BiasGeluAux.
-      call("xf.matmul", {f32({M, K}), f32({K, N})}, {f32({M, N})}, mm),
-      call("xf.bias_add", {f32({M, N}), f32({N})}, {f32({M, N})}),
-      call("xf.gelu", {f32({M, N})}, {f32({M, N})}),
-      // dh = (dy @ w) * gelu'(h), gelu_grad in place on the GEMM's result:
-      // one GEMM with the DGelu epilogue (aux = the pre-activation h).
-      call("xf.matmul", {f32({M, K}), f32({K, N})}, {f32({M, N})}, mm),
-      call("xf.gelu_grad", {f32({M, N}), f32({M, N})}, {f32({M, N})}),
+      // g = gelu(x @ w + bias), h = the pre-activation: one GEMM, BiasGeluAux.
+      call("xf.matmul_bias_gelu", {f32({M, K}), f32({K, N}), f32({N})},
+           {f32({M, N}), f32({M, N})}, mm),
+      // y2 = x @ w + bias: the Bias epilogue.
+      call("xf.matmul_bias", {f32({M, K}), f32({K, N}), f32({N})}, {f32({M, N})}, mm),
+      // dh = (dy @ w) * gelu'(h): the DGelu epilogue.
+      call("xf.matmul_dgelu", {f32({M, K}), f32({K, N}), f32({M, N})}, {f32({M, N})}, mm),
+      // dw = x^T dh, db = the column sums of dh: the BGrad epilogue.
+      call("xf.matmul_bgrad", {f32({M, K}), f32({M, N})}, {f32({K, N}), f32({N})}, wgrad),
       // A transposed operand (mk = mn . kn^T) with no epilogue.
       call("xf.matmul", {f32({M, N}), f32({K, N})}, {f32({M, K})}, mmT),
-      call("xf.adamw", {f32({100}), f32({100}), f32({100}), f32({100}), f32({}), f32({}), f32({})},
-           {f32({100}), f32({100}), f32({100})}, adam),
-      call("xf.adamw", {f32({37}), f32({37}), f32({37}), f32({37}), f32({}), f32({}), f32({})},
-           {f32({37}), f32({37}), f32({37})}, adam),
+      call("xf.multi_adamw",
+           {f32({100}), f32({37}), f32({100}), f32({37}), f32({100}), f32({37}), f32({100}),
+            f32({37}), f32({}), f32({}), f32({})},
+           {f32({100}), f32({37}), f32({100}), f32({37}), f32({100}), f32({37})}, multi),
+      call("xf.adamw", {f32({64}), f32({64}), f32({64}), f32({64}), f32({}), f32({}), f32({})},
+           {f32({64}), f32({64}), f32({64})}, adam),
   };
   std::vector<std::vector<int64_t>> offsets = {
-      {x, w, h}, {h, bias, h}, {h, g},
-      {dy, w, dh}, {dh, h, dh}, {dh, w, wT},
-      {p1, g1, m1, v1, lr, gs, stepc, p1, m1, v1},
-      {p2, g2, m2, v2, lr, gs, stepc, p2, m2, v2},
+      {x, w, bias, g, h}, {x, w, bias, y2}, {dy, w, h, dh}, {x, dh, dw, db}, {dh, w, wT},
+      {p1, p2, g1, g2, m1, m2, v1, v2, lr, gs, stepc, p1, p2, m1, m2, v1, v2},
+      {p3, g3, m3, v3, lr, gs, stepc, p3, m3, v3},
   };
   std::vector<float> init(at);
   shardc::rng::init_normal(init.data(), at, 0, 7, "backend-test", 0.0, 0.5);
-  for (int64_t i : {m1, m2, v1, v2})
-    for (int64_t j = 0; j < 37; ++j)
-      init[i / 4 + j] = std::fabs(init[i / 4 + j]) * (i == v1 || i == v2 ? 0.01f : 0.1f);
+  // Moments of the right sign and size (v >= 0: no NaN from its root).
+  for (auto [i, n] : {std::pair<int64_t, int64_t>{m1, 100}, {m2, 37}, {m3, 64}, {v1, 100},
+                      {v2, 37}, {v3, 64}})
+    for (int64_t j = 0; j < n; ++j)
+      init[i / 4 + j] = std::fabs(init[i / 4 + j]) * (i == v1 || i == v2 || i == v3 ? 0.01f : 0.1f);
   init[lr / 4] = 1e-3f;
   init[gs / 4] = 0.5f;
   init[stepc / 4] = 3.0f;

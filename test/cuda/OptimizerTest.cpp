@@ -1,6 +1,7 @@
 //===- OptimizerTest.cpp - Optimizer.cu against the CPU kernels -----------===//
 //
-// sum_squares and adamw_multi against runtime/cpu/Optimizer.cpp, and the
+// sum_squares(_multi) and adamw_multi (per-tensor weight decay, bf16
+// copies) against runtime/cpu/Optimizer.cpp, and the
 // step-scalar kernels against KernelRunner's formulas (restated here, in
 // double, as KernelRunner::runKernel computes them), with scalar operands of
 // several dtypes (f32, bf16, i32).
@@ -62,6 +63,38 @@ TEST_P(SumSquares, MatchesCpuAndIsDeterministic) {
     }
 }
 
+TEST(SumSquaresMulti, MatchesCpuOverMixedTensors) {
+  // One call over tensors of several dtypes and sizes (one empty, one
+  // misaligned): the total of the CPU sums, rounded once.
+  const std::vector<std::pair<DType, int64_t>> parts = {
+      {DType::F32, 100003}, {DType::BF16, 777}, {DType::F32, 0}, {DType::F16, 4096}, {DType::F32, 5}};
+  std::vector<DeviceTensor> tensors;
+  std::vector<cuda::TView> xs;
+  std::vector<int64_t> ns;
+  double ref = 0.0;
+  uint32_t seed = 70;
+  for (auto [t, n] : parts) {
+    auto x = randomIn(t, size_t(n) + 1, seed++, -2.0, 2.0);
+    ref += cpu::sum_squares(x.data() + 1, n);
+    tensors.emplace_back(x, t);
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    xs.push_back(tensors[i].viewAt(1));
+    ns.push_back(parts[i].second);
+  }
+  const int count = int(parts.size());
+  DeviceBuffer work(size_t(cuda::sum_squares_multi_workspace_bytes(ns.data(), count))),
+      out(sizeof(float));
+  float got[2];
+  for (int run = 0; run < 2; ++run) {
+    cuda::sum_squares_multi(xs.data(), ns.data(), count, out.as<float>(), work.get(), nullptr);
+    deviceSync();
+    out.download(&got[run], sizeof(float));
+  }
+  EXPECT_NEAR(got[0], ref, 1e-5 * ref);
+  EXPECT_EQ(0, std::memcmp(&got[0], &got[1], sizeof(float))) << "not deterministic";
+}
+
 //===----------------------------------------------------------------------===//
 // adamw_multi
 //===----------------------------------------------------------------------===//
@@ -69,6 +102,8 @@ TEST_P(SumSquares, MatchesCpuAndIsDeterministic) {
 struct AdamWCase {
   int64_t n;
   DType param, grad, m, v;
+  bool decays = true;
+  bool copy = false; ///< a bf16 copy of the new parameter
 };
 
 /// A device scalar of dtype t.
@@ -78,9 +113,9 @@ DeviceTensor scalar(double value, DType t) {
 
 TEST(AdamW, MultiTensorMatchesCpu) {
   const std::vector<AdamWCase> cases = {
-      {1000, DType::F32, DType::F32, DType::F32, DType::F32},
+      {1000, DType::F32, DType::F32, DType::F32, DType::F32, true, true},
       {777, DType::BF16, DType::F32, DType::BF16, DType::BF16},
-      {5, DType::F32, DType::BF16, DType::F32, DType::F32},
+      {5, DType::F32, DType::BF16, DType::F32, DType::F32, false, true},
       {100003, DType::BF16, DType::BF16, DType::F32, DType::F32},
       {1, DType::F16, DType::F16, DType::F32, DType::F32},
   };
@@ -89,7 +124,7 @@ TEST(AdamW, MultiTensorMatchesCpu) {
   const int32_t step = 4; // t = 5
   struct State {
     std::vector<float> p, g, m, v;
-    DeviceTensor dp, dg, dm, dv;
+    DeviceTensor dp, dg, dm, dv, dcopy;
   };
   std::vector<State> st;
   std::vector<cuda::AdamWTensor> desc;
@@ -105,8 +140,11 @@ TEST(AdamW, MultiTensorMatchesCpu) {
     s.dg = DeviceTensor(s.g, c.grad);
     s.dm = DeviceTensor(s.m, c.m);
     s.dv = DeviceTensor(s.v, c.v);
+    if (c.copy)
+      s.dcopy = DeviceTensor(std::vector<float>(size_t(c.n), 7.0f), DType::BF16);
     desc.push_back({s.dp.buf.get(), s.dg.buf.get(), s.dm.buf.get(), s.dv.buf.get(), c.n, c.param,
-                    c.grad, c.m, c.v});
+                    c.grad, c.m, c.v, c.decays ? 1 : 0, DType::BF16,
+                    c.copy ? s.dcopy.buf.get() : nullptr});
     maxN = std::max(maxN, c.n);
     st.push_back(std::move(s));
   }
@@ -117,7 +155,7 @@ TEST(AdamW, MultiTensorMatchesCpu) {
                dstep = scalar(step, DType::I32), dskip = scalar(1, DType::I32);
   cuda::AdamWScalars sc{dlr.view(), dgs.view(), dstep.view(), dskip.view()};
 
-  // A skipped step changes nothing.
+  // A skipped step changes nothing; the copies are the parameters rounded.
   cuda::adamw_multi(ddesc.as<cuda::AdamWTensor>(), int(desc.size()), maxN, sc, beta1, beta2,
                     eps, wd, nullptr);
   deviceSync();
@@ -125,6 +163,8 @@ TEST(AdamW, MultiTensorMatchesCpu) {
     EXPECT_TRUE(sameValues(st[i].dp.get(), st[i].p));
     EXPECT_TRUE(sameValues(st[i].dm.get(), st[i].m));
     EXPECT_TRUE(sameValues(st[i].dv.get(), st[i].v));
+    if (cases[i].copy)
+      EXPECT_TRUE(sameValues(st[i].dcopy.get(), roundTo(DType::BF16, st[i].p))) << "copy";
   }
 
   dskip.set({0.0f});
@@ -136,8 +176,11 @@ TEST(AdamW, MultiTensorMatchesCpu) {
     SCOPED_TRACE(testing::Message() << "tensor " << i << " n " << c.n);
     std::vector<float> p = st[i].p, m = st[i].m, v = st[i].v;
     cpu::adamw(p.data(), st[i].g.data(), m.data(), v.data(), c.n, double(float(lr)), beta1, beta2,
-               eps, wd, int64_t(step) + 1, gradScale);
+               eps, c.decays ? wd : 0.0, int64_t(step) + 1, gradScale);
     EXPECT_TRUE(closeTo(st[i].dp.get(), roundTo(c.param, p), tolFor(c.param))) << "param";
+    // The copy: the new parameter the kernel stored, rounded to bf16.
+    if (c.copy)
+      EXPECT_TRUE(sameValues(st[i].dcopy.get(), roundTo(DType::BF16, st[i].dp.get()))) << "copy";
     EXPECT_TRUE(closeTo(st[i].dm.get(), roundTo(c.m, m), tolFor(c.m))) << "m";
     EXPECT_TRUE(closeTo(st[i].dv.get(), roundTo(c.v, v), tolFor(c.v))) << "v";
     // The update itself (p - p0), f32 parameters: the step must be right,
@@ -160,7 +203,7 @@ TEST(AdamW, NoSkipScalarAndFloatStep) {
   DeviceTensor dp(p0, DType::F32), dg(g, DType::F32), dm(m0, DType::F32), dv(v0, DType::F32);
   std::vector<cuda::AdamWTensor> desc = {
       {dp.buf.get(), dg.buf.get(), dm.buf.get(), dv.buf.get(), n, DType::F32, DType::F32,
-       DType::F32, DType::F32}};
+       DType::F32, DType::F32, 1, DType::BF16, nullptr}};
   DeviceBuffer ddesc = DeviceBuffer::of(desc);
   DeviceTensor dlr = scalar(1e-3, DType::F32), dgs = scalar(1.0, DType::F32),
                dstep = scalar(0.0, DType::F32);

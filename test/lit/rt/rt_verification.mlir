@@ -10,7 +10,7 @@ func.func @f() {
 
 func.func @f() {
   %x = rt.view arena 0 offset 0 : memref<8xf32>
-  // expected-error @below {{xf.gelu takes 1 operands and 1 results, not 1 and 0}}
+  // expected-error @below {{xf.gelu takes 1 operands and 1 results, not 1 operands and 0 results}}
   rt.kernel "xf.gelu" ins(%x : memref<8xf32>) {attrs = {}}
   return
 }

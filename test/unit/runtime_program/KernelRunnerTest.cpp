@@ -9,6 +9,7 @@
 #include "TestPrograms.h"
 
 #include "runtime/comm/Comm.h"
+#include "runtime/cpu/ComputeType.h"
 #include "runtime/cpu/Kernels.h"
 #include "runtime/program/KernelRunner.h"
 
@@ -231,6 +232,181 @@ TEST(KernelRunner, AdamWInPlace) {
   expectSame(param, rp);
   expectSame(m, rm);
   expectSame(v, rv);
+}
+
+TEST(KernelRunner, MultiAdamWIsTheSingleUpdatesAndCasts) {
+  // Three parameters (decay, no decay, decay), two of them with bf16 copies:
+  // one call computes what three xf.adamw calls and two xf.cast calls do,
+  // bit for bit; a skipped step writes the copies of the unchanged weights.
+  const std::vector<int64_t> sizes = {37, 5, 64};
+  json scalarF32 = tensor("F32", {}), scalarI32 = tensor("I32", {});
+  json ins = json::array(), outs = json::array();
+  for (int list = 0; list < 4; ++list)
+    for (int64_t n : sizes)
+      ins.push_back(tensor("F32", {n}));
+  for (json s : {scalarF32, scalarF32, scalarI32, scalarF32})
+    ins.push_back(s);
+  for (int list = 0; list < 3; ++list)
+    for (int64_t n : sizes)
+      outs.push_back(tensor("F32", {n}));
+  outs.push_back(tensor("BF16", {sizes[0]}));
+  outs.push_back(tensor("BF16", {sizes[2]}));
+  json attrs = {{"beta1", 0.9},          {"beta2", 0.95},       {"epsilon", 1e-8},
+                {"weight_decay", 0.1},   {"decay", {1, 0, 1}},  {"copies", {0, 2}}};
+  KernelRunner runner(oneCall(call("xf.multi_adamw", ins, outs, attrs)), 0, nullptr);
+  std::vector<std::vector<float>> p, g, m, v;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    p.push_back(randomFloats(sizes[k], 30 + k));
+    g.push_back(randomFloats(sizes[k], 40 + k));
+    m.push_back(randomFloats(sizes[k], 50 + k, 0, 0.1f));
+    v.push_back(randomFloats(sizes[k], 60 + k, 0, 0.1f));
+  }
+  std::vector<std::vector<uint16_t>> copies = {std::vector<uint16_t>(sizes[0]),
+                                               std::vector<uint16_t>(sizes[2])};
+  float lr = 3e-4f, gradScale = 0.5f, skip = 0.f;
+  int32_t step = 4;
+  auto rp = p, rm = m, rv = v;
+  std::vector<std::vector<uint16_t>> rc = copies;
+  for (size_t k = 0; k < sizes.size(); ++k)
+    cpu::adamw(rp[k].data(), g[k].data(), rm[k].data(), rv[k].data(), sizes[k], lr, 0.9, 0.95,
+               1e-8, k == 1 ? 0.0 : 0.1, 5, gradScale);
+  cpu::fromCompute(rp[0].data(), sizes[0], rt::DType::BF16, rc[0].data());
+  cpu::fromCompute(rp[2].data(), sizes[2], rt::DType::BF16, rc[1].data());
+  std::vector<void *> bufs;
+  for (auto *list : {&p, &g, &m, &v})
+    for (auto &t : *list)
+      bufs.push_back(t.data());
+  for (void *s : {static_cast<void *>(&lr), static_cast<void *>(&gradScale),
+                  static_cast<void *>(&step), static_cast<void *>(&skip)})
+    bufs.push_back(s);
+  for (auto *list : {&p, &m, &v}) // in place
+    for (auto &t : *list)
+      bufs.push_back(t.data());
+  for (auto &c : copies)
+    bufs.push_back(c.data());
+  runner.kernel(0, bufs.data(), {});
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    expectSame(p[k], rp[k]);
+    expectSame(m[k], rm[k]);
+    expectSame(v[k], rv[k]);
+  }
+  expectSame(copies[0], rc[0]);
+  expectSame(copies[1], rc[1]);
+  // Skipped: nothing moves; the copies are rewritten from the weights.
+  skip = 1.f;
+  std::fill(copies[0].begin(), copies[0].end(), uint16_t(0));
+  runner.kernel(0, bufs.data(), {});
+  expectSame(p[0], rp[0]);
+  expectSame(copies[0], rc[0]);
+}
+
+TEST(KernelRunner, MultiSumSquaresAddsEveryTensorInDouble) {
+  json ins = {tensor("F32", {100}), tensor("BF16", {7}), tensor("F32", {3, 5})};
+  KernelRunner runner(oneCall(call("xf.multi_sum_squares", ins, {tensor("F32", {})})), 0,
+                      nullptr);
+  std::vector<float> a = randomFloats(100, 70), c = randomFloats(15, 72);
+  std::vector<float> bf = randomFloats(7, 71);
+  std::vector<uint16_t> b(7);
+  cpu::fromCompute(bf.data(), 7, rt::DType::BF16, b.data());
+  std::vector<float> bw(7);
+  cpu::toCompute(b.data(), rt::DType::BF16, 7, bw.data());
+  double ref = cpu::sum_squares(a.data(), 100) + cpu::sum_squares(bw.data(), 7) +
+               cpu::sum_squares(c.data(), 15);
+  float out = 0.f;
+  void *bufs[] = {a.data(), b.data(), c.data(), &out};
+  runner.kernel(0, bufs, {});
+  EXPECT_EQ(out, static_cast<float>(ref));
+}
+
+/// Runs one call of `op` on float buffers (operands then results, f32).
+std::vector<std::vector<float>> runF32(const std::string &op, const json &operands,
+                                       const json &results, const json &attrs,
+                                       std::vector<std::vector<float>> in) {
+  KernelRunner runner(
+      oneCall(call(op, operands, results, attrs.is_null() ? json::object() : attrs)), 0, nullptr);
+  std::vector<std::vector<float>> out;
+  for (const json &r : results) {
+    int64_t n = 1;
+    for (int64_t d : r["shape"])
+      n *= d;
+    out.emplace_back(n);
+  }
+  std::vector<void *> bufs;
+  for (auto &t : in)
+    bufs.push_back(t.data());
+  for (auto &t : out)
+    bufs.push_back(t.data());
+  runner.kernel(0, bufs.data(), {});
+  return out;
+}
+
+TEST(KernelRunner, GemmEpiloguesAreTheUnfusedOpsInF32) {
+  // f32: a fused call equals the unfused calls bit for bit (the product is
+  // f32 either way, the epilogue the same loop).
+  const int64_t B = 2, S = 3, H = 8, O = 12;
+  json x = tensor("F32", {B, S, H}), w = tensor("F32", {H, O}), y = tensor("F32", {B, S, O}),
+       bias = tensor("F32", {O});
+  json mm = {{"equation", "bsh,ho->bso"}};
+  auto X = randomFloats(B * S * H, 80), W = randomFloats(H * O, 81), Bv = randomFloats(O, 82),
+       P = randomFloats(B * S * O, 83), DY = randomFloats(B * S * O, 84);
+  auto prod = runF32("xf.matmul", {x, w}, json::array({y}), mm, {X, W})[0];
+  auto biased = runF32("xf.bias_add", {y, bias}, json::array({y}), {}, {prod, Bv})[0];
+  auto act = runF32("xf.gelu", json::array({y}), json::array({y}), {}, {biased})[0];
+
+  expectSame(runF32("xf.matmul_bias", {x, w, bias}, json::array({y}), mm, {X, W, Bv})[0], biased);
+  auto bg = runF32("xf.matmul_bias_gelu", {x, w, bias}, {y, y}, mm, {X, W, Bv});
+  expectSame(bg[0], act);
+  expectSame(bg[1], biased);
+  auto dgelu = runF32("xf.gelu_grad", {y, y}, json::array({y}), {}, {prod, P})[0];
+  expectSame(runF32("xf.matmul_dgelu", {x, w, y}, json::array({y}), mm, {X, W, P})[0], dgelu);
+  // The weight gradient "bsh,bso->ho" and the bias gradient: dy summed over
+  // b and s.
+  json dw = tensor("F32", {H, O});
+  json wg = {{"equation", "bsh,bso->ho"}};
+  auto want = runF32("xf.matmul", {x, y}, json::array({dw}), wg, {X, DY})[0];
+  auto wantDb = runF32("xf.reduce_sum", json::array({y}), json::array({bias}), {{"dims", {0, 1}}}, {DY})[0];
+  auto got = runF32("xf.matmul_bgrad", {x, y}, {dw, bias}, wg, {X, DY});
+  expectSame(got[0], want);
+  expectSame(got[1], wantDb);
+  // Bad shapes are the decoder's errors, naming the call.
+  EXPECT_THROW(runF32("xf.matmul_bias", {x, w, tensor("F32", {O + 1})}, json::array({y}), mm, {X, W, Bv}),
+               rt::Error);
+  EXPECT_THROW(runF32("xf.matmul_bgrad", {x, y}, {dw, tensor("F32", {H})}, wg, {X, DY}),
+               rt::Error);
+}
+
+TEST(KernelRunner, GemmEpiloguesRoundOnceInBf16) {
+  // bf16 operands and results: the product and the epilogue in f32, each
+  // result rounded once (what cuBLASLt's epilogues do).
+  const int64_t M = 5, K = 8, N = 16;
+  auto toBf16 = [](std::vector<float> v) {
+    std::vector<uint16_t> b(v.size());
+    cpu::fromCompute(v.data(), static_cast<int64_t>(v.size()), rt::DType::BF16, b.data());
+    return b;
+  };
+  auto fromBf16 = [](const std::vector<uint16_t> &b) {
+    std::vector<float> v(b.size());
+    cpu::toCompute(b.data(), rt::DType::BF16, static_cast<int64_t>(b.size()), v.data());
+    return v;
+  };
+  auto X = toBf16(randomFloats(M * K, 90)), W = toBf16(randomFloats(K * N, 91)),
+       Bv = toBf16(randomFloats(N, 92));
+  json mm = {{"equation", "mk,kn->mn"}};
+  // Reference: the same call on the bf16 values widened, in f32, rounded.
+  auto ref = runF32("xf.matmul_bias_gelu",
+                    {tensor("F32", {M, K}), tensor("F32", {K, N}), tensor("F32", {N})},
+                    {tensor("F32", {M, N}), tensor("F32", {M, N})}, mm,
+                    {fromBf16(X), fromBf16(W), fromBf16(Bv)});
+  KernelRunner runner(oneCall(call("xf.matmul_bias_gelu",
+                                   {tensor("BF16", {M, K}), tensor("BF16", {K, N}),
+                                    tensor("BF16", {N})},
+                                   {tensor("BF16", {M, N}), tensor("BF16", {M, N})}, mm)),
+                      0, nullptr);
+  std::vector<uint16_t> y(M * N), pre(M * N);
+  void *bufs[] = {X.data(), W.data(), Bv.data(), y.data(), pre.data()};
+  runner.kernel(0, bufs, {});
+  expectSame(y, toBf16(ref[0]));
+  expectSame(pre, toBf16(ref[1]));
 }
 
 TEST(KernelRunner, CrossEntropyWholeVocabulary) {

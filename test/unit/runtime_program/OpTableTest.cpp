@@ -42,9 +42,10 @@ TEST(OpTable, CodesIndexTheTableAndNamesAreUnique) {
     EXPECT_TRUE(names.insert(table[i].name).second) << table[i].name;
     EXPECT_EQ(shardc::abi::findOp(table[i].name), &table[i]);
     EXPECT_LE(table[i].minOperands, table[i].maxOperands) << table[i].name;
+    const bool lists = table[i].tensorLists > 0; // pairs of lists
     for (const shardc::abi::InPlace &p : table[i].inPlace) {
-      EXPECT_LT(p.operand, table[i].maxOperands) << table[i].name;
-      EXPECT_LT(p.result, table[i].results) << table[i].name;
+      EXPECT_LT(p.operand, lists ? table[i].tensorLists : table[i].maxOperands) << table[i].name;
+      EXPECT_LT(p.result, lists ? table[i].resultLists : table[i].results) << table[i].name;
     }
   }
   EXPECT_EQ(shardc::abi::findOp("xf.frobnicate"), nullptr);
@@ -152,6 +153,57 @@ TEST(OpTable, InPlacePairsComputeWhatOutOfPlaceDoes) {
           << c.op << " operand " << int(pair.operand) << " -> result " << int(pair.result);
     }
   }
+}
+
+TEST(OpTable, MultiTensorOpsTakeListsOfAnyLength) {
+  using shardc::abi::findOp;
+  using shardc::abi::listLength;
+  using shardc::abi::mayShareBuffer;
+  const auto &adam = *findOp("xf.multi_adamw");
+  const auto &sums = *findOp("xf.multi_sum_squares");
+  // n = 3: 12 list operands + 3 scalars (+ skip); 9 results + up to 3 copies.
+  EXPECT_EQ(listLength(adam, 15, 9), 3);
+  EXPECT_EQ(listLength(adam, 16, 11), 3);
+  EXPECT_EQ(listLength(adam, 16, 13), -1); // four copies of three parameters
+  EXPECT_EQ(listLength(adam, 14, 9), -1);  // lists of unequal length
+  EXPECT_EQ(listLength(adam, 3, 0), -1);   // no parameter
+  EXPECT_EQ(listLength(sums, 5, 1), 5);
+  EXPECT_EQ(listLength(sums, 0, 1), -1);
+  EXPECT_EQ(listLength(sums, 2, 2), -1);
+  EXPECT_EQ(listLength(*findOp("xf.adamw"), 8, 3), 0);
+  // In place element by element: param i -> new param i, m i -> new m i,
+  // v i -> new v i; never across tensors, never a gradient or a copy.
+  const auto code = adam.code;
+  EXPECT_TRUE(mayShareBuffer(code, 1, 1, 15, 10));  // param 1 -> new param 1
+  EXPECT_TRUE(mayShareBuffer(code, 7, 4, 15, 10));  // m 1 -> new m 1
+  EXPECT_TRUE(mayShareBuffer(code, 11, 8, 15, 10)); // v 2 -> new v 2
+  EXPECT_FALSE(mayShareBuffer(code, 1, 2, 15, 10)); // param 1 -> new param 2
+  EXPECT_FALSE(mayShareBuffer(code, 4, 0, 15, 10)); // grad 1 -> new param 0
+  EXPECT_FALSE(mayShareBuffer(code, 0, 9, 15, 10)); // param 0 -> its copy
+  EXPECT_FALSE(mayShareBuffer(code, 12, 0, 15, 10)); // lr
+}
+
+TEST(OpTable, TheDecoderChecksMultiAdamWAttributes) {
+  json p = tensor("F32", {4}), s = tensor("F32", {}), step = tensor("I32", {});
+  json ins = {p, p, p, p, p, p, p, p, s, s, step};
+  auto decode = [&](json results, json decay, json copies) {
+    json c = call("xf.multi_adamw", ins, results,
+                  {{"beta1", 0.9}, {"beta2", 0.95}, {"epsilon", 1e-8}, {"weight_decay", 0.1},
+                   {"decay", decay}, {"copies", copies}});
+    return errorOf([&] { rt::KernelRunner runner(oneCall(c), 0, nullptr); });
+  };
+  json six = {p, p, p, p, p, p};
+  json withCopy = six;
+  withCopy.push_back(tensor("BF16", {4}));
+  EXPECT_EQ(decode(six, {1, 0}, json::array()), "");
+  EXPECT_EQ(decode(withCopy, {1, 0}, {1}), "");
+  EXPECT_NE(decode(six, {1, 2}, json::array()).find("'decay' must hold one 0 or 1"),
+            std::string::npos);
+  EXPECT_NE(decode(six, {1}, json::array()).find("'decay'"), std::string::npos);
+  EXPECT_NE(decode(withCopy, {1, 0}, {2}).find("'copies'"), std::string::npos);
+  json f32Copy = six;
+  f32Copy.push_back(p);
+  EXPECT_NE(decode(f32Copy, {1, 0}, {0}).find("bf16/f16"), std::string::npos);
 }
 
 } // namespace

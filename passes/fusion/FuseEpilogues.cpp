@@ -1,0 +1,199 @@
+//===- FuseEpilogues.cpp - GEMM epilogues chosen at compile time ----------===//
+//
+// A GEMM whose result only an elementwise op reads stores that result and
+// the op reads it back: on GPT-2 124M at B=64 the bias adds, GELU, its
+// gradient and the bias gradients move ~57 GB a step. cuBLASLt applies them
+// in the GEMM's epilogue; this pass makes that a compiler decision, so the
+// memory planner, the CPU runner and the CUDA backend all see one call:
+//
+//   bias_add(matmul(x, w), b)            -> xf.matmul_bias
+//   gelu(bias_add(matmul(x, w), b))      -> xf.matmul_bias_gelu (+ the
+//                                           pre-activation the backward reads)
+//   gelu_grad(matmul(dy, w), pre)        -> xf.matmul_dgelu
+//   matmul(x, dy) and reduce_sum(dy) over
+//     the contracted dims                -> xf.matmul_bgrad (weight and bias
+//                                           gradients in one pass over dy)
+//   cast(matmul(bf16, bf16)) to f32      -> the matmul stores f32 (and a
+//                                           reduce_sum's widening folds into
+//                                           the bias gradient)
+//
+// A matmul fuses only where the op it feeds is its one reader. Runs on the
+// rank-local step (after partitioning), where a collective between a GEMM
+// and its epilogue (a row-parallel sum) simply keeps them apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/FunctionTarget.h"
+#include "passes/Passes.h"
+
+#include "dialects/xf/Einsum.h"
+#include "dialects/xf/XfOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace shardc {
+#define GEN_PASS_DEF_XFFUSEEPILOGUES
+#include "passes/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc::xf;
+
+namespace {
+
+Type elementOf(Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); }
+
+/// The one op reading `v`, if exactly one op reads it (once).
+Operation *soleUser(Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; }
+
+/// The fused op runs where the GEMM ran: its pipeline stage.
+void keepStage(Operation *fused, Operation *gemm) {
+  if (Attribute stage = gemm->getAttr(XfDialect::kStageAttrName))
+    fused->setAttr(XfDialect::kStageAttrName, stage);
+}
+
+class FuseEpilogues : public shardc::impl::XfFuseEpiloguesBase<FuseEpilogues> {
+public:
+  using XfFuseEpiloguesBase::XfFuseEpiloguesBase;
+
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    FailureOr<bool> target = shardc::isTargetFunction(f, function, "-xf-fuse-epilogues");
+    if (failed(target))
+      return signalPassFailure();
+    if (!*target)
+      return;
+    widen(f);
+    fuseBiasGradients(f);
+    fuseForward(f);
+  }
+
+private:
+  /// cast(matmul) from bf16/f16 to f32, the cast the matmul's one reader:
+  /// the GEMM stores f32 (it accumulates in f32 anyway).
+  void widen(func::FuncOp f) {
+    SmallVector<MatmulOp> matmuls(f.getOps<MatmulOp>());
+    for (MatmulOp mm : matmuls) {
+      auto c = dyn_cast_or_null<CastOp>(soleUser(mm.getResult()));
+      Type from = elementOf(mm.getResult());
+      if (!c || !elementOf(c.getResult()).isF32() || !(from.isBF16() || from.isF16()) ||
+          elementOf(mm.getLhs()) != from)
+        continue;
+      mm.getResult().setType(c.getResult().getType());
+      c.getResult().replaceAllUsesWith(mm.getResult());
+      c.erase();
+    }
+  }
+
+  /// matmul(x, dy) beside reduce_sum(dy) over the dims the matmul contracts:
+  /// one xf.matmul_bgrad, at the earlier of the two (both read only values
+  /// defined before either).
+  void fuseBiasGradients(func::FuncOp f) {
+    SmallVector<ReduceSumOp> sums(f.getOps<ReduceSumOp>());
+    for (ReduceSumOp sum : sums) {
+      Value dy = sum.getX();
+      MatmulOp match;
+      for (Operation *user : dy.getUsers()) {
+        auto mm = dyn_cast<MatmulOp>(user);
+        if (!mm || mm.getRhs() != dy || mm.getLhs() == dy)
+          continue;
+        std::string error;
+        std::optional<Einsum> e = Einsum::parse(mm.getEquation(), error);
+        if (!e)
+          continue;
+        SmallVector<int64_t> contracted;
+        for (auto [i, letter] : llvm::enumerate(e->rhs))
+          if (!StringRef(e->out).contains(letter))
+            contracted.push_back(static_cast<int64_t>(i));
+        if (ArrayRef<int64_t>(contracted) != sum.getDims())
+          continue;
+        match = mm;
+        break;
+      }
+      if (!match)
+        continue;
+      // A widening of the sum folds into the fused op's bias gradient.
+      Value db = sum.getResult();
+      auto widened = dyn_cast_or_null<CastOp>(soleUser(db));
+      if (widened && elementOf(widened.getResult()).isF32() &&
+          elementOf(match.getResult()) == elementOf(widened.getResult()))
+        db = widened.getResult();
+      // At the earlier of the two where x is defined before it; else at the
+      // later, where nothing reads the earlier one's result before it.
+      Operation *early = sum->isBeforeInBlock(match) ? sum.getOperation() : match.getOperation();
+      Operation *late = early == sum.getOperation() ? match.getOperation() : sum.getOperation();
+      Operation *xDef = match.getLhs().getDefiningOp();
+      Operation *at = early;
+      if (xDef && !xDef->isBeforeInBlock(early)) {
+        Value earlyResult = early->getResult(0);
+        if (early == sum.getOperation() && db != sum.getResult())
+          earlyResult = db;
+        if (llvm::any_of(earlyResult.getUsers(),
+                         [&](Operation *u) { return !late->isBeforeInBlock(u); }))
+          continue;
+        at = late;
+      }
+      OpBuilder b(at);
+      auto fused = MatmulBGradOp::create(b, match.getLoc(), match.getResult().getType(),
+                                         db.getType(), match.getEquationAttr(), match.getLhs(),
+                                         dy);
+      keepStage(fused, match);
+      match.getResult().replaceAllUsesWith(fused.getResult());
+      db.replaceAllUsesWith(fused.getDbias());
+      if (db != sum.getResult())
+        db.getDefiningOp()->erase();
+      sum.erase();
+      match.erase();
+    }
+  }
+
+  /// bias_add (then gelu) of a matmul, and gelu_grad of one.
+  void fuseForward(func::FuncOp f) {
+    SmallVector<MatmulOp> matmuls(f.getOps<MatmulOp>());
+    for (MatmulOp mm : matmuls) {
+      Operation *user = soleUser(mm.getResult());
+      if (!user)
+        continue;
+      if (auto add = dyn_cast<BiasAddOp>(user); add && add.getX() == mm.getResult() &&
+                                                 elementOf(add.getBias()) ==
+                                                     elementOf(mm.getResult())) {
+        Value z = add.getResult();
+        GeluOp gelu;
+        for (Operation *u : z.getUsers())
+          if (auto g = dyn_cast<GeluOp>(u); g && (!gelu || g->isBeforeInBlock(gelu)))
+            gelu = g; // the first (a replayed one stays a GELU of the sum)
+        OpBuilder b(add);
+        if (gelu) {
+          auto fused = MatmulBiasGeluOp::create(b, add.getLoc(), z.getType(), z.getType(),
+                                                mm.getEquationAttr(), mm.getLhs(), mm.getRhs(),
+                                                add.getBias());
+          keepStage(fused, mm);
+          gelu.getResult().replaceAllUsesWith(fused.getResult());
+          z.replaceAllUsesWith(fused.getPre());
+          gelu.erase();
+        } else {
+          auto fused = MatmulBiasOp::create(b, add.getLoc(), z.getType(), mm.getEquationAttr(),
+                                            mm.getLhs(), mm.getRhs(), add.getBias());
+          keepStage(fused, mm);
+          z.replaceAllUsesWith(fused.getResult());
+        }
+        add.erase();
+        mm.erase();
+        continue;
+      }
+      if (auto grad = dyn_cast<GeluGradOp>(user);
+          grad && grad.getDy() == mm.getResult() && grad.getX() != mm.getResult()) {
+        OpBuilder b(grad);
+        auto fused = MatmulDGeluOp::create(b, grad.getLoc(), grad.getDx().getType(),
+                                           mm.getEquationAttr(), mm.getLhs(), mm.getRhs(),
+                                           grad.getX());
+        keepStage(fused, mm);
+        grad.getDx().replaceAllUsesWith(fused.getResult());
+        grad.erase();
+        mm.erase();
+      }
+    }
+  }
+};
+
+} // namespace

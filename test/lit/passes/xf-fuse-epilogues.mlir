@@ -1,0 +1,62 @@
+// RUN: shardc-opt %s -split-input-file -xf-fuse-epilogues | FileCheck %s
+
+// An MLP's forward and backward in bf16, as -xf-mixed-precision and
+// -xf-autodiff write it: c_fc's bias and GELU, c_proj's bias, the dGELU of
+// the gradient GEMM, the weight gradients with their bias gradients, and
+// the widening of the gradients to their f32 masters.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[H:.*]], %[[PRE:.*]] = xf.matmul_bias_gelu "bsh,ho->bso" %arg0, %arg1, %arg2 {xf.stage = 0 : i64} : tensor<2x4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16> -> tensor<2x4x16xbf16>, tensor<2x4x16xbf16>
+// CHECK: %[[Y:.*]] = xf.matmul_bias "bsh,ho->bso" %[[H]], %arg3, %arg4 {{.*}}-> tensor<2x4x8xbf16>
+// CHECK: %[[DW2:.*]], %[[DB2:.*]] = xf.matmul_bgrad "bsh,bso->ho" %[[H]], %arg5 {{.*}}-> tensor<16x8xf32>, tensor<8xf32>
+// CHECK: %[[DPRE:.*]] = xf.matmul_dgelu "bso,ho->bsh" %arg5, %arg3, %[[PRE]]
+// CHECK: %[[DW1:.*]], %[[DB1:.*]] = xf.matmul_bgrad "bsh,bso->ho" %arg0, %[[DPRE]] {{.*}}-> tensor<8x16xf32>, tensor<16xf32>
+// CHECK-NOT: xf.cast
+// CHECK-NOT: xf.reduce_sum
+// CHECK-NOT: xf.gelu
+// CHECK: return %[[Y]], %[[DW1]], %[[DB1]], %[[DW2]], %[[DB2]]
+func.func @train_step(%x: tensor<2x4x8xbf16>, %w1: tensor<8x16xbf16>, %b1: tensor<16xbf16>,
+                      %w2: tensor<16x8xbf16>, %b2: tensor<8xbf16>, %dy: tensor<2x4x8xbf16>)
+    -> (tensor<2x4x8xbf16>, tensor<8x16xf32>, tensor<16xf32>, tensor<16x8xf32>, tensor<8xf32>) {
+  %0 = xf.matmul "bsh,ho->bso" %x, %w1 {xf.stage = 0 : i64} : tensor<2x4x8xbf16>, tensor<8x16xbf16> -> tensor<2x4x16xbf16>
+  %1 = xf.bias_add %0, %b1 : tensor<2x4x16xbf16>, tensor<16xbf16>
+  %2 = xf.gelu %1 : tensor<2x4x16xbf16>
+  %3 = xf.matmul "bsh,ho->bso" %2, %w2 : tensor<2x4x16xbf16>, tensor<16x8xbf16> -> tensor<2x4x8xbf16>
+  %4 = xf.bias_add %3, %b2 : tensor<2x4x8xbf16>, tensor<8xbf16>
+  %db2 = xf.reduce_sum %dy dims = [0, 1] : tensor<2x4x8xbf16> -> tensor<8xbf16>
+  %5 = xf.matmul "bso,ho->bsh" %dy, %w2 : tensor<2x4x8xbf16>, tensor<16x8xbf16> -> tensor<2x4x16xbf16>
+  %dw2 = xf.matmul "bsh,bso->ho" %2, %dy : tensor<2x4x16xbf16>, tensor<2x4x8xbf16> -> tensor<16x8xbf16>
+  %6 = xf.gelu_grad %5, %1 : tensor<2x4x16xbf16>
+  %db1 = xf.reduce_sum %6 dims = [0, 1] : tensor<2x4x16xbf16> -> tensor<16xbf16>
+  %dw1 = xf.matmul "bsh,bso->ho" %x, %6 : tensor<2x4x8xbf16>, tensor<2x4x16xbf16> -> tensor<8x16xbf16>
+  %c1 = xf.cast %dw1 : tensor<8x16xbf16> -> tensor<8x16xf32>
+  %c2 = xf.cast %db1 : tensor<16xbf16> -> tensor<16xf32>
+  %c3 = xf.cast %dw2 : tensor<16x8xbf16> -> tensor<16x8xf32>
+  %c4 = xf.cast %db2 : tensor<8xbf16> -> tensor<8xf32>
+  return %4, %c1, %c2, %c3, %c4 : tensor<2x4x8xbf16>, tensor<8x16xf32>, tensor<16xf32>, tensor<16x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Left alone: a product read twice, a row-parallel sum between the GEMM and
+// its bias, a reduce_sum over other dims than the GEMM contracts.
+shard.grid @mesh(shape = 2) {xf.axis_names = ["tp"]}
+// CHECK-LABEL: func.func @apart
+// CHECK: xf.matmul "bsh,ho->bso" %arg0, %arg1
+// CHECK: xf.bias_add
+// CHECK: xf.matmul "bsh,ho->bso" %arg0, %arg1
+// CHECK: shard.all_reduce
+// CHECK: xf.bias_add
+// CHECK: xf.reduce_sum %arg3 dims = [0]
+// CHECK: xf.matmul "bsh,bso->ho"
+// CHECK-NOT: xf.matmul_
+func.func @apart(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %dy: tensor<2x4x8xf32>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>) attributes {xf.grid = @mesh} {
+  %0 = xf.matmul "bsh,ho->bso" %x, %w : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %1 = xf.bias_add %0, %b : tensor<2x4x8xf32>, tensor<8xf32>
+  %2 = xf.matmul "bsh,ho->bso" %x, %w : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %3 = shard.all_reduce %2 on @mesh grid_axes = [0] : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %4 = xf.bias_add %3, %b : tensor<2x4x8xf32>, tensor<8xf32>
+  %5 = xf.reduce_sum %dy dims = [0] : tensor<2x4x8xf32> -> tensor<4x8xf32>
+  %6 = xf.matmul "bsh,bso->ho" %x, %dy : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<8x8xf32>
+  return %0, %1, %4, %5, %6 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>
+}
