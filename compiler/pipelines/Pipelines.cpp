@@ -55,10 +55,25 @@ void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
   }
 }
 
+/// The rank-local step's fusions: one optimizer call per stage, GEMM
+/// epilogues. What a compiled step runs, so a simulated mesh runs it too.
+static void addRankLocalFusions(OpPassManager &fpm, llvm::StringRef function) {
+  XfFuseOptimizerOptions fuse;
+  fuse.function = function.str();
+  fpm.addPass(createXfFuseOptimizer(fuse));
+  XfFuseEpiloguesOptions epilogues;
+  epilogues.function = function.str();
+  fpm.addPass(createXfFuseEpilogues(epilogues));
+}
+
 void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::StringRef function,
                            bool partition) {
-  if (o.mesh.empty())
+  if (o.mesh.empty()) {
+    // One rank: the step is its own rank-local step.
+    if (partition)
+      addRankLocalFusions(pm.nest<func::FuncOp>(), function);
     return;
+  }
   // The mesh string is parsed once, into the module's grid; the function
   // passes below read it.
   XfGridOptions grid;
@@ -86,21 +101,16 @@ void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::St
     pipeline.cuts = o.pipelineCuts;
     fpm.addPass(createXfPipeline(pipeline));
   }
+  addRankLocalFusions(fpm, function);
 }
 
 void buildLoweringPipeline(OpPassManager &pm, const PipelineOptions &o) {
-  // One optimizer call per stage, on the (partitioned) rank-local step.
-  XfFuseOptimizerOptions fuse;
-  fuse.function = kStepFunction;
-  pm.nest<func::FuncOp>().addPass(createXfFuseOptimizer(fuse));
   if (o.eval) {
     XfExtractEvalOptions extract;
     extract.function = kStepFunction;
     extract.output = kEvalFunction;
     pm.addPass(createXfExtractEval(extract));
   }
-  // GEMM epilogues, in the step and its eval function.
-  pm.nest<func::FuncOp>().addPass(createXfFuseEpilogues());
   if (o.overlap) {
     XfScheduleOptions schedule;
     schedule.function = kStepFunction;

@@ -5,7 +5,9 @@
 //
 //   shardc-train-step   [fuse logit GEMM + loss] [mixed precision] autodiff AdamW
 //   shardc-shard        propagate shardings (mesh, preset, cost), partition
-//                       [pipeline stages and schedule (a `pp` component)]
+//                       [pipeline stages and schedule (a `pp` component)],
+//                       then the rank-local fusions (one optimizer call, GEMM
+//                       epilogues; on one rank only these)
 //   shardc-lower        [eval twin] [schedule] plan memory, lower to rt, bucket
 //                       and place the collectives
 //   shardc-compile      the three above: what `shardc compile` runs before codegen

@@ -18,6 +18,8 @@
 #include "runtime/program/KernelRunner.h"
 
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/checkpoint/InitFrom.h"
+#include "runtime/cpu/ComputeType.h"
 #include "runtime/cpu/Kernels.h"
 #include "runtime/data/TokenFile.h"
 #include "runtime/rng/Philox.h"
@@ -38,6 +40,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -226,6 +229,40 @@ void initState(shardc_rt_ctx &ctx, int64_t rank, uint64_t seed) {
     } else {
       std::memset(out, 0, static_cast<size_t>(t.local.bytes())); // moments, counters
     }
+    ctx.toDevice(t);
+  }
+}
+
+/// --init-from: every parameter (and bf16/f16 copy) block this rank holds,
+/// from a safetensors file (ckpt::readInitParams: Hugging Face GPT-2 or
+/// shardc's own), converted to the state's dtype once (a copy is its master
+/// rounded, as the update writes it); the rest of the state stays as
+/// initState left it (moments and counters zero). Every rank reads the file
+/// and keeps its blocks.
+void initFromFile(shardc_rt_ctx &ctx, int64_t rank, const std::string &path) {
+  const Program &p = ctx.program;
+  std::vector<ckpt::InitParam> wanted;
+  std::set<std::string> names;
+  for (const BoundaryTensor &t : p.tensors)
+    if (t.kind == "state" && abi::isParameterState(t.name) && t.param &&
+        names.insert(t.param->name).second)
+      wanted.push_back({t.param->name, t.param->role == "embedding", t.globalShape});
+  std::map<std::string, HostTensor> values = ckpt::readInitParams(path, wanted);
+  for (const BoundaryTensor &t : p.tensors) {
+    if (t.kind != "state" || !abi::isParameterState(t.name) || !t.param || !p.holds(t, rank))
+      continue;
+    const HostTensor &whole = values.at(t.param->name);
+    if (whole.shape != t.globalShape)
+      throw Error(path + ": '" + t.param->name + "' has shape " + shape_str(whole.shape) +
+                  ", the state '" + t.name + "' " + shape_str(t.globalShape));
+    std::vector<double> wide(whole.numel());
+    cpu::toCompute(whole.bytes.data(), whole.dtype, whole.numel(), wide.data());
+    HostTensor converted(t.local.dtype, t.globalShape);
+    cpu::fromCompute(wide.data(), whole.numel(), t.local.dtype, converted.bytes.data());
+    const std::vector<int64_t> zeros(t.globalShape.size(), 0);
+    ckpt::copyIntersection(converted.bytes.data(), zeros, t.globalShape, ctx.address(t),
+                           t.blockOffsets(p.mesh, rank), t.local.shape,
+                           static_cast<int64_t>(dtype_size(t.local.dtype)));
     ctx.toDevice(t);
   }
 }
@@ -578,9 +615,14 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
   const bool lead = rank == 0;
   const StepOptions &o = pl.opts;
 
-  if (pl.resumeDir.empty())
+  if (pl.resumeDir.empty()) {
     initState(ctx, rank, pl.seed);
-  else
+    if (!o.initFrom.empty()) {
+      initFromFile(ctx, rank, o.initFrom);
+      if (lead)
+        std::printf("initialized the parameters from %s\n", o.initFrom.c_str());
+    }
+  } else
     loadState(ctx, pl);
   // No rank starts (or begins a checkpoint) while another may still fail to
   // load its state.

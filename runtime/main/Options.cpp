@@ -28,7 +28,7 @@ constexpr Flag kFlags[] = {
     {"profile", Kind::Flag},        {"val-data", Kind::String},
     {"eval-every", Kind::Count},    {"eval-batches", Kind::Count},
     {"device", Kind::String},       {"comm", Kind::String},
-    {"no-graph", Kind::Flag},
+    {"no-graph", Kind::Flag},       {"init-from", Kind::String},
 };
 
 /// A non-negative decimal integer that fits `max`.
@@ -113,6 +113,8 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
       o.checkpointEvery = static_cast<int64_t>(parseCount(name, *value, maxCount));
     else if (name == "log-file")
       o.logFile = *value;
+    else if (name == "init-from")
+      o.initFrom = *value;
     else if (name == "val-data")
       o.valData = *value;
     else if (name == "eval-every")
@@ -151,6 +153,9 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
     throw UsageError("option '--eval-batches' must be at least 1");
   if (o.resume && o.checkpointDir.empty())
     throw UsageError("option '--resume' needs '--checkpoint-dir'");
+  if (o.resume && !o.initFrom.empty())
+    throw UsageError("option '--init-from' cannot be combined with '--resume' (the checkpoint "
+                     "holds the weights)");
   if (o.resume && o.position)
     throw UsageError("option '--position' cannot be combined with '--resume' (the "
                      "checkpoint records the data position)");
@@ -171,6 +176,9 @@ std::string stepUsage(const std::string &argv0) {
          "  --position <n>            first token of the first batch (default 0)\n"
          "  --seed <n>                parameter-init and dropout seed (default 1234; with\n"
          "                            --resume: the checkpoint's)\n"
+         "  --init-from <file>        start from these weights (safetensors: Hugging Face\n"
+         "                            GPT-2, `shardc export`); each rank keeps its blocks,\n"
+         "                            moments start at zero\n"
          "  --checkpoint-dir <dir>    save checkpoints here (at the end, and every\n"
          "                            --checkpoint-every steps)\n"
          "  --checkpoint-every <n>    save every n steps\n"

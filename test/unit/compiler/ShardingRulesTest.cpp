@@ -200,7 +200,8 @@ int only(const DimFactors &dim) {
 /// Ops of the xf dialect that none of the generated steps uses.
 const char *kOtherOps = R"mlir(
 func.func @other(%x: tensor<4x8x16xf32>, %ids: tensor<4x8xi32>, %m: tensor<4x8xf32>,
-                 %s: tensor<f32>, %w: tensor<16x32xf32>, %a: tensor<2x3x4x5xf32>) {
+                 %s: tensor<f32>, %w: tensor<16x32xf32>, %a: tensor<2x3x4x5xf32>,
+                 %st: tensor<i32>) {
   %t = xf.transpose %a [0, 2, 1, 3] : tensor<2x3x4x5xf32> -> tensor<2x4x3x5xf32>
   %sm = xf.softmax %x : tensor<4x8x16xf32>
   %smg = xf.softmax_grad %x, %sm : tensor<4x8x16xf32>
@@ -218,6 +219,13 @@ func.func @other(%x: tensor<4x8x16xf32>, %ids: tensor<4x8xi32>, %m: tensor<4x8xf
   %sq = xf.sum_squares %x : tensor<4x8x16xf32>
   %n, %gs, %inf = xf.clip_grad_norm %sq max_norm = 0.0
   %xfer = xf.transfer %x from 0 to 1 grid_axes = [0] : tensor<4x8x16xf32>
+  %b = xf.fill 0.0 : tensor<32xf32>
+  %mb = xf.matmul_bias "bsh,ho->bso" %x, %w, %b : tensor<4x8x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<4x8x32xf32>
+  %mg, %pre = xf.matmul_bias_gelu "bsh,ho->bso" %x, %w, %b : tensor<4x8x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<4x8x32xf32>, tensor<4x8x32xf32>
+  %md = xf.matmul_dgelu "bsh,ho->bso" %x, %w, %pre : tensor<4x8x16xf32>, tensor<16x32xf32>, tensor<4x8x32xf32> -> tensor<4x8x32xf32>
+  %dwb, %dbb = xf.matmul_bgrad "bsh,bso->ho" %x, %mb : tensor<4x8x16xf32>, tensor<4x8x32xf32> -> tensor<16x32xf32>, tensor<32xf32>
+  %msq = xf.multi_sum_squares %x, %w : tensor<4x8x16xf32>, tensor<16x32xf32>
+  %p:2, %pm:2, %pv:2, %pc = xf.multi_adamw params(%x, %w) grads(%x, %w) m(%x, %w) v(%x, %w) lr %s grad_scale %s step %st beta1 = 0.9 beta2 = 0.95 epsilon = 1.0e-08 weight_decay = 0.1 decay = [0, 1] copies = [1] : tensor<4x8x16xf32>, tensor<16x32xf32> -> tensor<16x32xbf16>
   return
 }
 )mlir";

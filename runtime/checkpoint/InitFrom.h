@@ -1,0 +1,42 @@
+//===- InitFrom.h - model weights from a safetensors file -------*- C++ -*-===//
+//
+// `--init-from FILE` of `shardc run`, `shardc train` and a compiled step:
+// the parameters of a model, by name, from a safetensors file written by
+// Hugging Face (GPT-2: names with or without `transformer.`, the fused
+// Conv1D `attn.c_attn` split into q/k/v, a 50257-row vocabulary padded with
+// zero rows to the model's, a stored `lm_head.weight` that must be the tied
+// embedding, the causal-mask buffers ignored) or by shardc (`shardc export`,
+// `shardc run/train --save`). Any other tensor, a missing parameter or a
+// shape mismatch is an Error naming the tensor, the found and expected shapes
+// and the parameter. MLIR-free: the compiler's executor and the runtime both
+// read through it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_RUNTIME_CHECKPOINT_INITFROM_H
+#define SHARDC_RUNTIME_CHECKPOINT_INITFROM_H
+
+#include "runtime/HostTensor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardc::ckpt {
+
+/// A parameter of the model: its name, whether it is an embedding table (its
+/// rows may be padded) and its (global) shape.
+struct InitParam {
+  std::string name;
+  bool embedding = false;
+  std::vector<int64_t> shape;
+};
+
+/// Every parameter of `params`, in the file's dtype with the parameter's
+/// shape. Throws rt::Error.
+std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
+                                                 const std::vector<InitParam> &params);
+
+} // namespace shardc::ckpt
+
+#endif // SHARDC_RUNTIME_CHECKPOINT_INITFROM_H
