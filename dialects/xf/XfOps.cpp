@@ -164,23 +164,25 @@ LogicalResult MatmulBiasOp::verify() {
   return verifyEpilogueBias(*this, getBias(), getResult());
 }
 
+/// A GELU's pre-activation beside the GEMM: shaped and typed like its result.
+static LogicalResult verifyPreActivation(Operation *op, Value pre, Value result) {
+  if (pre.getType() != result.getType())
+    return op->emitOpError() << "the pre-activation " << pre.getType()
+                             << " must have the result's type " << result.getType();
+  return success();
+}
+
 LogicalResult MatmulBiasGeluOp::verify() {
   if (failed(verifyContraction(*this, getEquation(), getLhs(), getRhs(), getResult())) ||
       failed(verifyEpilogueBias(*this, getBias(), getResult())))
     return failure();
-  if (getPre().getType() != getResult().getType())
-    return emitOpError() << "the pre-activation " << getPre().getType()
-                         << " must have the result's type " << getResult().getType();
-  return success();
+  return verifyPreActivation(*this, getPre(), getResult());
 }
 
 LogicalResult MatmulDGeluOp::verify() {
   if (failed(verifyContraction(*this, getEquation(), getLhs(), getRhs(), getResult())))
     return failure();
-  if (getPre().getType() != getResult().getType())
-    return emitOpError() << "the pre-activation " << getPre().getType()
-                         << " must have the result's type " << getResult().getType();
-  return success();
+  return verifyPreActivation(*this, getPre(), getResult());
 }
 
 LogicalResult MatmulBGradOp::verify() {

@@ -204,6 +204,9 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     program["op_table"] = abi::opTableFingerprint();
     program["source"] = source;
     program["strategy"] = strategy;
+    // The model's shape (layers, width, heads, vocabulary), for MFU in logs.
+    if (auto model = module->getAttrOfType<DictionaryAttr>(xf::XfDialect::kModelAttrName))
+      program["model"] = attrJson(model);
     json::Array names, sizes;
     for (auto [n, s] : llvm::zip(mesh.names, mesh.sizes)) {
       names.push_back(n);

@@ -16,6 +16,7 @@
 #include "runtime/main/Context.h"
 #include "runtime/main/Options.h"
 #include "runtime/program/KernelRunner.h"
+#include "runtime/program/StepLog.h"
 
 #include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/checkpoint/InitFrom.h"
@@ -655,6 +656,22 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
     std::fflush(stdout);
   }
 
+  // MFU: model FLOPs per token over the mesh's peak (StepLog.h), when the
+  // device's peak is known (--peak-tflops, or a GPU of StepLog's table).
+  double parameters = 0;
+  for (const BoundaryTensor &t : p.tensors)
+    if (t.kind == "state" && t.name.rfind("param:", 0) == 0)
+      parameters += static_cast<double>(num_elements(t.globalShape));
+  const double tokenFlops =
+      flopsPerToken(parameters, p.model.value("layers", int64_t{0}),
+                    p.model.value("hidden", int64_t{0}), pl.T);
+  std::optional<double> peakFlops =
+      o.peakTflops ? std::optional<double>(*o.peakTflops * 1e12)
+                   : knownPeakFlops(ctx.backend->describe(), p.precision);
+  if (lead && peakFlops)
+    std::printf("MFU against %.4g TFLOP/s per device x %lld, %.4g GFLOP per token\n",
+                *peakFlops / 1e12, static_cast<long long>(p.mesh.numRanks()), tokenFlops / 1e9);
+
   ctx.backend->setTiming(o.profile);
   double profiledSecs = 0; // step time of the profiled steps (all but the first)
   std::vector<int32_t> gTokens, gTargets;
@@ -687,7 +704,14 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
       losses.push_back(r.loss);
 
     if (lead) {
-      double tps = stepTokens / secs, rss = rssMiB();
+      StepRecord rec = stepRecord(i + 1, r.loss, r.lr, r.gradNorm, r.skipped, r.lossScale,
+                                  static_cast<double>(stepTokens), secs, totalSecs,
+                                  i + 1 - pl.firstStep, o.steps - (i + 1));
+      if (peakFlops)
+        rec.mfu = tokenFlops * rec.tokensPerS / (*peakFlops * static_cast<double>(p.mesh.numRanks()));
+      rec.rssMib = rssMiB();
+      rec.plannedMib = plannedMiB;
+      rec.plannedActivationsMib = activationMiB;
       std::string line = format("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.4f",
                                 static_cast<long long>(i + 1), static_cast<long long>(o.steps),
                                 r.loss, r.lr, r.gradNorm);
@@ -695,7 +719,10 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
         line += format(" | scale %g", *r.lossScale);
       if (r.skipped)
         line += " | skipped (inf/NaN gradients)";
-      line += format(" | %.0f tok/s | %.1f ms | rss %.0f MiB", tps, secs * 1e3, rss);
+      line += format(" | %.0f tok/s | %.1f ms", rec.tokensPerS, rec.stepMs);
+      if (rec.mfu)
+        line += format(" | mfu %.2f%%", *rec.mfu * 100);
+      line += format(" | rss %.0f MiB | eta %s", *rec.rssMib, formatDuration(rec.etaS).c_str());
       if (tty)
         std::printf("\r\033[K%s\n%s %lld/%lld", line.c_str(),
                     progressBar(i + 1, o.steps).c_str(), static_cast<long long>(i + 1),
@@ -704,15 +731,7 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
         std::printf("%s\n", line.c_str());
       std::fflush(stdout);
       if (log) {
-        nlohmann::json j = {{"step", i + 1},          {"loss", r.loss},
-                            {"lr", r.lr},             {"grad_norm", r.gradNorm},
-                            {"skipped", r.skipped},   {"tokens_per_s", tps},
-                            {"step_ms", secs * 1e3},  {"rss_mib", rss},
-                            {"planned_mib", plannedMiB},
-                            {"planned_activations_mib", activationMiB}};
-        if (r.lossScale)
-          j["loss_scale"] = *r.lossScale;
-        *log << j.dump() << "\n";
+        *log << stepJson(rec).dump() << "\n";
         log->flush();
       }
     }

@@ -29,6 +29,7 @@ constexpr Flag kFlags[] = {
     {"eval-every", Kind::Count},    {"eval-batches", Kind::Count},
     {"device", Kind::String},       {"comm", Kind::String},
     {"no-graph", Kind::Flag},       {"init-from", Kind::String},
+    {"peak-tflops", Kind::String},
 };
 
 /// A non-negative decimal integer that fits `max`.
@@ -115,6 +116,15 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
       o.logFile = *value;
     else if (name == "init-from")
       o.initFrom = *value;
+    else if (name == "peak-tflops") {
+      char *end = nullptr;
+      errno = 0;
+      double v = std::strtod(value->c_str(), &end);
+      if (end == value->c_str() || *end || errno == ERANGE || !(v > 0) || v > 1e6)
+        throw UsageError("option '--peak-tflops' expects a positive number of TFLOP/s, got '" +
+                         *value + "'");
+      o.peakTflops = v;
+    }
     else if (name == "val-data")
       o.valData = *value;
     else if (name == "eval-every")
@@ -184,7 +194,10 @@ std::string stepUsage(const std::string &argv0) {
          "  --checkpoint-every <n>    save every n steps\n"
          "  --resume                  continue from the latest checkpoint in\n"
          "                            --checkpoint-dir (any mesh: blocks are resharded)\n"
-         "  --log-file <file>         one JSON object per step (JSONL)\n"
+         "  --log-file <file>         one JSON object per step (JSONL): loss, lr, grad_norm,\n"
+         "                            tokens_per_s, step_ms, eta_s, mfu, rss and planned MiB\n"
+         "  --peak-tflops <x>         peak dense TFLOP/s of one device, for the MFU (default:\n"
+         "                            known GPUs: H100/H200 989 bf16, 67 fp32; none on CPUs)\n"
          "  --val-data <file>         validation tokens: the loss without an update after\n"
          "                            every --eval-every steps and after the last\n"
          "  --eval-every <n>          evaluate every n steps (default: after the last)\n"

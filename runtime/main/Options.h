@@ -30,6 +30,7 @@ struct StepOptions {
   int64_t checkpointEvery = 0;    ///< --checkpoint-every (0: only at the end)
   bool resume = false;            ///< --resume
   std::string initFrom;           ///< --init-from: starting weights (safetensors)
+  std::optional<double> peakTflops; ///< --peak-tflops: one device's peak, for MFU
   std::string logFile;            ///< --log-file (JSONL)
   std::string valData;            ///< --val-data: validation token file
   int64_t evalEvery = 0;          ///< --eval-every (0: only after the last step)

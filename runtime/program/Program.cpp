@@ -84,6 +84,9 @@ Program parseProgram(const std::string &text) {
   p.source = j.value("source", "");
   p.strategy = j.value("strategy", "");
   p.precision = j.value("precision", "fp32");
+  p.model = j.value("model", json::object());
+  if (!p.model.is_object())
+    bad("'model' must be an object");
   p.microBatches = j.value("micro_batches", int64_t{1});
   const json &mesh = j.at("mesh");
   p.mesh.names = get<std::vector<std::string>>(mesh, "names", "mesh");
@@ -207,7 +210,8 @@ json programToJson(const Program &p, bool withCalls) {
             {"micro_batches", p.microBatches},
             {"mesh", {{"names", p.mesh.names}, {"sizes", p.mesh.sizes}}},
             {"planned_peak_bytes", p.plannedPeakBytes},
-            {"train", p.train}};
+            {"train", p.train},
+            {"model", p.model}};
   j["arenas"] = json::array();
   for (const ArenaDesc &a : p.arenas)
     j["arenas"].push_back({{"name", a.name}, {"bytes", a.bytes}});

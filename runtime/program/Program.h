@@ -156,6 +156,8 @@ struct Program {
   std::vector<ArenaDesc> arenas;
   int64_t plannedPeakBytes = 0;
   nlohmann::json train = nlohmann::json::object();
+  /// The model's `xf.model` (family, layers, hidden, heads, vocab), if any.
+  nlohmann::json model = nlohmann::json::object();
   std::vector<BoundaryTensor> tensors;
   std::vector<Call> calls;
   std::vector<CommDesc> comms;

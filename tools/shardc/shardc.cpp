@@ -29,6 +29,7 @@
 #include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/data/Gpt2Tokenizer.h"
 #include "runtime/data/TokenFile.h"
+#include "runtime/program/StepLog.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,6 +54,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -660,7 +662,11 @@ int cmdTrain(const std::vector<std::string> &argv) {
       .option("save-init", "file", "write the initial parameters (safetensors)")
       .option("save", "file", "write the parameters after the last step")
       .option("save-grads", "file", "write the first step's gradients (mean over micro-batches)")
-      .option("log-json", "file", "append one JSON object per step")
+      .option("log-json", "file", "append one JSON object per step (the compiled step's "
+                                  "--log-file schema: loss, lr, grad_norm, tokens_per_s, "
+                                  "step_ms, eta_s, mfu, rss_mib)")
+      .option("peak-tflops", "x", "peak dense TFLOP/s of one device, for the MFU (this "
+                                  "CPU's: none known; every simulated rank counts as one)")
       .option("emit-mlir", "file", "write the synthesized module (forward + train_step)")
       .flag("profile", "print time per op over all steps, split into forward, backward and "
                        "optimizer");
@@ -734,6 +740,37 @@ int cmdTrain(const std::vector<std::string> &argv) {
     std::cout << "sharded over mesh " << args.str("mesh") << " ("
               << (args.has("strategy") ? args.str("strategy") : "no preset")
               << "), every rank simulated\n";
+  // MFU (runtime/program/StepLog.h): model FLOPs per token over the peak of
+  // the simulated devices, with --peak-tflops.
+  std::optional<double> peakFlops;
+  if (args.has("peak-tflops")) {
+    double v = args.real("peak-tflops");
+    if (!(v > 0) || v > 1e6)
+      throw UsageError{"option '--peak-tflops' expects a positive number of TFLOP/s"};
+    peakFlops = v * 1e12;
+  }
+  double parameters = 0;
+  for (const auto &[name, t] : params)
+    parameters += static_cast<double>(t.numel());
+  int64_t layers = 0, hidden = 0, seq = 0;
+  if (auto model = (*module)->getAttrOfType<DictionaryAttr>(xf::XfDialect::kModelAttrName)) {
+    if (auto l = model.getAs<IntegerAttr>("layers"))
+      layers = l.getInt();
+    if (auto h = model.getAs<IntegerAttr>("hidden"))
+      hidden = h.getInt();
+  }
+  for (unsigned a = 0; a < forward.getNumArguments(); ++a)
+    if (auto in = forward.getArgAttrOfType<StringAttr>(a, xf::XfDialect::kInputAttrName);
+        in && in.getValue() == "tokens")
+      seq = cast<RankedTensorType>(forward.getArgument(a).getType()).getShape().back();
+  const double tokenFlops = rt::flopsPerToken(parameters, layers, hidden, seq);
+  int64_t devices = 1;
+  if (args.has("mesh"))
+    if (auto grid = runFunc->getAttrOfType<FlatSymbolRefAttr>(sharding::kGridAttr))
+      if (FailureOr<sharding::Mesh> m = sharding::Mesh::fromModule(*module, grid.getValue());
+          succeeded(m))
+        devices = m->numRanks();
+
   double firstLoss = 0, lastLoss = 0, totalSecs = 0;
   std::vector<double> losses;
   for (int64_t i = 0; i < steps; ++i) {
@@ -759,20 +796,25 @@ int cmdTrain(const std::vector<std::string> &argv) {
       line += llvm::formatv(" | scale {0}", formatScale(*r.lossScale)).str();
     if (r.skipped)
       line += " | skipped (inf/NaN gradients)";
+    rt::StepRecord rec = rt::stepRecord(i + 1, r.loss, r.lr, r.gradNorm, r.skipped, r.lossScale,
+                                        static_cast<double>(trainer.tokensPerStep()), secs,
+                                        totalSecs, i + 1, steps - (i + 1));
+    if (peakFlops)
+      rec.mfu = tokenFlops * tps / (*peakFlops * static_cast<double>(devices));
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) == 0)
+      rec.rssMib = static_cast<double>(usage.ru_maxrss) / 1024.0;
     line += llvm::formatv(" | {0:F0} tok/s", tps).str();
+    if (rec.mfu)
+      line += llvm::formatv(" | mfu {0:F2}%", *rec.mfu * 100).str();
+    line += " | eta " + rt::formatDuration(rec.etaS);
     if (tty)
       std::cout << "\r\033[K" << line << "\n" << progressBar(i + 1, steps) << " " << i + 1 << "/"
                 << steps << std::flush;
     else
       std::cout << line << "\n";
     if (log) {
-      *log << llvm::formatv("{{\"step\": {0}, \"loss\": {1:e}, \"lr\": {2:e}, \"grad_norm\": "
-                            "{3:e}, \"skipped\": {4}, \"tokens_per_s\": {5:F1}",
-                            i + 1, r.loss, r.lr, r.gradNorm, r.skipped ? "true" : "false", tps)
-                  .str();
-      if (r.lossScale)
-        *log << llvm::formatv(", \"loss_scale\": {0:e}", *r.lossScale).str();
-      *log << "}\n";
+      *log << rt::stepJson(rec).dump() << "\n";
       log->flush();
     }
   }

@@ -37,6 +37,22 @@ TEST(StepOptionsTest, ParsesEveryFlag) {
   EXPECT_TRUE(parseStepOptions({"--data", "t", "--steps", "3", "--checkpoint-dir", "d",
                                 "--resume"})
                   .resume);
+  StepOptions init = parseStepOptions(
+      {"--data", "t", "--steps", "3", "--init-from", "w.safetensors", "--peak-tflops", "989"});
+  EXPECT_EQ(init.initFrom, "w.safetensors");
+  EXPECT_EQ(init.peakTflops, 989.0);
+}
+
+TEST(StepOptionsTest, InitFromAndPeakAreChecked) {
+  EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--init-from", "w", "--checkpoint-dir",
+                        "d", "--resume"})
+                .find("'--init-from' cannot be combined with '--resume'"),
+            std::string::npos);
+  for (const char *bad : {"0", "-1", "abc", "1e9", "2x"})
+    EXPECT_NE(usageError({"--data", "t", "--steps", "1", "--peak-tflops", bad})
+                  .find("'--peak-tflops' expects a positive number"),
+              std::string::npos)
+        << bad;
 }
 
 TEST(StepOptionsTest, BadCommandLinesNameTheFlag) {
