@@ -596,7 +596,13 @@ void CudaBackend::runMatmulEpilogue(const DecodedCall &d, void **buf) {
   const auto &outs = d.results;
   void **res = buf + ins.size();
   cudaStream_t s = compute_;
-  if (gemmLayout(d)) {
+  // cuBLASLt's bias is one value per column of the 2-d C, i.e. per element
+  // of all the rhs-free letters; the op's bias runs along the result's last
+  // dim only: the same where that is the one rhs-free letter.
+  const bool biasFits =
+      (d.kind != OpKind::MatmulBias && d.kind != OpKind::MatmulBiasGelu) ||
+      (d.eq.rhsFree.size() == 1 && ins[2].numel() == d.n);
+  if (gemmLayout(d) && biasFits) {
     GemmArgs g = gemmArgs(d, buf, res[0]);
     switch (d.kind) {
     case OpKind::MatmulBias:

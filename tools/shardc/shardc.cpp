@@ -610,10 +610,12 @@ exec::ParamValues firstStepGradients(ModuleOp module, StringRef forward, const T
 const char *phaseOf(llvm::StringRef op) {
   static const llvm::StringSet<> optimizer = {
       "xf.sum_squares", "xf.clip_grad_norm", "xf.lr_schedule", "xf.adamw",
-      "xf.count_step", "xf.loss_scale_update"};
+      "xf.count_step", "xf.loss_scale_update", "xf.multi_sum_squares", "xf.multi_adamw"};
   if (optimizer.contains(op))
     return "optimizer";
-  if (op.ends_with("_grad") || op == "xf.reduce_sum")
+  // The GEMMs with a gradient epilogue (-xf-fuse-epilogues) are backward.
+  if (op.ends_with("_grad") || op == "xf.reduce_sum" || op == "xf.matmul_dgelu" ||
+      op == "xf.matmul_bgrad")
     return "backward";
   return "forward/shared";
 }
