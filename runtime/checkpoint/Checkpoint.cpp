@@ -372,6 +372,8 @@ std::string commitCheckpoint(const std::string &dir, const Manifest &manifest) {
             {"next_position", manifest.nextPosition},
             {"seed", manifest.seed},
             {"loss_scale", manifest.lossScale ? json(*manifest.lossScale) : json(nullptr)}};
+  if (!manifest.model.empty())
+    j["model"] = manifest.model;
   j["tensors"] = json::array();
   for (const TensorMeta &t : manifest.tensors) {
     json e = {{"name", t.name},
@@ -484,6 +486,11 @@ Manifest readManifest(const std::string &stepDir) {
     badField(path, "loss_scale", "is " + lossScale.dump() + ", not a number or null");
   if (lossScale.is_number())
     m.lossScale = lossScale.get<double>();
+  if (j.contains("model")) { // optional (older manifests have none)
+    if (!j["model"].is_object())
+      badField(path, "model", "is " + j["model"].dump() + ", not an object");
+    m.model = j["model"];
+  }
 
   const json &tensors = arrayField(path, member(path, j, "tensors", "tensors"), "tensors");
   for (size_t i = 0; i < tensors.size(); ++i)
@@ -628,6 +635,53 @@ std::optional<TensorData> concatLastDim(const std::vector<const TensorData *> &p
 
 } // namespace
 
+namespace {
+
+/// Hugging Face's GPT2Config for exported GPT-2 parameters (what
+/// GPT2LMHeadModel.from_pretrained reads beside model.safetensors): sizes from
+/// the tensors, heads from the model; GELU is the tanh form ("gelu_new"),
+/// the LM head tied to wte, dropout off, layer-norm epsilon 1e-5.
+void writeGpt2Config(const json &model, const std::map<std::string, TensorData> &params,
+                     const std::string &path) {
+  auto shapeOf = [&](const std::string &name) -> const std::vector<int64_t> & {
+    auto it = params.find(name);
+    if (it == params.end())
+      throw rt::Error("cannot write " + path + ": the export has no '" + name + "'");
+    return it->second.shape;
+  };
+  const std::vector<int64_t> &wte = shapeOf("transformer.wte.weight");
+  const std::vector<int64_t> &wpe = shapeOf("transformer.wpe.weight");
+  const std::vector<int64_t> &fc = shapeOf("transformer.h.0.mlp.c_fc.weight");
+  int64_t layers = model.value("layers", int64_t{0}), heads = model.value("heads", int64_t{0});
+  if (layers <= 0 || heads <= 0 || wte.size() != 2 || wpe.size() != 2 || fc.size() != 2)
+    throw rt::Error("cannot write " + path + ": the model's layers/heads or the tensors' "
+                    "shapes are missing");
+  json config = {{"architectures", {"GPT2LMHeadModel"}},
+                 {"model_type", "gpt2"},
+                 {"vocab_size", wte[0]},
+                 {"n_positions", wpe[0]},
+                 {"n_ctx", wpe[0]},
+                 {"n_embd", wte[1]},
+                 {"n_layer", layers},
+                 {"n_head", heads},
+                 {"n_inner", fc[1]},
+                 {"activation_function", "gelu_new"},
+                 {"layer_norm_epsilon", 1e-5},
+                 {"resid_pdrop", 0.0},
+                 {"embd_pdrop", 0.0},
+                 {"attn_pdrop", 0.0},
+                 {"tie_word_embeddings", true},
+                 {"bos_token_id", 50256},
+                 {"eos_token_id", 50256},
+                 {"torch_dtype", "float32"}};
+  std::ofstream out(path);
+  out << config.dump(2) << "\n";
+  if (!out)
+    throw rt::Error("cannot write " + path);
+}
+
+} // namespace
+
 void consolidateCheckpoint(const std::string &checkpoint, const std::string &outFile) {
   std::error_code ec;
   std::string stepDir = fs::is_regular_file(fs::path(checkpoint) / kManifest, ec)
@@ -680,6 +734,9 @@ void consolidateCheckpoint(const std::string &checkpoint, const std::string &out
                      {"step", std::to_string(manifest.step)},
                      {"mesh", manifest.mesh.str()},
                      {"source", manifest.source}});
+  if (manifest.model.value("family", "") == "gpt2")
+    writeGpt2Config(manifest.model, params,
+                    (fs::path(outFile).parent_path() / "config.json").string());
 }
 
 //===----------------------------------------------------------------------===//

@@ -83,6 +83,9 @@ struct Manifest {
   int64_t nextPosition = 0; ///< data position of the next step (unwrapped)
   uint64_t seed = 0;
   std::optional<double> lossScale; ///< the "loss_scale" state (fp16)
+  /// The step's model shape (the descriptor's "model": family, layers,
+  /// hidden, heads, vocab), for `shardc export`'s config.json; may be empty.
+  nlohmann::json model = nlohmann::json::object();
   std::vector<TensorMeta> tensors;
 
   const TensorMeta *find(const std::string &name) const;
@@ -164,7 +167,10 @@ void loadBlocks(const std::string &stepDir, const Manifest &manifest,
 //===----------------------------------------------------------------------===//
 
 /// Writes the full parameters (the `param:*` state, assembled from every
-/// rank) of a checkpoint as one safetensors file named as Hugging Face GPT-2:
+/// rank) of a checkpoint as one safetensors file named as Hugging Face GPT-2
+/// and, for a GPT-2 step whose manifest records its model, a Hugging Face
+/// `config.json` in the same directory (GPT2LMHeadModel; vocab_size the
+/// table's rows, padding included, so the file loads as it is):
 /// `attn.q_proj/k_proj/v_proj.{weight,bias}` become the fused
 /// `attn.c_attn.{weight,bias}` (weights [in, out] concatenated on dim 1,
 /// biases on dim 0); every other name is kept. `checkpoint` is a checkpoint

@@ -522,6 +522,7 @@ void saveCheckpoint(shardc_rt_ctx &ctx, const Plan &pl, int64_t stepsDone, int64
   m.source = p.source;
   m.strategy = p.strategy;
   m.precision = p.precision;
+  m.model = p.model;
   m.step = stepsDone;
   m.nextPosition = position;
   m.seed = pl.seed;

@@ -942,7 +942,10 @@ int cmdExport(const std::vector<std::string> &argv) {
             "Consolidates a checkpoint of a compiled step (one safetensors file per rank plus a\n"
             "manifest, any mesh) into one safetensors file of the full parameters with GPT-2's\n"
             "tensor names (q/k/v projections fused into attn.c_attn). Takes the checkpoint\n"
-            "directory (its latest step) or one step directory.");
+            "directory (its latest step) or one step directory. For a GPT-2 step it also\n"
+            "writes Hugging Face's config.json beside the file: `-o out/model.safetensors`\n"
+            "makes `out` a directory GPT2LMHeadModel.from_pretrained loads (vocab_size is\n"
+            "the table's rows, padding included).");
   args.option("o", "file", "the safetensors file to write");
   if (!args.parse(argv))
     return 0;
