@@ -17,6 +17,12 @@ namespace shardc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// The fusions of the rank-local step, in order: one optimizer call per
+/// stage (-xf-fuse-optimizer), then the GEMM epilogues (-xf-fuse-epilogues),
+/// on `function`. What a compiled step runs after partitioning; the
+/// simulated mesh (shardc-shard) and `shardc explain` run the same list.
+void addRankLocalFusions(mlir::OpPassManager &functionPasses, llvm::StringRef function);
+
 } // namespace shardc
 
 #endif // SHARDC_PASSES_PASSES_H

@@ -55,17 +55,6 @@ void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
   }
 }
 
-/// The rank-local step's fusions: one optimizer call per stage, GEMM
-/// epilogues. What a compiled step runs, so a simulated mesh runs it too.
-static void addRankLocalFusions(OpPassManager &fpm, llvm::StringRef function) {
-  XfFuseOptimizerOptions fuse;
-  fuse.function = function.str();
-  fpm.addPass(createXfFuseOptimizer(fuse));
-  XfFuseEpiloguesOptions epilogues;
-  epilogues.function = function.str();
-  fpm.addPass(createXfFuseEpilogues(epilogues));
-}
-
 void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::StringRef function,
                            bool partition) {
   if (o.mesh.empty()) {

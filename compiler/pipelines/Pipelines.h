@@ -116,8 +116,9 @@ inline constexpr const char *kStepFunction = "train_step";
 inline constexpr const char *kEvalFunction = "eval_step";
 
 void buildTrainStepPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
-/// Adds nothing without a mesh. With `partition` false, stops after
-/// propagation (`shardc explain`, --mesh runs of the reference executor).
+/// Propagates and partitions over the mesh, then adds the rank-local fusions
+/// (addRankLocalFusions); without a mesh only those. With `partition` false,
+/// stops after propagation (`shardc explain`) and fuses nothing.
 void buildShardingPipeline(mlir::OpPassManager &pm, const PipelineOptions &options,
                            llvm::StringRef function = kStepFunction, bool partition = true);
 void buildLoweringPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);

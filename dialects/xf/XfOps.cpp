@@ -440,16 +440,20 @@ LogicalResult LrScheduleOp::verify() {
   return success();
 }
 
-LogicalResult AdamWOp::verify() {
-  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
+/// AdamW's settings (xf.adamw, xf.multi_adamw): betas in [0, 1), epsilon
+/// positive, weight decay not negative.
+template <class Op> static LogicalResult verifyAdamWSettings(Op op) {
+  double b1 = op.getBeta1().convertToDouble(), b2 = op.getBeta2().convertToDouble();
   if (!(b1 >= 0.0 && b1 < 1.0) || !(b2 >= 0.0 && b2 < 1.0))
-    return emitOpError() << "beta1 and beta2 must be in [0, 1), got " << b1 << " and " << b2;
-  if (!(getEpsilon().convertToDouble() > 0.0))
-    return emitOpError() << "epsilon must be positive";
-  if (!(getWeightDecay().convertToDouble() >= 0.0))
-    return emitOpError() << "weight_decay must not be negative";
+    return op.emitOpError() << "beta1 and beta2 must be in [0, 1), got " << b1 << " and " << b2;
+  if (!(op.getEpsilon().convertToDouble() > 0.0))
+    return op.emitOpError() << "epsilon must be positive";
+  if (!(op.getWeightDecay().convertToDouble() >= 0.0))
+    return op.emitOpError() << "weight_decay must not be negative";
   return success();
 }
+
+LogicalResult AdamWOp::verify() { return verifyAdamWSettings(*this); }
 
 LogicalResult MultiSumSquaresOp::verify() {
   if (getXs().empty())
@@ -474,13 +478,8 @@ LogicalResult MultiAdamWOp::verify() {
         return emitOpError() << "tensor #" << i << ": " << other << " differs from the parameter's "
                              << t;
   }
-  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
-  if (!(b1 >= 0.0 && b1 < 1.0) || !(b2 >= 0.0 && b2 < 1.0))
-    return emitOpError() << "beta1 and beta2 must be in [0, 1), got " << b1 << " and " << b2;
-  if (!(getEpsilon().convertToDouble() > 0.0))
-    return emitOpError() << "epsilon must be positive";
-  if (!(getWeightDecay().convertToDouble() >= 0.0))
-    return emitOpError() << "weight_decay must not be negative";
+  if (failed(verifyAdamWSettings(*this)))
+    return failure();
   if (getDecay().size() != n || llvm::any_of(getDecay(), [](int64_t d) { return d != 0 && d != 1; }))
     return emitOpError() << "decay must hold one 0 or 1 per parameter (" << n << ")";
   ArrayRef<int64_t> copies = getCopies();

@@ -30,6 +30,7 @@
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace shardc {
 #define GEN_PASS_DEF_XFFUSEEPILOGUES
@@ -197,3 +198,12 @@ private:
 };
 
 } // namespace
+
+void shardc::addRankLocalFusions(OpPassManager &functionPasses, StringRef function) {
+  XfFuseOptimizerOptions optimizer;
+  optimizer.function = function.str();
+  functionPasses.addPass(createXfFuseOptimizer(optimizer));
+  XfFuseEpiloguesOptions epilogues;
+  epilogues.function = function.str();
+  functionPasses.addPass(createXfFuseEpilogues(epilogues));
+}

@@ -169,19 +169,12 @@ LogicalResult FuseOptimizer::fuseNorm(func::FuncOp f, ClipGradNormOp clip) {
   // Group by (stage, axes, coefficient), in the leaves' program order.
   using Key = std::tuple<int64_t, SmallVector<int16_t>, double>;
   std::vector<std::pair<Key, SmallVector<const Term *>>> groups;
-  auto position = [](Value v) -> std::pair<int, Operation *> {
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      return {0, nullptr};
-    return {1, v.getDefiningOp()};
-  };
   SmallVector<const Term *> ordered;
   for (const Term &t : terms)
     ordered.push_back(&t);
-  llvm::stable_sort(ordered, [&](const Term *a, const Term *b) {
-    auto pa = position(a->value), pb = position(b->value);
-    if (pa.first != pb.first)
-      return pa.first < pb.first;
-    return pa.second && pb.second && pa.second->isBeforeInBlock(pb.second);
+  llvm::stable_sort(ordered, [](const Term *a, const Term *b) {
+    Operation *x = a->value.getDefiningOp(), *y = b->value.getDefiningOp();
+    return x && y ? x->isBeforeInBlock(y) : !x && y; // block arguments first
   });
   for (const Term *t : ordered) {
     Key key{t->stage, t->axes, t->coef};
@@ -208,16 +201,13 @@ LogicalResult FuseOptimizer::fuseNorm(func::FuncOp f, ClipGradNormOp clip) {
     auto &[stage, axes, coef] = key;
     SmallVector<Value> gradients;
     Value sum;
+    const bool one = llvm::count_if(members, [](const Term *t) { return bool(t->gradient); }) == 1;
     for (const Term *t : members)
-      if (t->gradient)
+      if (t->gradient && !one)
         gradients.push_back(t->gradient);
       else
-        sum = add(sum, t->value, stage);
-    if (gradients.size() == 1) {
-      auto one = SumSquaresOp::create(b, loc, gradients.front());
-      copyStage(one, stage);
-      sum = add(sum, one, stage);
-    } else if (!gradients.empty()) {
+        sum = add(sum, t->value, stage); // a lone gradient keeps its xf.sum_squares
+    if (!gradients.empty()) {
       auto multi = MultiSumSquaresOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
                                              gradients);
       copyStage(multi, stage);

@@ -184,12 +184,7 @@ public:
       pipeline.cuts = cuts.getValue();
       stages.nest<func::FuncOp>().addPass(createXfPipeline(pipeline));
     }
-    XfFuseOptimizerOptions fuse;
-    fuse.function = function.getValue();
-    stages.nest<func::FuncOp>().addPass(createXfFuseOptimizer(fuse));
-    XfFuseEpiloguesOptions epilogues;
-    epilogues.function = function.getValue();
-    stages.nest<func::FuncOp>().addPass(createXfFuseEpilogues(epilogues));
+    addRankLocalFusions(stages.nest<func::FuncOp>(), function.getValue());
     if (failed(stages.run(*copy)))
       return signalPassFailure();
     std::map<std::pair<std::string, std::string>, CollectiveRow> rows;

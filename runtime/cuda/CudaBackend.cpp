@@ -970,9 +970,6 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
     return;
   }
   case OpKind::SumSquares:
-    sum_squares(in(0), n0, static_cast<float *>(res[0]),
-                workspace(sum_squares_workspace_bytes(n0)), s);
-    return;
   case OpKind::MultiSumSquares: {
     std::vector<TView> xs;
     std::vector<int64_t> ns;

@@ -399,10 +399,6 @@ bool showProgress() {
   return isatty(STDOUT_FILENO) && !std::getenv("OMPI_COMM_WORLD_SIZE");
 }
 
-std::string progressBar(int64_t done, int64_t total, int width = 30) {
-  int fill = total > 0 ? static_cast<int>(width * done / total) : width;
-  return "[" + std::string(fill, '#') + std::string(width - fill, '.') + "]";
-}
 
 std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char *fmt, ...) {
@@ -708,8 +704,7 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
       StepRecord rec = stepRecord(i + 1, r.loss, r.lr, r.gradNorm, r.skipped, r.lossScale,
                                   static_cast<double>(stepTokens), secs, totalSecs,
                                   i + 1 - pl.firstStep, o.steps - (i + 1));
-      if (peakFlops)
-        rec.mfu = tokenFlops * rec.tokensPerS / (*peakFlops * static_cast<double>(p.mesh.numRanks()));
+      rec.mfu = modelFlopsUtilization(rec.tokensPerS, tokenFlops, peakFlops, p.mesh.numRanks());
       rec.rssMib = rssMiB();
       rec.plannedMib = plannedMiB;
       rec.plannedActivationsMib = activationMiB;

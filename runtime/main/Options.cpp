@@ -3,6 +3,7 @@
 #include "runtime/main/Options.h"
 
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/program/StepLog.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -120,7 +121,7 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
       char *end = nullptr;
       errno = 0;
       double v = std::strtod(value->c_str(), &end);
-      if (end == value->c_str() || *end || errno == ERANGE || !(v > 0) || v > 1e6)
+      if (end == value->c_str() || *end || errno == ERANGE || !validPeakTflops(v))
         throw UsageError("option '--peak-tflops' expects a positive number of TFLOP/s, got '" +
                          *value + "'");
       o.peakTflops = v;

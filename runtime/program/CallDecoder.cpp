@@ -529,7 +529,9 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     break;
   }
   case OpKind::SumSquares:
-    floatOperand(0);
+  case OpKind::MultiSumSquares:
+    for (size_t i = 0; i < in.size(); ++i)
+      floatOperand(i);
     need(d, out[0].dtype == DType::F32 && out[0].numel() == 1, "the result must be an f32 scalar");
     break;
   case OpKind::ClipGradNorm:
@@ -548,29 +550,11 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     d.decaySteps = attrI64(c, d, "decay_steps");
     break;
   case OpKind::AdamW:
-    for (size_t i = 0; i < 4; ++i) {
-      floatOperand(i);
-      sameNumel(i, 0);
-    }
-    for (size_t i = 4; i < in.size(); ++i)
-      scalar(in[i], "lr, grad_scale, step and skip");
-    floatResults();
-    sameNumel(0, 1);
-    sameNumel(0, 2);
-    d.beta1 = attrF64(c, d, "beta1");
-    d.beta2 = attrF64(c, d, "beta2");
-    d.epsilon = attrF64(c, d, "epsilon");
-    d.weightDecay = attrF64(c, d, "weight_decay");
-    break;
-  case OpKind::MultiSumSquares:
-    for (size_t i = 0; i < in.size(); ++i)
-      floatOperand(i);
-    need(d, out[0].dtype == DType::F32 && out[0].numel() == 1, "the result must be an f32 scalar");
-    break;
   case OpKind::MultiAdamW: {
-    // Lists params, grads, m, v (n each), then lr, grad_scale, step[, skip];
-    // results: lists params, m, v, then the copies.
-    const size_t n = static_cast<size_t>(d.lists);
+    // Lists params, grads, m, v (n each; xf.adamw: n = 1), then lr,
+    // grad_scale, step[, skip]; results: lists params, m, v, then the copies
+    // (xf.multi_adamw).
+    const size_t n = d.kind == OpKind::AdamW ? 1 : static_cast<size_t>(d.lists);
     for (size_t i = 0; i < 4 * n; ++i) {
       floatOperand(i);
       sameNumel(i, i % n);
@@ -578,10 +562,16 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     for (size_t i = 4 * n; i < in.size(); ++i)
       scalar(in[i], "lr, grad_scale, step and skip");
     floatResults();
+    for (size_t k = 0; k < n; ++k) {
+      sameNumel(k, n + k);
+      sameNumel(k, 2 * n + k);
+    }
     d.beta1 = attrF64(c, d, "beta1");
     d.beta2 = attrF64(c, d, "beta2");
     d.epsilon = attrF64(c, d, "epsilon");
     d.weightDecay = attrF64(c, d, "weight_decay");
+    if (d.kind == OpKind::AdamW)
+      break;
     d.decay = attrInts(c, d, "decay");
     d.copies = attrInts(c, d, "copies");
     need(d, d.decay.size() == n && std::all_of(d.decay.begin(), d.decay.end(),

@@ -636,13 +636,9 @@ void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx
     dt.done();
     return;
   }
-  case OpKind::SumSquares: {
-    In<C> x = in(0);
-    *static_cast<float *>(res[0]) = static_cast<float>(cpu::sum_squares(x.get(), n0));
-    return;
-  }
+  case OpKind::SumSquares:
   case OpKind::MultiSumSquares: {
-    // Every tensor's sum in double, rounded once.
+    // Every tensor's sum in double (xf.sum_squares: one), rounded once.
     double total = 0.0;
     for (size_t i = 0; i < ins.size(); ++i)
       total += cpu::sum_squares(in(i).get(), ins[i].numel());

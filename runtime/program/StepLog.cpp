@@ -51,6 +51,20 @@ double flopsPerToken(double parameters, int64_t layers, int64_t hidden, int64_t 
                                 static_cast<double>(seq);
 }
 
+std::optional<double> modelFlopsUtilization(double tokensPerS, double tokenFlops,
+                                            std::optional<double> peakFlops, int64_t devices) {
+  if (!peakFlops)
+    return std::nullopt;
+  return tokenFlops * tokensPerS / (*peakFlops * static_cast<double>(devices));
+}
+
+bool validPeakTflops(double tflops) { return tflops > 0 && tflops <= 1e6; }
+
+std::string progressBar(int64_t done, int64_t total, int width) {
+  int fill = total > 0 ? static_cast<int>(width * done / total) : width;
+  return "[" + std::string(fill, '#') + std::string(width - fill, '.') + "]";
+}
+
 std::string formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0)
     return "?";
@@ -66,6 +80,8 @@ std::string formatDuration(double seconds) {
 }
 
 std::optional<double> knownPeakFlops(const std::string &deviceName, const std::string &precision) {
+  // The figures of compiler/cost/hardware's H100 and A100 files (their
+  // sources there); the runtime reads no hardware file, so they are restated.
   const bool low = precision == "bf16" || precision == "fp16";
   struct Peak {
     const char *part;

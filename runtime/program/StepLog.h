@@ -10,7 +10,8 @@
 //
 // Numbers are JSON doubles at full precision (round-trip). `mfu` is there
 // when a peak FLOP/s is known, `loss_scale` for fp16 steps, the planned
-// fields for compiled steps. A validation line is {"step", "val_loss"}.
+// fields for compiled steps. A validation line is {"step", "val_loss"}. The
+// progress bar and the ETA's text of both tools are here too.
 //
 // MFU is model FLOPs per token times tokens/s over the devices' peak, with
 // 6N + 6·L·h·T FLOPs per token (N parameters, L layers of width h, T tokens
@@ -52,6 +53,17 @@ nlohmann::json stepJson(const StepRecord &r);
 
 /// Model FLOPs per token: 6N + 6·L·h·T (L or h 0: 6N).
 double flopsPerToken(double parameters, int64_t layers, int64_t hidden, int64_t seq);
+
+/// The MFU of `tokensPerS` on `devices` devices of `peakFlops` each; nullopt
+/// without a peak.
+std::optional<double> modelFlopsUtilization(double tokensPerS, double tokenFlops,
+                                            std::optional<double> peakFlops, int64_t devices);
+
+/// Whether `tflops` is a usable --peak-tflops: positive and at most 1e6.
+bool validPeakTflops(double tflops);
+
+/// "[#########.....]": `done` of `total` steps on a terminal.
+std::string progressBar(int64_t done, int64_t total, int width = 30);
 
 /// "1h02m", "3m05s", "12s".
 std::string formatDuration(double seconds);

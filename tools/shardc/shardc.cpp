@@ -641,10 +641,6 @@ std::string formatScale(double v) {
   return buf;
 }
 
-std::string progressBar(int64_t done, int64_t total, int width = 30) {
-  int fill = total > 0 ? static_cast<int>(width * done / total) : width;
-  return "[" + std::string(fill, '#') + std::string(width - fill, '.') + "]";
-}
 
 int cmdTrain(const std::vector<std::string> &argv) {
   Args args("train", "<model.mlir> --data <tokens.bin> --steps <n> [options]",
@@ -747,7 +743,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
   std::optional<double> peakFlops;
   if (args.has("peak-tflops")) {
     double v = args.real("peak-tflops");
-    if (!(v > 0) || v > 1e6)
+    if (!rt::validPeakTflops(v))
       throw UsageError{"option '--peak-tflops' expects a positive number of TFLOP/s"};
     peakFlops = v * 1e12;
   }
@@ -801,8 +797,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
     rt::StepRecord rec = rt::stepRecord(i + 1, r.loss, r.lr, r.gradNorm, r.skipped, r.lossScale,
                                         static_cast<double>(trainer.tokensPerStep()), secs,
                                         totalSecs, i + 1, steps - (i + 1));
-    if (peakFlops)
-      rec.mfu = tokenFlops * tps / (*peakFlops * static_cast<double>(devices));
+    rec.mfu = rt::modelFlopsUtilization(tps, tokenFlops, peakFlops, devices);
     struct rusage usage;
     if (getrusage(RUSAGE_SELF, &usage) == 0)
       rec.rssMib = static_cast<double>(usage.ru_maxrss) / 1024.0;
@@ -811,7 +806,7 @@ int cmdTrain(const std::vector<std::string> &argv) {
       line += llvm::formatv(" | mfu {0:F2}%", *rec.mfu * 100).str();
     line += " | eta " + rt::formatDuration(rec.etaS);
     if (tty)
-      std::cout << "\r\033[K" << line << "\n" << progressBar(i + 1, steps) << " " << i + 1 << "/"
+      std::cout << "\r\033[K" << line << "\n" << rt::progressBar(i + 1, steps) << " " << i + 1 << "/"
                 << steps << std::flush;
     else
       std::cout << line << "\n";
