@@ -453,6 +453,34 @@ Value ModelBuilder::llama() {
   return crossEntropy(logits, targets);
 }
 
+/// The whole configuration, so a tool can rebuild the model at another size
+/// (configFromModule).
+DictionaryAttr configAttr(Builder &b, const ModelConfig &c) {
+  auto i64 = [&](const char *name, int64_t v) { return b.getNamedAttr(name, b.getI64IntegerAttr(v)); };
+  auto f64 = [&](const char *name, double v) { return b.getNamedAttr(name, b.getF64FloatAttr(v)); };
+  return b.getDictionaryAttr({
+      b.getNamedAttr("family", b.getStringAttr(familyName(c.family))),
+      b.getNamedAttr("name", b.getStringAttr(c.name)),
+      i64("vocab", c.vocab),
+      i64("vocab_pad", c.vocabPadMultiple),
+      i64("positions", c.positions),
+      i64("layers", c.layers),
+      i64("hidden", c.hidden),
+      i64("heads", c.heads),
+      i64("kv_heads", c.kvHeadsOrHeads()),
+      i64("ffn", c.ffnOrDefault()),
+      i64("type_vocab", c.typeVocab),
+      i64("batch", c.batch),
+      i64("seq", c.seq),
+      f64("norm_eps", c.normEps),
+      f64("dropout", c.dropout),
+      f64("rope_theta", c.ropeTheta),
+      f64("init_std", c.initStd),
+      b.getNamedAttr("pre_ln", b.getBoolAttr(c.preLN)),
+      b.getNamedAttr("dtype", b.getStringAttr(c.dtype)),
+  });
+}
+
 OwningOpRef<ModuleOp> ModelBuilder::build() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
@@ -463,15 +491,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   func::ReturnOp::create(b, loc, loss);
   func.setFunctionType(b.getFunctionType(body->getArgumentTypes(), {loss.getType()}));
   func.setAllArgAttrs(argAttrs);
-  module->getOperation()->setAttr(
-      "xf.model", b.getDictionaryAttr({
-                      b.getNamedAttr("family", b.getStringAttr(familyName(c.family))),
-                      b.getNamedAttr("name", b.getStringAttr(c.name)),
-                      b.getNamedAttr("vocab", b.getI64IntegerAttr(c.vocab)),
-                      b.getNamedAttr("layers", b.getI64IntegerAttr(c.layers)),
-                      b.getNamedAttr("hidden", b.getI64IntegerAttr(c.hidden)),
-                      b.getNamedAttr("heads", b.getI64IntegerAttr(c.heads)),
-                  }));
+  module->getOperation()->setAttr("xf.model", configAttr(b, c));
   return module;
 }
 
@@ -480,6 +500,90 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 OwningOpRef<ModuleOp> shardc::models::buildModel(MLIRContext &ctx, const ModelConfig &config) {
   ctx.loadDialect<xf::XfDialect, func::FuncDialect>();
   return ModelBuilder(ctx, config).build();
+}
+
+std::optional<ModelConfig> shardc::models::configFromModule(ModuleOp module, std::string &why) {
+  auto dict = module->getAttrOfType<DictionaryAttr>("xf.model");
+  if (!dict) {
+    why = "the module has no xf.model attribute (not written by `shardc gen`)";
+    return std::nullopt;
+  }
+  ModelConfig c;
+  bool ok = true;
+  auto str = [&](const char *key, std::string &field) {
+    if (auto a = dict.getAs<StringAttr>(key))
+      field = a.str();
+    else if (ok) {
+      why = std::string("its xf.model has no '") + key + "' (written by an older `shardc gen`?)";
+      ok = false;
+    }
+  };
+  auto i64 = [&](const char *key, int64_t &field) {
+    if (auto a = dict.getAs<IntegerAttr>(key))
+      field = a.getInt();
+    else if (ok) {
+      why = std::string("its xf.model has no '") + key + "' (written by an older `shardc gen`?)";
+      ok = false;
+    }
+  };
+  auto f64 = [&](const char *key, double &field) {
+    if (auto a = dict.getAs<FloatAttr>(key))
+      field = a.getValueAsDouble();
+    else if (ok) {
+      why = std::string("its xf.model has no '") + key + "' (written by an older `shardc gen`?)";
+      ok = false;
+    }
+  };
+  std::string family;
+  str("family", family);
+  str("name", c.name);
+  i64("vocab", c.vocab);
+  i64("vocab_pad", c.vocabPadMultiple);
+  i64("positions", c.positions);
+  i64("layers", c.layers);
+  i64("hidden", c.hidden);
+  i64("heads", c.heads);
+  i64("kv_heads", c.kvHeads);
+  i64("ffn", c.ffn);
+  i64("type_vocab", c.typeVocab);
+  i64("batch", c.batch);
+  i64("seq", c.seq);
+  f64("norm_eps", c.normEps);
+  f64("dropout", c.dropout);
+  f64("rope_theta", c.ropeTheta);
+  f64("init_std", c.initStd);
+  str("dtype", c.dtype);
+  if (auto a = dict.getAs<BoolAttr>("pre_ln"))
+    c.preLN = a.getValue();
+  else if (ok) {
+    why = "its xf.model has no 'pre_ln' (written by an older `shardc gen`?)";
+    ok = false;
+  }
+  if (!ok)
+    return std::nullopt;
+  std::optional<Family> f = parseFamily(family);
+  if (!f) {
+    why = "its xf.model names an unknown family '" + family + "'";
+    return std::nullopt;
+  }
+  c.family = *f;
+  if (std::string err = validate(c); !err.empty()) {
+    why = "its xf.model is not a valid model: " + err;
+    return std::nullopt;
+  }
+  // The attribute must describe this module: rebuilt, the forward function
+  // has the same signature (types, parameter names and initializers).
+  OwningOpRef<ModuleOp> rebuilt = buildModel(*module->getContext(), c);
+  auto mine = module.lookupSymbol<func::FuncOp>("forward");
+  auto theirs = rebuilt->lookupSymbol<func::FuncOp>("forward");
+  if (!mine || mine.getFunctionType() != theirs.getFunctionType() ||
+      mine.getAllArgAttrs() != theirs.getAllArgAttrs() ||
+      mine.getBody().front().getOperations().size() !=
+          theirs.getBody().front().getOperations().size()) {
+    why = "its @forward differs from what its xf.model generates (edited by hand?)";
+    return std::nullopt;
+  }
+  return c;
 }
 
 //===----------------------------------------------------------------------===//

@@ -429,6 +429,9 @@ def XfReportSharding : Pass<"xf-report-sharding", "mlir::func::FuncOp"> {
     Option<"schedule", "schedule", "std::string", "\"1f1b\"", "pipeline schedule">,
     Option<"virtualStages", "virtual-stages", "int64_t", "1", "pipeline chunks per stage">,
     Option<"cuts", "cuts", "std::string", "\"\"", "pipeline cut points (layer indices)">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
+           "gradient all-reduce buckets (as -rt-bucket-all-reduces; 0: one per tensor): ring "
+           "latencies once per bucket">,
   ];
 }
 

@@ -19,6 +19,7 @@
 #include "passes/lowering/AttrJson.h"
 #include "passes/sharding/Partition.h"
 #include "passes/sharding/ShardingIR.h"
+#include "passes/sharding/StepReport.h"
 
 #include "dialects/xf/XfDialect.h"
 #include "dialects/xf/XfOps.h"
@@ -61,6 +62,453 @@ std::string valueName(Value v, AsmState &state) {
   return s;
 }
 
+} // namespace
+
+FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOptions &options) {
+  auto module = func->getParentOfType<ModuleOp>();
+  FailureOr<Mesh> mesh = Mesh::fromModule(module);
+  if (failed(mesh) || failed(verifyShardingOps(func, *mesh)))
+    return failure();
+  FailureOr<cost::HardwareDesc> hw = loadHardware(func, options.hardware);
+  if (failed(hw))
+    return failure();
+  cost::CostModel cost(*mesh, *hw);
+
+  // Every value's sharding (from the annotations).
+  llvm::json::Array values;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "sharding report for @" << options.function << " on mesh " << mesh->str() << " ("
+     << hw->name << ")\n\nvalues:\n";
+  // One numbering of the function's values (printing a value alone would
+  // number the whole function again each time).
+  AsmState asmState(func);
+  auto describe = [&](Value v, StringRef what) {
+    shard::ShardOp ann = resultAnnotation(v);
+    if (!ann)
+      return;
+    TensorSharding s = annotationSharding(ann);
+    std::string name = valueName(ann.getResult(), asmState);
+    os << llvm::formatv("  {0,-12} {1,-28} {2}  {3}\n", name, what, s.str(*mesh),
+                        v.getType());
+    values.push_back(llvm::json::Object{{"value", name},
+                                        {"op", what.str()},
+                                        {"sharding", s.str(*mesh)}});
+  };
+  for (BlockArgument arg : func.getArguments()) {
+    std::string what = "argument";
+    if (auto p = func.getArgAttrOfType<xf::ParamAttr>(arg.getArgNumber(),
+                                                      xf::XfDialect::kParamAttrName))
+      what = p.getName().str();
+    else if (auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                         xf::XfDialect::kStateAttrName))
+      what = st.str();
+    describe(arg, what);
+  }
+  func.walk([&](Operation *op) {
+    if (isa<xf::XfDialect>(op->getDialect()))
+      for (Value r : op->getResults())
+        describe(r, op->getName().getStringRef());
+  });
+
+  // Splits an op could not keep: an operand split on a dim whose (major)
+  // factor the split does not divide (heads that do not divide tp). The
+  // operand is resharded before the op; this says why.
+  std::string notTakenText;
+  llvm::raw_string_ostream notTaken(notTakenText);
+  llvm::json::Array notTakenJson;
+  func.walk([&](xf::ShardingRuleOpInterface ruled) {
+    Operation *op = ruled.getOperation();
+    xf::OpShardingRule rule = ruled.getShardingRule();
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      auto ann = operand.getDefiningOp<shard::ShardOp>();
+      if (!ann || i >= rule.operands.size())
+        continue;
+      TensorSharding s = annotationSharding(ann);
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (!type)
+        continue;
+      for (size_t d = 0; d < s.dims.size() && d < rule.operands[i].size(); ++d) {
+        const AxisList &axes = s.dims[d];
+        if (axes.empty() || rule.operands[i][d].empty())
+          continue;
+        int64_t factor = rule.factors[rule.operands[i][d].front()].size;
+        int64_t parts = mesh->size(axes);
+        if (factor % parts == 0)
+          continue;
+        std::string where;
+        llvm::raw_string_ostream w(where);
+        w << op->getLoc();
+        notTaken << llvm::formatv(
+            "  {0} {1}: operand #{2} dim {3} ({4}) split over {5} ({6}): its factor of size "
+            "{7} does not divide into {6}; resharded before the op\n",
+            op->getName(), where, i, d, type.getDimSize(d), mesh->axesName(axes), parts,
+            factor);
+        notTakenJson.push_back(llvm::json::Object{{"op", op->getName().getStringRef()},
+                                                  {"loc", where},
+                                                  {"operand", static_cast<int64_t>(i)},
+                                                  {"dim", static_cast<int64_t>(d)},
+                                                  {"axes", mesh->axesName(axes)},
+                                                  {"parts", parts},
+                                                  {"factor_size", factor}});
+      }
+    }
+  });
+
+  // Partition a copy and account for what it communicates.
+  // (A module of its own: the grids and this function, nothing a pass on a
+  // sibling function may be changing.)
+  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
+  for (auto grid : module.getOps<shard::GridOp>())
+    copy->push_back(grid.clone());
+  auto work = func.clone();
+  copy->push_back(work);
+  if (failed(partitionFunction(work, *mesh)))
+    return failure();
+  // Then what `shardc compile` runs on the partitioned step: the pipeline
+  // stages, the one optimizer call, the GEMM epilogues.
+  PassManager stages(copy->getContext());
+  if (!options.pipelineAxis.empty()) {
+    XfPipelineOptions pipeline;
+    pipeline.function = options.function;
+    pipeline.axis = options.pipelineAxis;
+    pipeline.schedule = options.schedule;
+    pipeline.virtualStages = options.virtualStages;
+    pipeline.cuts = options.cuts;
+    stages.nest<func::FuncOp>().addPass(createXfPipeline(pipeline));
+  }
+  addRankLocalFusions(stages.nest<func::FuncOp>(), options.function);
+  if (failed(stages.run(*copy)))
+    return failure();
+  std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
+  std::map<std::string, double> bytesPerAxis;
+  double computeSeconds = 0;
+  // One collective over `axes` whose input is `inBytes` per device.
+  // Gradient reductions (all-reduces and ZeRO's reduce-scatters whose
+  // results feed only the optimizer) can run while the rest of the backward
+  // computes (-rt-schedule-collectives starts them early), so they are kept
+  // apart for the overlap. The all-reduces are what -rt-bucket-all-reduces
+  // merges: their bandwidth time is counted here, their ring latencies once
+  // per bucket below.
+  std::map<std::string, std::pair<AxisList, double>> gradientInput; // by axes: input bytes
+  double gradientSeconds = 0;
+  auto account = [&](CollectiveStep::Kind kind, ArrayRef<Axis> axes, double inBytes,
+                     double elements, bool gradient = false) {
+    CollectiveStep step;
+    step.kind = kind;
+    step.axes.assign(axes.begin(), axes.end());
+    step.before = TensorSharding::replicated(0);
+    double bytes = cost.stepBytes(step, inBytes);
+    std::string axesName = mesh->axesName(axes);
+    CollectiveRow &row = rows[{kindName(kind).str(), axesName}];
+    row.kind = kindName(kind).str();
+    row.axes = axesName;
+    row.count += 1;
+    row.bytes += bytes;
+    double seconds = cost.stepTime(step, inBytes);
+    if (gradient && kind == CollectiveStep::AllReduce && mesh->size(step.axes) > 1) {
+      seconds = bytes / cost.linkFor(step.axes).bandwidth;
+      auto &[groupAxes, input] = gradientInput[axesName];
+      groupAxes = step.axes;
+      input += inBytes;
+    }
+    if (gradient)
+      gradientSeconds += seconds;
+    row.seconds += seconds;
+    row.elements += elements;
+    bytesPerAxis[axesName] += bytes;
+  };
+  auto isGradientReduction = [](Operation *op) {
+    return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
+      return isa<xf::AdamWOp, xf::MultiAdamWOp, xf::SumSquaresOp, xf::MultiSumSquaresOp>(user);
+    });
+  };
+  // Backward compute (what gradient reductions can hide behind): ops after
+  // the loss gradient, the optimizer excluded.
+  llvm::DenseSet<Operation *> backward;
+  double backwardSeconds = 0, computeSum = 0;
+  auto elems = [](Type t) {
+    return static_cast<double>(cast<RankedTensorType>(t).getNumElements());
+  };
+  // A pipelined copy: compute per stage, point-to-point bytes per boundary.
+  std::map<int64_t, double> stageSeconds;
+  work.walk([&](Operation *op) {
+    if (auto t = dyn_cast<xf::TransferOp>(op)) {
+      // A send: its bytes once over the link of the pipeline axis.
+      AxisList axes(t.getGridAxes().begin(), t.getGridAxes().end());
+      std::string name = "send/recv " + std::to_string(t.getFrom()) + "->" +
+                         std::to_string(t.getTo());
+      CollectiveRow &row = rows[{name, mesh->axesName(axes)}];
+      double bytes = tensorBytes(t.getInput().getType());
+      const cost::Link &link = cost.linkFor(axes);
+      row.kind = name;
+      row.axes = mesh->axesName(axes);
+      row.count += 1;
+      row.bytes += bytes;
+      row.seconds += link.latency + bytes / link.bandwidth;
+      row.elements += elems(t.getInput().getType());
+      bytesPerAxis[row.axes] += bytes;
+      return;
+    }
+    if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op))
+      if (auto stage = op->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName)) {
+        Type elt = op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType())
+                                       : Type();
+        stageSeconds[stage.getInt()] += cost.computeTime(iface.getShardingRule().flops, elt);
+      }
+  });
+  work.walk([&](Operation *op) {
+    // Collectives and transfers carry backward membership through.
+    if (isa<xf::TransferOp>(op) || isa<shard::ShardDialect>(op->getDialect()))
+      if (llvm::any_of(op->getOperands(), [&](Value v) {
+            return v.getDefiningOp() && backward.contains(v.getDefiningOp());
+          }))
+        backward.insert(op);
+    if (isa<xf::TransferOp>(op))
+      return;
+    if (auto ar = dyn_cast<shard::AllReduceOp>(op))
+      account(CollectiveStep::AllReduce, ar.getGridAxes(), tensorBytes(ar.getInput().getType()),
+              elems(ar.getInput().getType()), isGradientReduction(op));
+    else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op))
+      account(CollectiveStep::ReduceScatter, rs.getGridAxes(),
+              tensorBytes(rs.getInput().getType()), elems(rs.getInput().getType()),
+              isGradientReduction(op));
+    else if (auto a2a = dyn_cast<shard::AllToAllOp>(op))
+      account(CollectiveStep::AllToAll, a2a.getGridAxes(),
+              tensorBytes(a2a.getInput().getType()), elems(a2a.getInput().getType()));
+    else if (auto ag = dyn_cast<shard::AllGatherOp>(op))
+      account(CollectiveStep::AllGather, ag.getGridAxes(), tensorBytes(ag.getInput().getType()),
+              elems(ag.getResult().getType()));
+    else if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
+      xf::OpShardingRule rule = iface.getShardingRule();
+      auto d = readDecision(op, rule.factors.size());
+      Type elt = op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType())
+                                     : Type();
+      double seconds = cost.computeTime(rule.flops, elt);
+      computeSeconds += seconds;
+      computeSum += seconds;
+      bool isBackward = isa<xf::CrossEntropyGradOp, xf::LinearCrossEntropyGradOp>(op) ||
+                        llvm::any_of(op->getOperands(), [&](Value v) {
+                          return v.getDefiningOp() && backward.contains(v.getDefiningOp());
+                        });
+      if (isBackward && !isa<xf::AdamWOp, xf::MultiAdamWOp, xf::SumSquaresOp,
+                             xf::MultiSumSquaresOp>(op)) {
+        backward.insert(op);
+        backwardSeconds += seconds;
+      }
+      if (!d)
+        return;
+      // What the op exchanges itself: a mean over split tokens one count
+      // per rank; a split log-sum-exp its per-row statistics.
+      AxisList tokenAxes;
+      double rows = 1;
+      for (size_t f = 0; f < rule.factors.size(); ++f)
+        if (rule.factors[f].normalized) {
+          tokenAxes.append(d->factorAxes[f].begin(), d->factorAxes[f].end());
+          rows *= rule.factors[f].size;
+        }
+      if (!tokenAxes.empty())
+        account(CollectiveStep::AllReduce, tokenAxes, 4, 1);
+      for (size_t f = 0; f < rule.factors.size(); ++f)
+        if (rule.factors[f].logSumExp && !d->factorAxes[f].empty()) {
+          double scalars = rows * rule.lseStatisticsPerRow;
+          account(CollectiveStep::AllReduce, d->factorAxes[f], scalars * 4, scalars);
+        }
+    }
+  });
+
+  // One bucket's ring latencies per bucketBytes of gradients (the compiled
+  // step's buckets; 0: one per tensor, as without bucketing).
+  for (auto &[axesName, group] : gradientInput) {
+    auto &[groupAxes, input] = group;
+    CollectiveRow &row = rows[{kindName(CollectiveStep::AllReduce).str(), axesName}];
+    int64_t n = mesh->size(groupAxes);
+    double buckets = options.bucketBytes > 0
+                         ? std::ceil(input / static_cast<double>(options.bucketBytes))
+                         : static_cast<double>(row.count);
+    double latency = buckets * 2.0 * static_cast<double>(n - 1) *
+                     cost.linkFor(groupAxes).latency;
+    row.seconds += latency;
+    gradientSeconds += latency;
+  }
+  double commSeconds = 0, commBytes = 0;
+  os << "\ncollectives per step (bytes per device, ring):\n";
+  os << llvm::formatv("  {0,-16} {1,-10} {2,6} {3,16} {4,12}\n", "kind", "axes", "count",
+                      "bytes", "time (ms)");
+  llvm::json::Array collectives;
+  for (auto &[key, row] : rows) {
+    os << llvm::formatv("  {0,-16} {1,-10} {2,6} {3,16} {4,12:F3}\n", row.kind, row.axes,
+                        row.count, static_cast<int64_t>(row.bytes), row.seconds * 1e3);
+    commSeconds += row.seconds;
+    commBytes += row.bytes;
+    collectives.push_back(llvm::json::Object{{"kind", row.kind},
+                                             {"axes", row.axes},
+                                             {"count", row.count},
+                                             {"bytes", row.bytes},
+                                             {"elements", row.elements},
+                                             {"seconds", row.seconds}});
+  }
+  llvm::json::Object perAxis;
+  os << "\nbytes per mesh axis:\n";
+  for (auto &[axes, bytes] : bytesPerAxis) {
+    os << llvm::formatv("  {0,-10} {1}\n", axes, static_cast<int64_t>(bytes));
+    perAxis[axes] = bytes;
+  }
+  // Memory per device: the compiled step's own plan. The partitioned copy
+  // goes through what `shardc compile` runs next (-xf-schedule, then
+  // -xf-plan-memory), so these are the arenas a compiled step allocates:
+  // activations are the planned workspace, not a second estimate.
+  PassManager planner(copy->getContext());
+  XfScheduleOptions scheduleOptions;
+  scheduleOptions.function = options.function;
+  planner.nest<func::FuncOp>().addPass(createXfSchedule(scheduleOptions));
+  XfPlanMemoryOptions planOptions;
+  planOptions.function = options.function;
+  planner.addPass(createXfPlanMemory(planOptions));
+  if (failed(planner.run(*copy)))
+    return failure();
+  auto arenaBytes = work->getAttrOfType<DenseI64ArrayAttr>(memory::kArenaBytesAttr);
+  if (!arenaBytes || arenaBytes.size() != memory::NumArenas) {
+    work.emitError("xf-report-sharding: the memory plan wrote no arena sizes");
+    return failure();
+  }
+  static constexpr std::pair<const char *, int> kRows[] = {
+      {"parameters", memory::Params},   {"gradients", memory::Grads},
+      {"optimizer state", memory::Optimizer}, {"inputs", memory::Inputs},
+      {"activations", memory::Workspace}};
+  llvm::json::Object memory;
+  int64_t total = 0;
+  os << "\nmemory per device (the compiled step's plan):\n";
+  for (auto [name, arena] : kRows) {
+    int64_t bytes = arenaBytes[arena];
+    os << llvm::formatv("  {0,-16} {1,14}\n", name, bytes);
+    memory[name] = bytes;
+    total += bytes;
+  }
+  memory["total"] = total;
+  os << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
+  if (!notTakenText.empty())
+    os << "\nsplits not taken:\n" << notTakenText;
+  llvm::json::Object pipelineJson;
+  if (auto pipeline = work->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName)) {
+    // Per stage (a row), the units in their time slots: F<j> the forward
+    // and B<j> the backward of micro-batch j (a backward takes two slots;
+    // interleaved chunks add ".<chunk>"), '.' an idle slot.
+    auto slots = pipeline.getAs<ArrayAttr>("slots");
+    int64_t makespan = pipeline.getAs<IntegerAttr>("makespan").getInt();
+    int64_t virtualStagesUsed = pipeline.getAs<IntegerAttr>("virtual_stages").getInt();
+    double bubble = pipeline.getAs<FloatAttr>("bubble").getValueAsDouble();
+    int64_t stages = pipeline.getAs<IntegerAttr>("stages").getInt();
+    int64_t mbs = pipeline.getAs<IntegerAttr>("micro_batches").getInt();
+    os << llvm::formatv("\npipeline: {0} stages over axis '{1}', schedule {2}, {3} "
+                        "micro-batches",
+                        stages, pipeline.getAs<StringAttr>("axis_name").getValue(),
+                        pipeline.getAs<StringAttr>("schedule").getValue(), mbs);
+    if (virtualStagesUsed > 1)
+      os << ", " << virtualStagesUsed << " virtual stages";
+    os << "\n  layers per chunk:";
+    for (auto [c, range] : llvm::enumerate(pipeline.getAs<ArrayAttr>("chunk_layers"))) {
+      auto r = cast<DenseI64ArrayAttr>(range);
+      os << llvm::formatv(" [{0}] {1}-{2}", c, r[0], r[1]);
+    }
+    os << "\n";
+    int width = virtualStagesUsed > 1 ? 6 : 4;
+    for (auto [s, row] : llvm::enumerate(slots)) {
+      std::vector<std::string> cells(makespan, std::string("."));
+      for (Attribute a : cast<ArrayAttr>(row)) {
+        auto u = cast<DenseI64ArrayAttr>(a); // start, duration, backward, mb, chunk
+        std::string label = (u[2] ? "B" : "F") + std::to_string(u[3]);
+        if (virtualStagesUsed > 1)
+          label += "." + std::to_string(u[4]);
+        for (int64_t t = u[0]; t < u[0] + u[1] && t < makespan; ++t)
+          cells[t] = label;
+      }
+      os << llvm::formatv("  stage {0,-2}|", s);
+      for (const std::string &c : cells)
+        os << c << std::string(std::max<size_t>(1, width - c.size()), ' ');
+      os << "\n";
+    }
+    double formula = static_cast<double>(stages - 1) /
+                     static_cast<double>(virtualStagesUsed * mbs + stages - 1);
+    os << llvm::formatv("  bubble {0:F4} of the step (formula (p-1)/(v*m+p-1) = {1:F4})\n",
+                        bubble, formula);
+    llvm::json::Array boundary, perStage;
+    os << "  bytes sent per step across stage boundaries:\n";
+    for (Attribute a : pipeline.getAs<ArrayAttr>("transfer_bytes")) {
+      auto b = cast<DenseI64ArrayAttr>(a);
+      os << llvm::formatv("    {0} -> {1}  {2}\n", b[0], b[1], b[2]);
+      boundary.push_back(llvm::json::Object{{"from", b[0]}, {"to", b[1]}, {"bytes", b[2]}});
+    }
+    llvm::json::Array stageMemory, stageWorkspace;
+    if (auto bytesAttr = work->getAttrOfType<DenseI64ArrayAttr>(memory::kStageBytesAttr)) {
+      auto ws = work->getAttrOfType<DenseI64ArrayAttr>(memory::kStageWorkspaceAttr);
+      os << "  memory per stage (all arenas / activations):";
+      for (int64_t s = 0; s < bytesAttr.size(); ++s) {
+        os << llvm::formatv(" [{0}] {1} / {2}", s, bytesAttr[s], ws ? ws[s] : 0);
+        stageMemory.push_back(bytesAttr[s]);
+        stageWorkspace.push_back(ws ? ws[s] : 0);
+      }
+      os << "\n";
+    }
+    double slowest = 0;
+    os << "  compute per stage (ms):";
+    for (auto &[s, secs] : stageSeconds) {
+      os << llvm::formatv(" [{0}] {1:F3}", s, secs * 1e3);
+      perStage.push_back(secs);
+      slowest = std::max(slowest, secs);
+    }
+    os << "\n";
+    // A stage computes its share; the bubble idles it for that fraction.
+    computeSeconds = bubble < 1 ? slowest / (1 - bubble) : slowest;
+    pipelineJson = llvm::json::Object{{"stages", stages},
+                                      {"schedule", pipeline.getAs<StringAttr>("schedule").str()},
+                                      {"micro_batches", mbs},
+                                      {"virtual_stages", virtualStagesUsed},
+                                      {"bubble", bubble},
+                                      {"bubble_formula", formula},
+                                      {"makespan_slots", makespan},
+                                      {"transfer_bytes", std::move(boundary)},
+                                      {"compute_seconds_per_stage", std::move(perStage)},
+                                      {"memory_bytes_per_stage", std::move(stageMemory)},
+                                      {"activation_bytes_per_stage", std::move(stageWorkspace)},
+                                      {"slots", attrJson(slots)}};
+  }
+  // Gradient reductions overlap the backward (its share of the compute
+  // charged to the step); everything else is on the critical path.
+  double backwardShare = computeSum > 0 ? computeSeconds * backwardSeconds / computeSum : 0.0;
+  double exposed = commSeconds - std::min(gradientSeconds, backwardShare);
+  os << llvm::formatv("\nmodelled step: compute {0:F3} ms + exposed communication {1:F3} ms "
+                      "= {2:F3} ms (communication {3:F3} ms; the gradient reductions' {4:F3} "
+                      "ms overlap the backward's {5:F3} ms{6})\n",
+                      computeSeconds * 1e3, exposed * 1e3, (computeSeconds + exposed) * 1e3,
+                      commSeconds * 1e3, gradientSeconds * 1e3, backwardShare * 1e3,
+                      pipelineJson.empty() ? "" : "; compute: slowest stage over 1 - bubble");
+
+  llvm::json::Object root{{"function", options.function},
+                          {"mesh", mesh->str()},
+                          {"hardware", hw->name},
+                          {"values", std::move(values)},
+                          {"collectives", std::move(collectives)},
+                          {"bytes_per_axis", std::move(perAxis)},
+                          {"communication_bytes", commBytes},
+                          {"communication_seconds", commSeconds},
+                          {"compute_seconds", computeSeconds},
+                          {"splits_not_taken", std::move(notTakenJson)},
+                          {"gradient_reduction_seconds", gradientSeconds},
+                          {"backward_compute_seconds", backwardShare},
+                          {"exposed_communication_seconds", exposed},
+                          {"step_seconds", computeSeconds + exposed},
+                          {"memory_bytes", std::move(memory)}};
+  if (!pipelineJson.empty())
+    root["pipeline"] = std::move(pipelineJson);
+  StepReport report;
+  report.json = std::move(root);
+  report.text = std::move(text);
+  return report;
+}
+
+namespace {
+
 class ReportSharding : public shardc::impl::XfReportShardingBase<ReportSharding> {
 public:
   using XfReportShardingBase::XfReportShardingBase;
@@ -72,382 +520,23 @@ public:
       return signalPassFailure();
     if (!*target)
       return;
-    auto module = func->getParentOfType<ModuleOp>();
-    FailureOr<Mesh> mesh = Mesh::fromModule(module);
-    if (failed(mesh) || failed(verifyShardingOps(func, *mesh)))
+    StepReportOptions options;
+    options.function = function.getValue();
+    options.hardware = hardware.getValue();
+    options.pipelineAxis = pipelineAxis.getValue();
+    options.schedule = schedule.getValue();
+    options.virtualStages = virtualStages.getValue();
+    options.cuts = cuts.getValue();
+    options.bucketBytes = bucketBytes.getValue();
+    FailureOr<StepReport> report = reportStep(func, options);
+    if (failed(report))
       return signalPassFailure();
-    FailureOr<cost::HardwareDesc> hw = loadHardware(func, hardware);
-    if (failed(hw))
-      return signalPassFailure();
-    cost::CostModel cost(*mesh, *hw);
-
-    // Every value's sharding (from the annotations).
-    llvm::json::Array values;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << "sharding report for @" << function << " on mesh " << mesh->str() << " ("
-       << hw->name << ")\n\nvalues:\n";
-    // One numbering of the function's values (printing a value alone would
-    // number the whole function again each time).
-    AsmState asmState(func);
-    auto describe = [&](Value v, StringRef what) {
-      shard::ShardOp ann = resultAnnotation(v);
-      if (!ann)
-        return;
-      TensorSharding s = annotationSharding(ann);
-      std::string name = valueName(ann.getResult(), asmState);
-      os << llvm::formatv("  {0,-12} {1,-28} {2}  {3}\n", name, what, s.str(*mesh),
-                          v.getType());
-      values.push_back(llvm::json::Object{{"value", name},
-                                          {"op", what.str()},
-                                          {"sharding", s.str(*mesh)}});
-    };
-    for (BlockArgument arg : func.getArguments()) {
-      std::string what = "argument";
-      if (auto p = func.getArgAttrOfType<xf::ParamAttr>(arg.getArgNumber(),
-                                                        xf::XfDialect::kParamAttrName))
-        what = p.getName().str();
-      else if (auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                           xf::XfDialect::kStateAttrName))
-        what = st.str();
-      describe(arg, what);
-    }
-    func.walk([&](Operation *op) {
-      if (isa<xf::XfDialect>(op->getDialect()))
-        for (Value r : op->getResults())
-          describe(r, op->getName().getStringRef());
-    });
-
-    // Splits an op could not keep: an operand split on a dim whose (major)
-    // factor the split does not divide (heads that do not divide tp). The
-    // operand is resharded before the op; this says why.
-    std::string notTakenText;
-    llvm::raw_string_ostream notTaken(notTakenText);
-    llvm::json::Array notTakenJson;
-    func.walk([&](xf::ShardingRuleOpInterface ruled) {
-      Operation *op = ruled.getOperation();
-      xf::OpShardingRule rule = ruled.getShardingRule();
-      for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-        auto ann = operand.getDefiningOp<shard::ShardOp>();
-        if (!ann || i >= rule.operands.size())
-          continue;
-        TensorSharding s = annotationSharding(ann);
-        auto type = dyn_cast<RankedTensorType>(operand.getType());
-        if (!type)
-          continue;
-        for (size_t d = 0; d < s.dims.size() && d < rule.operands[i].size(); ++d) {
-          const AxisList &axes = s.dims[d];
-          if (axes.empty() || rule.operands[i][d].empty())
-            continue;
-          int64_t factor = rule.factors[rule.operands[i][d].front()].size;
-          int64_t parts = mesh->size(axes);
-          if (factor % parts == 0)
-            continue;
-          std::string where;
-          llvm::raw_string_ostream w(where);
-          w << op->getLoc();
-          notTaken << llvm::formatv(
-              "  {0} {1}: operand #{2} dim {3} ({4}) split over {5} ({6}): its factor of size "
-              "{7} does not divide into {6}; resharded before the op\n",
-              op->getName(), where, i, d, type.getDimSize(d), mesh->axesName(axes), parts,
-              factor);
-          notTakenJson.push_back(llvm::json::Object{{"op", op->getName().getStringRef()},
-                                                    {"loc", where},
-                                                    {"operand", static_cast<int64_t>(i)},
-                                                    {"dim", static_cast<int64_t>(d)},
-                                                    {"axes", mesh->axesName(axes)},
-                                                    {"parts", parts},
-                                                    {"factor_size", factor}});
-        }
-      }
-    });
-
-    // Partition a copy and account for what it communicates.
-    // (A module of its own: the grids and this function, nothing a pass on a
-    // sibling function may be changing.)
-    OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
-    for (auto grid : module.getOps<shard::GridOp>())
-      copy->push_back(grid.clone());
-    auto work = func.clone();
-    copy->push_back(work);
-    if (failed(partitionFunction(work, *mesh)))
-      return signalPassFailure();
-    // Then what `shardc compile` runs on the partitioned step: the pipeline
-    // stages, the one optimizer call, the GEMM epilogues.
-    PassManager stages(copy->getContext());
-    if (!pipelineAxis.empty()) {
-      XfPipelineOptions pipeline;
-      pipeline.function = function.getValue();
-      pipeline.axis = pipelineAxis.getValue();
-      pipeline.schedule = schedule.getValue();
-      pipeline.virtualStages = virtualStages.getValue();
-      pipeline.cuts = cuts.getValue();
-      stages.nest<func::FuncOp>().addPass(createXfPipeline(pipeline));
-    }
-    addRankLocalFusions(stages.nest<func::FuncOp>(), function.getValue());
-    if (failed(stages.run(*copy)))
-      return signalPassFailure();
-    std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
-    std::map<std::string, double> bytesPerAxis;
-    double computeSeconds = 0;
-    // One collective over `axes` whose input is `inBytes` per device.
-    auto account = [&](CollectiveStep::Kind kind, ArrayRef<Axis> axes, double inBytes,
-                       double elements) {
-      CollectiveStep step;
-      step.kind = kind;
-      step.axes.assign(axes.begin(), axes.end());
-      step.before = TensorSharding::replicated(0);
-      double bytes = cost.stepBytes(step, inBytes);
-      std::string axesName = mesh->axesName(axes);
-      CollectiveRow &row = rows[{kindName(kind).str(), axesName}];
-      row.kind = kindName(kind).str();
-      row.axes = axesName;
-      row.count += 1;
-      row.bytes += bytes;
-      row.seconds += cost.stepTime(step, inBytes);
-      row.elements += elements;
-      bytesPerAxis[axesName] += bytes;
-    };
-    auto elems = [](Type t) {
-      return static_cast<double>(cast<RankedTensorType>(t).getNumElements());
-    };
-    // A pipelined copy: compute per stage, point-to-point bytes per boundary.
-    std::map<int64_t, double> stageSeconds;
-    work.walk([&](Operation *op) {
-      if (auto t = dyn_cast<xf::TransferOp>(op)) {
-        // A send: its bytes once over the link of the pipeline axis.
-        AxisList axes(t.getGridAxes().begin(), t.getGridAxes().end());
-        std::string name = "send/recv " + std::to_string(t.getFrom()) + "->" +
-                           std::to_string(t.getTo());
-        CollectiveRow &row = rows[{name, mesh->axesName(axes)}];
-        double bytes = tensorBytes(t.getInput().getType());
-        const cost::Link &link = cost.linkFor(axes);
-        row.kind = name;
-        row.axes = mesh->axesName(axes);
-        row.count += 1;
-        row.bytes += bytes;
-        row.seconds += link.latency + bytes / link.bandwidth;
-        row.elements += elems(t.getInput().getType());
-        bytesPerAxis[row.axes] += bytes;
-        return;
-      }
-      if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op))
-        if (auto stage = op->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName)) {
-          Type elt = op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType())
-                                         : Type();
-          stageSeconds[stage.getInt()] += cost.computeTime(iface.getShardingRule().flops, elt);
-        }
-    });
-    work.walk([&](Operation *op) {
-      if (isa<xf::TransferOp>(op))
-        return;
-      if (auto ar = dyn_cast<shard::AllReduceOp>(op))
-        account(CollectiveStep::AllReduce, ar.getGridAxes(), tensorBytes(ar.getInput().getType()),
-                elems(ar.getInput().getType()));
-      else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op))
-        account(CollectiveStep::ReduceScatter, rs.getGridAxes(),
-                tensorBytes(rs.getInput().getType()), elems(rs.getInput().getType()));
-      else if (auto a2a = dyn_cast<shard::AllToAllOp>(op))
-        account(CollectiveStep::AllToAll, a2a.getGridAxes(),
-                tensorBytes(a2a.getInput().getType()), elems(a2a.getInput().getType()));
-      else if (auto ag = dyn_cast<shard::AllGatherOp>(op))
-        account(CollectiveStep::AllGather, ag.getGridAxes(), tensorBytes(ag.getInput().getType()),
-                elems(ag.getResult().getType()));
-      else if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
-        xf::OpShardingRule rule = iface.getShardingRule();
-        auto d = readDecision(op, rule.factors.size());
-        Type elt = op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType())
-                                       : Type();
-        computeSeconds += cost.computeTime(rule.flops, elt);
-        if (!d)
-          return;
-        // What the op exchanges itself: a mean over split tokens one count
-        // per rank; a split log-sum-exp its per-row statistics.
-        AxisList tokenAxes;
-        double rows = 1;
-        for (size_t f = 0; f < rule.factors.size(); ++f)
-          if (rule.factors[f].normalized) {
-            tokenAxes.append(d->factorAxes[f].begin(), d->factorAxes[f].end());
-            rows *= rule.factors[f].size;
-          }
-        if (!tokenAxes.empty())
-          account(CollectiveStep::AllReduce, tokenAxes, 4, 1);
-        for (size_t f = 0; f < rule.factors.size(); ++f)
-          if (rule.factors[f].logSumExp && !d->factorAxes[f].empty()) {
-            double scalars = rows * rule.lseStatisticsPerRow;
-            account(CollectiveStep::AllReduce, d->factorAxes[f], scalars * 4, scalars);
-          }
-      }
-    });
-
-    double commSeconds = 0, commBytes = 0;
-    os << "\ncollectives per step (bytes per device, ring):\n";
-    os << llvm::formatv("  {0,-16} {1,-10} {2,6} {3,16} {4,12}\n", "kind", "axes", "count",
-                        "bytes", "time (ms)");
-    llvm::json::Array collectives;
-    for (auto &[key, row] : rows) {
-      os << llvm::formatv("  {0,-16} {1,-10} {2,6} {3,16} {4,12:F3}\n", row.kind, row.axes,
-                          row.count, static_cast<int64_t>(row.bytes), row.seconds * 1e3);
-      commSeconds += row.seconds;
-      commBytes += row.bytes;
-      collectives.push_back(llvm::json::Object{{"kind", row.kind},
-                                               {"axes", row.axes},
-                                               {"count", row.count},
-                                               {"bytes", row.bytes},
-                                               {"elements", row.elements},
-                                               {"seconds", row.seconds}});
-    }
-    llvm::json::Object perAxis;
-    os << "\nbytes per mesh axis:\n";
-    for (auto &[axes, bytes] : bytesPerAxis) {
-      os << llvm::formatv("  {0,-10} {1}\n", axes, static_cast<int64_t>(bytes));
-      perAxis[axes] = bytes;
-    }
-    // Memory per device: the compiled step's own plan. The partitioned copy
-    // goes through what `shardc compile` runs next (-xf-schedule, then
-    // -xf-plan-memory), so these are the arenas a compiled step allocates:
-    // activations are the planned workspace, not a second estimate.
-    PassManager planner(copy->getContext());
-    XfScheduleOptions scheduleOptions;
-    scheduleOptions.function = function.getValue();
-    planner.nest<func::FuncOp>().addPass(createXfSchedule(scheduleOptions));
-    XfPlanMemoryOptions planOptions;
-    planOptions.function = function.getValue();
-    planner.addPass(createXfPlanMemory(planOptions));
-    if (failed(planner.run(*copy)))
-      return signalPassFailure();
-    auto arenaBytes = work->getAttrOfType<DenseI64ArrayAttr>(memory::kArenaBytesAttr);
-    if (!arenaBytes || arenaBytes.size() != memory::NumArenas) {
-      work.emitError("xf-report-sharding: the memory plan wrote no arena sizes");
-      return signalPassFailure();
-    }
-    static constexpr std::pair<const char *, int> kRows[] = {
-        {"parameters", memory::Params},   {"gradients", memory::Grads},
-        {"optimizer state", memory::Optimizer}, {"inputs", memory::Inputs},
-        {"activations", memory::Workspace}};
-    llvm::json::Object memory;
-    int64_t total = 0;
-    os << "\nmemory per device (the compiled step's plan):\n";
-    for (auto [name, arena] : kRows) {
-      int64_t bytes = arenaBytes[arena];
-      os << llvm::formatv("  {0,-16} {1,14}\n", name, bytes);
-      memory[name] = bytes;
-      total += bytes;
-    }
-    memory["total"] = total;
-    os << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
-    if (!notTakenText.empty())
-      os << "\nsplits not taken:\n" << notTakenText;
-    llvm::json::Object pipelineJson;
-    if (auto pipeline = work->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName)) {
-      // Per stage (a row), the units in their time slots: F<j> the forward
-      // and B<j> the backward of micro-batch j (a backward takes two slots;
-      // interleaved chunks add ".<chunk>"), '.' an idle slot.
-      auto slots = pipeline.getAs<ArrayAttr>("slots");
-      int64_t makespan = pipeline.getAs<IntegerAttr>("makespan").getInt();
-      int64_t virtualStagesUsed = pipeline.getAs<IntegerAttr>("virtual_stages").getInt();
-      double bubble = pipeline.getAs<FloatAttr>("bubble").getValueAsDouble();
-      int64_t stages = pipeline.getAs<IntegerAttr>("stages").getInt();
-      int64_t mbs = pipeline.getAs<IntegerAttr>("micro_batches").getInt();
-      os << llvm::formatv("\npipeline: {0} stages over axis '{1}', schedule {2}, {3} "
-                          "micro-batches",
-                          stages, pipeline.getAs<StringAttr>("axis_name").getValue(),
-                          pipeline.getAs<StringAttr>("schedule").getValue(), mbs);
-      if (virtualStagesUsed > 1)
-        os << ", " << virtualStagesUsed << " virtual stages";
-      os << "\n  layers per chunk:";
-      for (auto [c, range] : llvm::enumerate(pipeline.getAs<ArrayAttr>("chunk_layers"))) {
-        auto r = cast<DenseI64ArrayAttr>(range);
-        os << llvm::formatv(" [{0}] {1}-{2}", c, r[0], r[1]);
-      }
-      os << "\n";
-      int width = virtualStagesUsed > 1 ? 6 : 4;
-      for (auto [s, row] : llvm::enumerate(slots)) {
-        std::vector<std::string> cells(makespan, std::string("."));
-        for (Attribute a : cast<ArrayAttr>(row)) {
-          auto u = cast<DenseI64ArrayAttr>(a); // start, duration, backward, mb, chunk
-          std::string label = (u[2] ? "B" : "F") + std::to_string(u[3]);
-          if (virtualStagesUsed > 1)
-            label += "." + std::to_string(u[4]);
-          for (int64_t t = u[0]; t < u[0] + u[1] && t < makespan; ++t)
-            cells[t] = label;
-        }
-        os << llvm::formatv("  stage {0,-2}|", s);
-        for (const std::string &c : cells)
-          os << c << std::string(std::max<size_t>(1, width - c.size()), ' ');
-        os << "\n";
-      }
-      double formula = static_cast<double>(stages - 1) /
-                       static_cast<double>(virtualStagesUsed * mbs + stages - 1);
-      os << llvm::formatv("  bubble {0:F4} of the step (formula (p-1)/(v*m+p-1) = {1:F4})\n",
-                          bubble, formula);
-      llvm::json::Array boundary, perStage;
-      os << "  bytes sent per step across stage boundaries:\n";
-      for (Attribute a : pipeline.getAs<ArrayAttr>("transfer_bytes")) {
-        auto b = cast<DenseI64ArrayAttr>(a);
-        os << llvm::formatv("    {0} -> {1}  {2}\n", b[0], b[1], b[2]);
-        boundary.push_back(llvm::json::Object{{"from", b[0]}, {"to", b[1]}, {"bytes", b[2]}});
-      }
-      llvm::json::Array stageMemory, stageWorkspace;
-      if (auto bytesAttr = work->getAttrOfType<DenseI64ArrayAttr>(memory::kStageBytesAttr)) {
-        auto ws = work->getAttrOfType<DenseI64ArrayAttr>(memory::kStageWorkspaceAttr);
-        os << "  memory per stage (all arenas / activations):";
-        for (int64_t s = 0; s < bytesAttr.size(); ++s) {
-          os << llvm::formatv(" [{0}] {1} / {2}", s, bytesAttr[s], ws ? ws[s] : 0);
-          stageMemory.push_back(bytesAttr[s]);
-          stageWorkspace.push_back(ws ? ws[s] : 0);
-        }
-        os << "\n";
-      }
-      double slowest = 0;
-      os << "  compute per stage (ms):";
-      for (auto &[s, secs] : stageSeconds) {
-        os << llvm::formatv(" [{0}] {1:F3}", s, secs * 1e3);
-        perStage.push_back(secs);
-        slowest = std::max(slowest, secs);
-      }
-      os << "\n";
-      // A stage computes its share; the bubble idles it for that fraction.
-      computeSeconds = bubble < 1 ? slowest / (1 - bubble) : slowest;
-      pipelineJson = llvm::json::Object{{"stages", stages},
-                                        {"schedule", pipeline.getAs<StringAttr>("schedule").str()},
-                                        {"micro_batches", mbs},
-                                        {"virtual_stages", virtualStagesUsed},
-                                        {"bubble", bubble},
-                                        {"bubble_formula", formula},
-                                        {"makespan_slots", makespan},
-                                        {"transfer_bytes", std::move(boundary)},
-                                        {"compute_seconds_per_stage", std::move(perStage)},
-                                        {"memory_bytes_per_stage", std::move(stageMemory)},
-                                        {"activation_bytes_per_stage", std::move(stageWorkspace)},
-                                        {"slots", attrJson(slots)}};
-    }
-    os << llvm::formatv("\nmodelled step: compute {0:F3} ms + communication {1:F3} ms = {2:F3} "
-                        "ms (no overlap{3})\n",
-                        computeSeconds * 1e3, commSeconds * 1e3,
-                        (computeSeconds + commSeconds) * 1e3,
-                        pipelineJson.empty() ? "" : "; compute: slowest stage over 1 - bubble");
-
-    llvm::json::Object root{{"function", function.getValue()},
-                            {"mesh", mesh->str()},
-                            {"hardware", hw->name},
-                            {"values", std::move(values)},
-                            {"collectives", std::move(collectives)},
-                            {"bytes_per_axis", std::move(perAxis)},
-                            {"communication_bytes", commBytes},
-                            {"communication_seconds", commSeconds},
-                            {"compute_seconds", computeSeconds},
-                            {"splits_not_taken", std::move(notTakenJson)},
-                            {"step_seconds", computeSeconds + commSeconds},
-                            {"memory_bytes", std::move(memory)}};
-    if (!pipelineJson.empty())
-      root["pipeline"] = std::move(pipelineJson);
     std::string out;
     if (json) {
       llvm::raw_string_ostream js(out);
-      js << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+      js << llvm::formatv("{0:2}", llvm::json::Value(std::move(report->json))) << "\n";
     } else {
-      out = text;
+      out = report->text;
     }
     std::string err;
     auto file = openOutputFile(output, &err);

@@ -21,6 +21,7 @@
 #include "passes/Passes.h"
 #include "passes/sharding/Strategies.h"
 #include "compiler/pipelines/Pipelines.h"
+#include "compiler/planner/Planner.h"
 #include "passes/Debug.h"
 #include "compiler/sharding/Sharding.h"
 #include "dialects/xf/Params.h"
@@ -44,6 +45,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -836,6 +838,173 @@ int cmdTrain(const std::vector<std::string> &argv) {
 // shardc tokenize
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// shardc plan
+//===----------------------------------------------------------------------===//
+
+/// The planner's request from plan's (or compile --plan auto's) options.
+planner::Request planRequest(const Args &args, const std::string &precision) {
+  planner::Request r;
+  if (!args.has("devices"))
+    throw UsageError{"missing required option '--devices'"};
+  r.devices = args.integer("devices", 1);
+  if (r.devices > 1048576)
+    throw UsageError{"option '--devices' must be at most 1048576"};
+  r.hardware = args.str("hardware");
+  r.precision = precision;
+  if (r.precision != "fp32" && r.precision != "bf16" && r.precision != "fp16")
+    throw UsageError{"option '--precision' expects fp32, bf16 or fp16, got '" + r.precision + "'"};
+  auto gibOption = [&](const char *flag) {
+    double gib = args.real(flag);
+    if (!(gib > 0) || gib > 1048576)
+      throw UsageError{std::string("option '--") + flag +
+                       "' must be a positive number of GiB, at most 1048576"};
+    return gib * 1024 * 1024 * 1024;
+  };
+  if (args.has("memory"))
+    r.memoryBytes = gibOption("memory");
+  if (args.has("global-batch"))
+    r.globalBatch = args.integer("global-batch", 1);
+  if (args.has("max-tp"))
+    r.maxTp = args.integer("max-tp", 1);
+  return r;
+}
+
+int cmdPlan(const std::vector<std::string> &argv) {
+  Args args("plan", "<model.mlir> --devices N [--hardware H] [--memory GiB] [--global-batch B]",
+            "Chooses how to train the model on N devices: enumerates meshes pp x dp x tp, the\n"
+            "data-parallel stage (dp, zero1/2/3), sequence parallelism, micro-batches, the\n"
+            "pipeline schedule and recomputation; evaluates each with the compiler's own\n"
+            "report (`shardc explain`: the compiled step's memory plan, collective bytes, cost\n"
+            "model); keeps those that fit in memory; ranks them by modelled step time. A model\n"
+            "written by `shardc gen` is evaluated at 2 and 3 layers per pipeline chunk and\n"
+            "extrapolated; the finalists are compiled in full and printed with those figures.");
+  args.option("devices", "n", "devices to train on")
+      .option("hardware", "name", "cost model: a shipped description or a .json file",
+              "h100-8x-nvlink-ib")
+      .option("memory", "GiB", "memory per device (default: the hardware's)")
+      .option("global-batch", "B",
+              "sequences per step (default: the model's batch; another value needs a model "
+              "written by `shardc gen`)")
+      .option("precision", "p", "fp32 | bf16 | fp16", "bf16")
+      .option("top", "k", "candidates to print", "5")
+      .option("max-tp", "n", "largest tensor-parallel group (default: devices per node)")
+      .option("o", "file", "write the plan here", "-")
+      .flag("json", "write the plan as JSON (what `shardc compile --plan FILE` reads)")
+      .flag("progress", "print each candidate as it is evaluated (stderr)");
+  if (!args.parse(argv))
+    return 0;
+  if (args.positional().size() != 1)
+    throw UsageError{"expected one model file"};
+  planner::Request request = planRequest(args, args.str("precision"));
+  request.top = args.integer("top", 1);
+
+  MLIRContext ctx;
+  registerDialects(ctx);
+  SourceDiagnostics diagnostics(ctx);
+  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
+  std::function<void(const planner::Evaluated &)> progress;
+  if (args.isSet("progress"))
+    progress = [](const planner::Evaluated &e) {
+      const planner::Candidate &c = e.candidate;
+      std::cerr << llvm::formatv("  {0} {1} mb={2} {3} recompute={4}: ", c.mesh(), c.strategy(),
+                                 c.microBatches, c.pp > 1 ? c.schedule : "-", c.recompute).str();
+      if (!e.error.empty())
+        std::cerr << "rejected: " << e.error << "\n";
+      else
+        std::cerr << llvm::formatv("{0:F2} ms, {1:F2} GiB{2}\n", e.prediction.stepSeconds * 1e3,
+                                   e.prediction.memory.at("total") / double(1ull << 30),
+                                   e.fits ? "" : " (over memory)").str();
+    };
+  FailureOr<planner::Plan> plan = planner::plan(*module, request, progress);
+  if (failed(plan))
+    throw Failed{};
+  if (args.isSet("json"))
+    writeOutput(args.str("o"),
+                llvm::formatv("{0:2}", planner::planJson(*plan, request)).str() + "\n");
+  else
+    writeOutput(args.str("o"), planner::formatPlan(*plan, request));
+  if (plan->ranking.empty())
+    throw rt::Error("no candidate fits in " +
+                    llvm::formatv("{0:F2}", plan->memoryLimit / double(1ull << 30)).str() +
+                    " GiB per device (see the plan for the smallest)");
+  return 0;
+}
+
+/// `shardc compile --plan FILE|auto`: the chosen candidate's flags, checked
+/// against the command line's.
+std::vector<std::string> planFlags(const Args &args, const std::vector<std::string> &argv) {
+  int64_t k = args.integer("plan-candidate", 1);
+  std::vector<std::string> flags;
+  std::string plan = args.str("plan");
+  if (plan == "auto") {
+    std::string precision = "bf16";
+    for (size_t i = 0; i + 1 < argv.size(); ++i)
+      if (argv[i] == "--precision")
+        precision = argv[i + 1];
+    planner::Request request = planRequest(args, precision);
+    MLIRContext ctx;
+    registerDialects(ctx);
+    SourceDiagnostics diagnostics(ctx);
+    OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
+    FailureOr<planner::Plan> p = planner::plan(*module, request);
+    if (failed(p))
+      throw Failed{};
+    if (static_cast<int64_t>(p->ranking.size()) < k)
+      throw rt::Error(llvm::formatv("--plan auto: {0} candidates fit in memory, no candidate #{1}",
+                                    p->ranking.size(), k)
+                          .str());
+    const planner::Evaluated &e = p->evaluated[p->ranking[k - 1]];
+    flags = e.candidate.flags(p->layers, request.precision);
+    std::cerr << "shardc compile: planned " << llvm::join(flags, " ") << "\n";
+  } else {
+    auto buffer = llvm::MemoryBuffer::getFile(plan);
+    if (!buffer)
+      throw rt::Error("cannot read the plan '" + plan + "'");
+    llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
+    if (!json)
+      throw rt::Error("the plan '" + plan + "' is not JSON: " + llvm::toString(json.takeError()));
+    const llvm::json::Object *root = json->getAsObject();
+    const llvm::json::Array *ranked = root ? root->getArray("ranked") : nullptr;
+    if (!ranked)
+      throw rt::Error("the plan '" + plan + "' has no \"ranked\" list (write it with `shardc plan "
+                      "--json`)");
+    if (static_cast<int64_t>(ranked->size()) < k)
+      throw rt::Error(llvm::formatv("the plan '{0}' ranks {1} candidates, no candidate #{2}",
+                                    plan, ranked->size(), k)
+                          .str());
+    const llvm::json::Object *cand = (*ranked)[k - 1].getAsObject();
+    const llvm::json::Array *f = cand ? cand->getArray("flags") : nullptr;
+    if (!f)
+      throw rt::Error("the plan '" + plan + "': candidate #" + std::to_string(k) + " has no flags");
+    for (const llvm::json::Value &v : *f)
+      if (auto str = v.getAsString())
+        flags.push_back(str->str());
+    // The plan was made for a global batch; the model must have it.
+    int64_t planBatch = root->getInteger("global_batch").value_or(0);
+    MLIRContext ctx;
+    registerDialects(ctx);
+    SourceDiagnostics diagnostics(ctx);
+    OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
+    for (const xf::InputArg &in : xf::getInputs(modelFunction(*module, args)))
+      if (in.kind == "tokens" && in.type.getRank() == 2 && in.type.getDimSize(0) != planBatch)
+        throw rt::Error(llvm::formatv("the plan is for a global batch of {0} sequences but the "
+                                      "model's batch is {1} (regenerate it: shardc gen ... "
+                                      "--batch {0})",
+                                      planBatch, in.type.getDimSize(0))
+                            .str());
+  }
+  // A flag the plan sets must not be given too.
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i].rfind("--", 0) != 0)
+      continue;
+    for (const std::string &a : argv)
+      if (a == flags[i] || a.rfind(flags[i] + "=", 0) == 0)
+        throw UsageError{"option '" + flags[i] + "' is set by the plan; drop it or drop --plan"};
+  }
+  return flags;
+}
+
 int cmdCompile(const std::vector<std::string> &argv) {
   Args args("compile", "<model.mlir> [--mesh dp=2,tp=2 [--strategy zero1+tp]] -o <step>",
             "Synthesizes the training step of a forward + loss model, shards and partitions it\n"
@@ -848,11 +1017,45 @@ int cmdCompile(const std::vector<std::string> &argv) {
       .option("emit-llvm", "file", "write the LLVM-dialect module (after -rt-to-llvm)")
       .option("emit-object", "file", "keep the object file")
       .option("bucket-mb", "x", "gradient all-reduce buckets of at most x MiB (0: none)", "25")
+      .option("plan", "file|auto",
+              "take mesh, strategy, micro-batches, schedule, cuts and recomputation from "
+              "`shardc plan --json` output, or plan here (auto, with --devices)")
+      .option("plan-candidate", "k", "the plan's k-th ranked candidate", "1")
+      .option("devices", "n", "--plan auto: devices to plan for")
+      .option("memory", "GiB", "--plan auto: memory per device (default: the hardware's)")
+      .option("global-batch", "B", "--plan auto: must be the model's batch")
+      .option("max-tp", "n", "--plan auto: largest tensor-parallel group")
       .flag("no-overlap", "keep collectives where the partitioner put them, blocking");
   addStepOptions(args, "1000");
   addShardingOptions(args);
   if (!args.parse(argv))
     return 0;
+  if (args.has("plan")) {
+    if (args.positional().size() != 1)
+      throw UsageError{"expected one model file"};
+    std::vector<std::string> flags = planFlags(args, argv);
+    std::vector<std::string> rest;
+    for (size_t i = 0; i < argv.size(); ++i) {
+      const std::string &a = argv[i];
+      bool planOption = false;
+      for (const char *o : {"--plan", "--plan-candidate", "--devices", "--memory",
+                            "--global-batch", "--max-tp"}) {
+        if (a == o) {
+          planOption = true;
+          ++i; // its value
+        } else if (a.rfind(std::string(o) + "=", 0) == 0) {
+          planOption = true;
+        }
+      }
+      if (!planOption)
+        rest.push_back(a);
+    }
+    rest.insert(rest.end(), flags.begin(), flags.end());
+    return cmdCompile(rest);
+  }
+  for (const char *o : {"plan-candidate", "devices", "memory", "global-batch", "max-tp"})
+    if (args.has(o) && (std::string(o) != "plan-candidate" || args.str(o) != "1"))
+      throw UsageError{std::string("option '--") + o + "' goes with --plan"};
   meshOption(args);
   if (args.positional().size() != 1)
     throw UsageError{"expected one model file"};
@@ -1106,6 +1309,7 @@ const char *kUsage =
     "  run       execute a model on the CPU (reference executor) and print the loss\n"
     "  train     synthesize the training step and train on the CPU (--mesh: sharded)\n"
     "  explain   shard the training step and report shardings, collectives, memory\n"
+    "  plan      choose mesh, strategy, micro-batches and recomputation for N devices\n"
     "  compile   shard, plan memory and lower the training step to an MPI executable\n"
     "  export    consolidate a compiled step's checkpoint into one safetensors file\n"
     "  tokenize  GPT-2 BPE: text files -> llm.c token file\n\n"
@@ -1133,6 +1337,8 @@ int main(int argc, char **argv) {
       return cmdExplain(rest);
     if (cmd == "compile")
       return cmdCompile(rest);
+    if (cmd == "plan")
+      return cmdPlan(rest);
     if (cmd == "export")
       return cmdExport(rest);
     std::cerr << "shardc: error: unknown command '" << cmd << "'\n" << kUsage;

@@ -1,0 +1,729 @@
+//===- Planner.cpp - shardc plan ------------------------------------------===//
+
+#include "compiler/planner/Planner.h"
+
+#include "compiler/cost/CostModel.h"
+#include "compiler/pipelines/Pipelines.h"
+#include "dialects/xf/Params.h"
+#include "models/ModelGen.h"
+#include "passes/sharding/StepReport.h"
+#include "passes/sharding/Strategies.h"
+#include "runtime/program/StepLog.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::planner;
+
+//===----------------------------------------------------------------------===//
+// Candidate
+//===----------------------------------------------------------------------===//
+
+std::string Candidate::mesh() const {
+  std::vector<std::string> axes;
+  if (pp > 1)
+    axes.push_back("pp=" + std::to_string(pp));
+  if (dp > 1)
+    axes.push_back("dp=" + std::to_string(dp));
+  if (tp > 1)
+    axes.push_back("tp=" + std::to_string(tp));
+  if (axes.empty())
+    axes.push_back("dp=1");
+  return llvm::join(axes, ",");
+}
+
+std::string Candidate::strategy() const {
+  std::vector<std::string> parts;
+  if (pp > 1)
+    parts.push_back("pp");
+  if (dp > 1 || (pp == 1 && tp == 1))
+    parts.push_back(data);
+  if (tp > 1)
+    parts.push_back("tp");
+  if (sp)
+    parts.push_back("sp");
+  return llvm::join(parts, "+");
+}
+
+std::string Candidate::cuts(int64_t layers) const {
+  if (pp == 1)
+    return "";
+  int64_t per = layers / chunks();
+  std::vector<std::string> at;
+  for (int64_t c = 1; c < chunks(); ++c)
+    at.push_back(std::to_string(c * per));
+  return llvm::join(at, ",");
+}
+
+std::vector<std::string> Candidate::flags(int64_t layers, const std::string &precision) const {
+  std::vector<std::string> f = {"--mesh", mesh(), "--strategy", strategy(), "--precision",
+                                precision};
+  if (microBatches > 1)
+    f.insert(f.end(), {"--micro-batches", std::to_string(microBatches)});
+  if (pp > 1) {
+    f.insert(f.end(), {"--schedule", schedule, "--pipeline-cuts", cuts(layers)});
+    if (virtualStages > 1)
+      f.insert(f.end(), {"--virtual-stages", std::to_string(virtualStages)});
+  }
+  if (recompute != "none")
+    f.insert(f.end(), {"--recompute", recompute});
+  return f;
+}
+
+namespace {
+
+std::string label(const Candidate &c) {
+  return llvm::formatv("{0} {1} mb={2}{3} recompute={4}", c.mesh(), c.strategy(), c.microBatches,
+                       c.pp > 1 ? " " + c.schedule : std::string(), c.recompute)
+      .str();
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation: the compiler's own report
+//===----------------------------------------------------------------------===//
+
+/// Per-stage compute (pipelined steps), kept for the extrapolation.
+struct Raw {
+  Prediction p;
+  std::vector<double> stageSeconds;
+};
+
+double number(const llvm::json::Object &o, llvm::StringRef key) {
+  if (auto v = o.getNumber(key))
+    return *v;
+  if (auto v = o.getInteger(key))
+    return static_cast<double>(*v);
+  return 0;
+}
+
+Raw fromReport(const llvm::json::Object &r) {
+  Raw raw;
+  Prediction &p = raw.p;
+  p.stepSeconds = number(r, "step_seconds");
+  p.computeSeconds = number(r, "compute_seconds");
+  p.commSeconds = number(r, "communication_seconds");
+  p.commBytes = number(r, "communication_bytes");
+  p.exposedSeconds = number(r, "exposed_communication_seconds");
+  p.gradientSeconds = number(r, "gradient_reduction_seconds");
+  p.backwardSeconds = number(r, "backward_compute_seconds");
+  if (const llvm::json::Object *axes = r.getObject("bytes_per_axis"))
+    for (const auto &[k, v] : *axes)
+      p.bytesPerAxis[k.str()] = v.getAsNumber().value_or(0);
+  if (const llvm::json::Object *mem = r.getObject("memory_bytes"))
+    for (const auto &[k, v] : *mem)
+      p.memory[k.str()] = v.getAsNumber().value_or(0);
+  if (const llvm::json::Object *pipe = r.getObject("pipeline")) {
+    p.bubble = number(*pipe, "bubble");
+    if (const llvm::json::Array *s = pipe->getArray("compute_seconds_per_stage"))
+      for (const llvm::json::Value &v : *s)
+        raw.stageSeconds.push_back(v.getAsNumber().value_or(0));
+  }
+  return raw;
+}
+
+FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &request,
+                           int64_t layers, std::string &error) {
+  MLIRContext *ctx = model.getContext();
+  // The first diagnostic is the reason; nothing reaches stderr.
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+    if (error.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+      error = d.str();
+    return success();
+  });
+  OwningOpRef<ModuleOp> m(cast<ModuleOp>(model->clone()));
+  func::FuncOp forward = xf::getModelFunction(*m, "");
+  if (!forward)
+    return failure();
+  PipelineOptions o;
+  o.function = forward.getSymName().str();
+  o.precision = request.precision;
+  o.microBatches = c.microBatches;
+  o.recompute = c.recompute;
+  {
+    PassManager pm(ctx);
+    buildTrainStepPipeline(pm, o);
+    if (failed(pm.run(*m)))
+      return failure();
+  }
+  auto step = m->lookupSymbol<func::FuncOp>("train_step");
+  if (!step) {
+    error = "no @train_step was synthesized";
+    return failure();
+  }
+  func::FuncOp sharded = step.clone();
+  sharded.setSymName("train_step_sharded");
+  m->push_back(sharded);
+  o.mesh = c.mesh();
+  o.strategy = c.strategy();
+  o.hardware = request.hardware;
+  o.schedule = c.schedule;
+  o.virtualStages = c.virtualStages;
+  o.pipelineCuts = c.cuts(layers);
+  {
+    PassManager pm(ctx);
+    buildShardingPipeline(pm, o, sharded.getSymName(), /*partition=*/false);
+    if (failed(pm.run(*m)))
+      return failure();
+  }
+  StepReportOptions ro;
+  ro.function = sharded.getSymName().str();
+  ro.hardware = request.hardware;
+  ro.pipelineAxis = sharding::pipelineAxisName(o.strategy);
+  ro.schedule = c.schedule;
+  ro.virtualStages = c.virtualStages;
+  ro.cuts = o.pipelineCuts;
+  FailureOr<StepReport> report = reportStep(sharded, ro);
+  if (failed(report))
+    return failure();
+  return fromReport(report->json);
+}
+
+/// x(n) from x(2) and x(3): every layer adds the same. (Not from 1 and 2: with
+/// one layer per chunk the activation peak can sit in the head — the loss and
+/// its gradient — where the layers' activations are not all live; from two
+/// layers on the peak is the layer stack's.)
+double affine(double two, double three, double n) { return two + (n - 2) * (three - two); }
+
+Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chunk
+  Raw out = one;
+  Prediction &p = out.p;
+  p.commSeconds = affine(one.p.commSeconds, two.p.commSeconds, n);
+  p.gradientSeconds = affine(one.p.gradientSeconds, two.p.gradientSeconds, n);
+  p.backwardSeconds = affine(one.p.backwardSeconds, two.p.backwardSeconds, n);
+  p.exposedSeconds = p.commSeconds - std::min(p.gradientSeconds, p.backwardSeconds);
+  p.commBytes = std::round(affine(one.p.commBytes, two.p.commBytes, n));
+  for (auto &[k, v] : two.p.bytesPerAxis) {
+    double a = one.p.bytesPerAxis.count(k) ? one.p.bytesPerAxis.at(k) : 0;
+    p.bytesPerAxis[k] = std::round(affine(a, v, n));
+  }
+  double total = 0;
+  for (auto &[k, v] : two.p.memory) {
+    if (k == "total")
+      continue;
+    double a = one.p.memory.count(k) ? one.p.memory.at(k) : 0;
+    p.memory[k] = std::round(affine(a, v, n));
+    total += p.memory[k];
+  }
+  p.memory["total"] = total;
+  if (!two.stageSeconds.empty() && two.stageSeconds.size() == one.stageSeconds.size()) {
+    double slowest = 0;
+    for (size_t s = 0; s < two.stageSeconds.size(); ++s) {
+      out.stageSeconds[s] = affine(one.stageSeconds[s], two.stageSeconds[s], n);
+      slowest = std::max(slowest, out.stageSeconds[s]);
+    }
+    p.computeSeconds = p.bubble < 1 ? slowest / (1 - p.bubble) : slowest;
+  } else {
+    p.computeSeconds = affine(one.p.computeSeconds, two.p.computeSeconds, n);
+  }
+  p.stepSeconds = p.computeSeconds + p.exposedSeconds;
+  return out;
+}
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> d;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0)
+      d.push_back(i);
+  return d;
+}
+
+std::string gib(double bytes) { return llvm::formatv("{0:F2}", bytes / double(1ull << 30)).str(); }
+
+} // namespace
+
+FailureOr<Prediction> shardc::planner::evaluate(ModuleOp model, const Candidate &candidate,
+                                                const Request &request, std::string &error) {
+  int64_t layers = 0;
+  if (auto dict = model->getAttrOfType<DictionaryAttr>("xf.model"))
+    if (auto l = dict.getAs<IntegerAttr>("layers"))
+      layers = l.getInt();
+  FailureOr<Raw> raw = evaluateRaw(model, candidate, request, layers, error);
+  if (failed(raw))
+    return failure();
+  raw->p.exact = true;
+  return raw->p;
+}
+
+//===----------------------------------------------------------------------===//
+// The search
+//===----------------------------------------------------------------------===//
+
+FailureOr<Plan> shardc::planner::plan(ModuleOp model,
+                                      const Request &request,
+                                      const std::function<void(const Evaluated &)> &progress) {
+  MLIRContext *ctx = model.getContext();
+  Location loc = model.getLoc();
+  std::string hwError;
+  FailureOr<cost::HardwareDesc> hw = cost::HardwareDesc::byName(request.hardware, hwError);
+  if (failed(hw))
+    return emitError(loc) << "plan: " << hwError;
+  if (request.devices < 1)
+    return emitError(loc) << "plan: --devices must be at least 1";
+  func::FuncOp forward = xf::getModelFunction(model, "");
+  if (!forward)
+    return failure();
+
+  Plan plan;
+  plan.hardwareName = hw->name;
+  plan.memoryLimit = request.memoryBytes > 0 ? request.memoryBytes : hw->memoryBytes;
+  if (!(plan.memoryLimit > 0))
+    return emitError(loc) << "plan: the hardware description gives no memory_bytes; pass --memory";
+  const char *peakKey = request.precision == "bf16"   ? "bf16"
+                        : request.precision == "fp16" ? "f16"
+                                                      : "f32";
+  plan.peakFlops = hw->peakFlops.count(peakKey) ? hw->peakFlops.at(peakKey)
+                                                : hw->peakFlops.count("f32") ? hw->peakFlops.at("f32")
+                                                                             : 0;
+  int64_t modelBatch = 0;
+  for (const xf::InputArg &in : xf::getInputs(forward))
+    if (in.kind == "tokens" && in.type.getRank() == 2) {
+      modelBatch = in.type.getDimSize(0);
+      plan.seq = in.type.getDimSize(1);
+    }
+  if (modelBatch < 1)
+    return emitError(loc) << "plan: @" << forward.getSymName()
+                          << " has no [batch, seq] tokens input";
+  plan.globalBatch = request.globalBatch > 0 ? request.globalBatch : modelBatch;
+  int64_t hidden = 0;
+  if (auto dict = model->getAttrOfType<DictionaryAttr>("xf.model")) {
+    if (auto l = dict.getAs<IntegerAttr>("layers"))
+      plan.layers = l.getInt();
+    if (auto h = dict.getAs<IntegerAttr>("hidden"))
+      hidden = h.getInt();
+    if (auto n = dict.getAs<StringAttr>("name"))
+      plan.model = n.str();
+  }
+  if (plan.model.empty())
+    plan.model = forward.getSymName().str();
+
+  // The model evaluated: generated at 2 and 3 layers per chunk when its
+  // xf.model describes it, else the given module in full.
+  std::optional<models::ModelConfig> config = models::configFromModule(model, plan.exactReason);
+  OwningOpRef<ModuleOp> full;
+  if (config) {
+    plan.extrapolated = true;
+    config->batch = plan.globalBatch;
+    if (plan.globalBatch != modelBatch)
+      full = models::buildModel(*ctx, *config);
+  } else if (plan.globalBatch != modelBatch) {
+    return emitError(loc) << "plan: --global-batch " << plan.globalBatch
+                          << " differs from the model's batch " << modelBatch
+                          << ", and the model cannot be regenerated: " << plan.exactReason;
+  }
+  ModuleOp fullModel = full ? *full : model;
+  for (const xf::ParamArg &p : xf::getParams(xf::getModelFunction(fullModel, "")))
+    plan.parameters += static_cast<double>(p.numel());
+  plan.flopsPerToken = rt::flopsPerToken(plan.parameters, plan.layers, hidden, plan.seq);
+
+  std::map<int64_t, OwningOpRef<ModuleOp>> generated; // by layer count
+  auto modelWith = [&](int64_t layers) -> ModuleOp {
+    auto &m = generated[layers];
+    if (!m) {
+      models::ModelConfig c = *config;
+      c.layers = layers;
+      m = models::buildModel(*ctx, c);
+    }
+    return *m;
+  };
+  double tokens = static_cast<double>(plan.globalBatch) * plan.seq;
+  auto finish = [&](Prediction &p) {
+    p.tokensPerSecond = p.stepSeconds > 0 ? tokens / p.stepSeconds : 0;
+    p.mfu = p.stepSeconds > 0 && plan.peakFlops > 0
+                ? plan.flopsPerToken * tokens /
+                      (p.stepSeconds * request.devices * plan.peakFlops)
+                : 0;
+  };
+  auto run = [&](const Candidate &c) -> Evaluated & {
+    Evaluated e;
+    e.candidate = c;
+    FailureOr<Raw> raw = failure();
+    int64_t unit = c.chunks();
+    if (plan.extrapolated && plan.layers / unit > 3) {
+      FailureOr<Raw> two = evaluateRaw(modelWith(2 * unit), c, request, 2 * unit, e.error);
+      if (succeeded(two)) {
+        FailureOr<Raw> three = evaluateRaw(modelWith(3 * unit), c, request, 3 * unit, e.error);
+        if (succeeded(three))
+          raw = extrapolate(*two, *three, static_cast<double>(plan.layers / unit));
+      }
+    } else {
+      // Three chunks' layers or fewer: the full model is as cheap.
+      raw = evaluateRaw(fullModel, c, request, plan.layers, e.error);
+      if (succeeded(raw))
+        raw->p.exact = true;
+    }
+    if (succeeded(raw)) {
+      e.prediction = raw->p;
+      finish(e.prediction);
+      e.fits = e.prediction.memory["total"] <= plan.memoryLimit;
+    } else if (e.error.empty()) {
+      e.error = "the compiler rejected it";
+    }
+    plan.evaluated.push_back(std::move(e));
+    if (progress)
+      progress(plan.evaluated.back());
+    return plan.evaluated.back();
+  };
+
+  // Enumeration. Pruning by dominance on the cost model (documented in
+  // docs/design.md): recomputation adds compute and no communication, so a
+  // policy is tried only where every lighter one ran out of memory; without a
+  // pipeline, more micro-batches add no compute and no fewer bytes, so only
+  // the fewest that fit are kept.
+  int64_t maxTp = request.maxTp > 0 ? request.maxTp : std::max<int64_t>(1, hw->devicesPerNode);
+  static const char *kPolicies[] = {"none", "selective", "full"};
+  for (int64_t pp : divisors(request.devices)) {
+    if (pp > 1 && (plan.layers < 1 || plan.layers % pp != 0))
+      continue;
+    for (int64_t tp : divisors(request.devices / pp)) {
+      if (tp > maxTp)
+        continue;
+      int64_t dp = request.devices / pp / tp;
+      if (plan.globalBatch % dp != 0)
+        continue;
+      std::vector<std::string> datas = dp > 1 ? std::vector<std::string>{"dp", "zero1", "zero2",
+                                                                         "zero3"}
+                                              : std::vector<std::string>{"dp"};
+      std::vector<std::pair<std::string, int64_t>> schedules = {{"1f1b", 1}};
+      if (pp > 1 && plan.layers % (2 * pp) == 0)
+        schedules.push_back({"interleaved", 2});
+      for (const std::string &data : datas)
+        for (bool sp : tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})
+          for (auto [schedule, v] : schedules) {
+            Candidate base;
+            base.pp = pp;
+            base.dp = dp;
+            base.tp = tp;
+            base.data = data;
+            base.sp = sp;
+            base.schedule = schedule;
+            base.virtualStages = v;
+            std::vector<int64_t> mbs;
+            for (int64_t m = pp > 1 ? pp : 1; m <= plan.globalBatch / dp; m *= 2)
+              if (plan.globalBatch % (m * dp) == 0 && (v == 1 || m % pp == 0))
+                mbs.push_back(m);
+            if (pp > 1 && mbs.size() > 4)
+              mbs.resize(4);
+            if (mbs.empty())
+              continue;
+            if (pp > 1) {
+              // The bubble shrinks with more micro-batches: every count.
+              for (int64_t m : mbs)
+                for (size_t r = 0; r < 3; ++r) {
+                  Candidate c = base;
+                  c.microBatches = m;
+                  c.recompute = kPolicies[r];
+                  Evaluated &e = run(c);
+                  if (e.fits || !e.error.empty()) {
+                    plan.skipped += static_cast<int64_t>(2 - r);
+                    break;
+                  }
+                }
+              continue;
+            }
+            // Without a pipeline: per policy the fewest micro-batches that
+            // fit; a heavier policy only below the count a lighter one needed.
+            size_t limit = mbs.size();
+            for (size_t r = 0; r < 3 && limit > 0; ++r) {
+              size_t found = limit;
+              for (size_t i = 0; i < limit; ++i) {
+                Candidate c = base;
+                c.microBatches = mbs[i];
+                c.recompute = kPolicies[r];
+                Evaluated &e = run(c);
+                if (e.fits || !e.error.empty()) {
+                  found = i;
+                  break;
+                }
+              }
+              plan.skipped += static_cast<int64_t>(limit - std::min(limit, found + 1));
+              limit = found;
+            }
+          }
+    }
+  }
+  if (plan.evaluated.empty())
+    return emitError(loc) << "plan: no mesh of " << request.devices
+                          << " devices divides the global batch of " << plan.globalBatch
+                          << " (dp must divide it)";
+  auto byTime = [&](size_t a, size_t b) {
+    const Prediction &pa = plan.evaluated[a].prediction, &pb = plan.evaluated[b].prediction;
+    if (pa.stepSeconds != pb.stepSeconds)
+      return pa.stepSeconds < pb.stepSeconds;
+    return pa.memory.at("total") < pb.memory.at("total");
+  };
+  // Finalists: by extrapolated step time among those whose extrapolated
+  // memory is within kMargin of the limit (the full compile decides).
+  constexpr double kMargin = 1.5;
+  std::vector<size_t> screened;
+  for (size_t i = 0; i < plan.evaluated.size(); ++i) {
+    const Evaluated &e = plan.evaluated[i];
+    if (e.error.empty() && (e.fits || (!e.prediction.exact &&
+                                       e.prediction.memory.at("total") <= kMargin * plan.memoryLimit)))
+      screened.push_back(i);
+  }
+  std::stable_sort(screened.begin(), screened.end(), byTime);
+  // The finalists, compiled in full.
+  for (size_t i : screened) {
+    if (static_cast<int64_t>(plan.ranking.size()) >= request.top)
+      break;
+    Evaluated &e = plan.evaluated[i];
+    if (!e.prediction.exact) {
+      std::string error;
+      FailureOr<Raw> raw = evaluateRaw(fullModel, e.candidate, request, plan.layers, error);
+      if (failed(raw))
+        return emitError(loc) << "plan: " << label(e.candidate)
+                              << " compiles at 2 and 3 layers per chunk but not in full: "
+                              << error;
+      e.screened = e.prediction;
+      e.prediction = raw->p;
+      e.prediction.exact = true;
+      finish(e.prediction);
+      bool wasFit = e.fits;
+      e.fits = e.prediction.memory["total"] <= plan.memoryLimit;
+      if (!e.fits) {
+        plan.overMemoryWhenExact += wasFit;
+        continue;
+      }
+    } else if (!e.fits) {
+      continue;
+    }
+    plan.ranking.push_back(i);
+  }
+  std::stable_sort(plan.ranking.begin(), plan.ranking.end(), byTime);
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Bytes per link kind (the link each axis group runs on, as the cost model
+/// picks it).
+std::map<std::string, double> bytesPerLink(const Candidate &c, const Prediction &p,
+                                           const cost::HardwareDesc &hw) {
+  std::map<std::string, double> out;
+  std::string error;
+  auto mesh = sharding::Mesh::parse(c.mesh(), error);
+  if (failed(mesh))
+    return out;
+  cost::CostModel model(*mesh, hw);
+  for (auto &[axesName, bytes] : p.bytesPerAxis) {
+    sharding::AxisList axes;
+    llvm::SmallVector<llvm::StringRef> names;
+    llvm::StringRef(axesName).split(names, ',');
+    bool ok = true;
+    for (llvm::StringRef n : names) {
+      int a = mesh->axisIndex(n.str());
+      if (a < 0)
+        ok = false;
+      else
+        axes.push_back(static_cast<sharding::Axis>(a));
+    }
+    out[ok ? model.linkFor(axes).name : "?"] += bytes;
+  }
+  return out;
+}
+
+std::string linkText(const std::map<std::string, double> &links) {
+  if (links.empty())
+    return "-";
+  std::vector<std::string> parts;
+  for (auto &[name, bytes] : links)
+    parts.push_back(llvm::formatv("{0} {1:F2}", name, bytes / 1e9).str());
+  return llvm::join(parts, ", ");
+}
+
+} // namespace
+
+std::string shardc::planner::formatPlan(const Plan &plan, const Request &request) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  std::string hwError;
+  FailureOr<cost::HardwareDesc> hw = cost::HardwareDesc::byName(request.hardware, hwError);
+  int64_t rejected = 0, tooBig = 0, fit = 0;
+  for (const Evaluated &e : plan.evaluated) {
+    rejected += !e.error.empty();
+    tooBig += e.error.empty() && !e.fits;
+    fit += e.fits;
+  }
+  os << llvm::formatv("plan for {0}: {1} layers, {2:F3}e9 parameters, global batch {3} x {4} "
+                      "tokens, {5}\n",
+                      plan.model, plan.layers, plan.parameters / 1e9, plan.globalBatch, plan.seq,
+                      request.precision);
+  os << llvm::formatv("on {0} devices: {1}; memory per device {2} GiB\n", request.devices,
+                      plan.hardwareName, gib(plan.memoryLimit));
+  os << llvm::formatv("evaluated {0} candidates ({1}): {2} fit, {3} over memory, {4} rejected by "
+                      "the compiler; {5} dominated, not evaluated\n",
+                      plan.evaluated.size(),
+                      plan.extrapolated ? "compiled at 2 and 3 layers per pipeline chunk and "
+                                          "extrapolated"
+                                        : "each compiled in full: " + plan.exactReason,
+                      fit, tooBig, rejected, plan.skipped);
+  if (plan.ranking.empty()) {
+    double least = 0;
+    std::string which;
+    for (const Evaluated &e : plan.evaluated)
+      if (e.error.empty() && (which.empty() || e.prediction.memory.at("total") < least)) {
+        least = e.prediction.memory.at("total");
+        which = label(e.candidate);
+      }
+    os << "\nno candidate fits in memory";
+    if (!which.empty())
+      os << llvm::formatv("; the smallest is {0} at {1} GiB per device", which, gib(least));
+    os << "\n";
+    return out;
+  }
+  os << llvm::formatv("\n {0,-3} {1,-18} {2,-16} {3,4} {4,-14} {5,-10} {6,10} {7,11} {8,6} "
+                      "{9,9} {10,7}  {11}\n",
+                      "#", "mesh", "strategy", "mb", "schedule", "recompute", "step (ms)",
+                      "tokens/s", "MFU", "mem (GiB)", "bubble", "GB per device per link");
+  size_t shown = std::min<size_t>(plan.ranking.size(), static_cast<size_t>(request.top));
+  for (size_t r = 0; r < shown; ++r) {
+    const Evaluated &e = plan.evaluated[plan.ranking[r]];
+    const Candidate &c = e.candidate;
+    const Prediction &p = e.prediction;
+    std::string sched =
+        c.pp > 1 ? c.schedule + (c.virtualStages > 1 ? " v=" + std::to_string(c.virtualStages) : "")
+                 : "-";
+    os << llvm::formatv(" {0,-3} {1,-18} {2,-16} {3,4} {4,-14} {5,-10} {6,10:F2} {7,11:F0} "
+                        "{8,5:F1}% {9,9} {10,7:F3}  {11}\n",
+                        r + 1, c.mesh(), c.strategy(), c.microBatches, sched, c.recompute,
+                        p.stepSeconds * 1e3, p.tokensPerSecond, p.mfu * 100,
+                        gib(p.memory.at("total")), p.bubble,
+                        succeeded(hw) ? linkText(bytesPerLink(c, p, *hw)) : "");
+  }
+  // Why the best wins: its breakdown against the runner-up and against the
+  // fastest candidates memory ruled out.
+  const Evaluated &best = plan.evaluated[plan.ranking.front()];
+  const Prediction &bp = best.prediction;
+  os << llvm::formatv("\n#1: compute {0:F2} ms{1} + exposed communication {2:F2} ms = {3:F2} ms "
+                      "per step (communication {4:F2} ms, {5:F2} GB per device; gradient "
+                      "reductions {6:F2} ms overlap the backward's {7:F2} ms); {8} GiB per "
+                      "device of {9}\n",
+                      bp.computeSeconds * 1e3,
+                      best.candidate.pp > 1
+                          ? llvm::formatv(" (slowest stage over 1 - bubble {0:F3})", bp.bubble).str()
+                          : std::string(),
+                      bp.exposedSeconds * 1e3, bp.stepSeconds * 1e3, bp.commSeconds * 1e3,
+                      bp.commBytes / 1e9, bp.gradientSeconds * 1e3, bp.backwardSeconds * 1e3,
+                      gib(bp.memory.at("total")), gib(plan.memoryLimit));
+  if (plan.ranking.size() > 1) {
+    const Prediction &sp = plan.evaluated[plan.ranking[1]].prediction;
+    os << llvm::formatv("  vs #2: compute {0:+F2} ms, exposed communication {1:+F2} ms, memory "
+                        "{2:+F2} GiB\n",
+                        (sp.computeSeconds - bp.computeSeconds) * 1e3,
+                        (sp.exposedSeconds - bp.exposedSeconds) * 1e3,
+                        (sp.memory.at("total") - bp.memory.at("total")) / double(1ull << 30));
+  }
+  std::vector<const Evaluated *> faster;
+  for (const Evaluated &e : plan.evaluated)
+    if (e.error.empty() && !e.fits && e.prediction.stepSeconds < bp.stepSeconds)
+      faster.push_back(&e);
+  std::sort(faster.begin(), faster.end(), [](const Evaluated *a, const Evaluated *b) {
+    return a->prediction.stepSeconds < b->prediction.stepSeconds;
+  });
+  for (size_t i = 0; i < faster.size() && i < 3; ++i)
+    os << llvm::formatv("  faster but over memory: {0}: {1:F2} ms, {2} GiB per device\n",
+                        label(faster[i]->candidate), faster[i]->prediction.stepSeconds * 1e3,
+                        gib(faster[i]->prediction.memory.at("total")));
+  os << "  compile it: shardc compile <model> " << llvm::join(best.candidate.flags(plan.layers,
+                                                                                  request.precision),
+                                                             " ")
+     << " -o step (or --plan FILE from `shardc plan --json`)\n";
+  double memoryError = 0, bytesError = 0;
+  int64_t refined = 0;
+  for (size_t i : plan.ranking)
+    if (const auto &screen = plan.evaluated[i].screened) {
+      const Prediction &p = plan.evaluated[i].prediction;
+      memoryError = std::max(memoryError, std::abs(screen->memory.at("total") -
+                                                   p.memory.at("total")) /
+                                              p.memory.at("total"));
+      bytesError = std::max(bytesError, std::abs(screen->commBytes - p.commBytes));
+      ++refined;
+    }
+  if (refined)
+    os << llvm::formatv("  the rows are the full model compiled; the extrapolation that chose "
+                        "them was off by at most {0:F1}% in memory and {1:F0} bytes in "
+                        "communication{2}\n",
+                        memoryError * 100, bytesError,
+                        plan.overMemoryWhenExact
+                            ? llvm::formatv("; {0} finalists did not fit when compiled in full",
+                                            plan.overMemoryWhenExact)
+                                  .str()
+                            : std::string());
+  return out;
+}
+
+llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &request) {
+  auto predictionJson = [](const Prediction &p) {
+    llvm::json::Object axes, mem;
+    for (auto &[k, v] : p.bytesPerAxis)
+      axes[k] = v;
+    for (auto &[k, v] : p.memory)
+      mem[k] = v;
+    return llvm::json::Object{{"step_seconds", p.stepSeconds},
+                              {"compute_seconds", p.computeSeconds},
+                              {"communication_seconds", p.commSeconds},
+                              {"exposed_communication_seconds", p.exposedSeconds},
+                              {"communication_bytes", p.commBytes},
+                              {"bytes_per_axis", std::move(axes)},
+                              {"memory_bytes", std::move(mem)},
+                              {"bubble", p.bubble},
+                              {"tokens_per_second", p.tokensPerSecond},
+                              {"mfu", p.mfu},
+                              {"exact", p.exact}};
+  };
+  auto candidateJson = [&](const Evaluated &e) {
+    const Candidate &c = e.candidate;
+    llvm::json::Array flags;
+    for (const std::string &f : c.flags(plan.layers, request.precision))
+      flags.push_back(f);
+    llvm::json::Object o{{"mesh", c.mesh()},
+                         {"strategy", c.strategy()},
+                         {"micro_batches", c.microBatches},
+                         {"schedule", c.pp > 1 ? c.schedule : "-"},
+                         {"virtual_stages", c.virtualStages},
+                         {"pipeline_cuts", c.cuts(plan.layers)},
+                         {"recompute", c.recompute},
+                         {"flags", std::move(flags)},
+                         {"fits", e.fits}};
+    if (!e.error.empty())
+      o["error"] = e.error;
+    else
+      o["prediction"] = predictionJson(e.prediction);
+    if (e.screened)
+      o["extrapolated"] = predictionJson(*e.screened);
+    return o;
+  };
+  llvm::json::Array ranked, all;
+  for (size_t i : plan.ranking)
+    ranked.push_back(candidateJson(plan.evaluated[i]));
+  for (const Evaluated &e : plan.evaluated)
+    all.push_back(candidateJson(e));
+  return llvm::json::Object{{"model", plan.model},
+                            {"layers", plan.layers},
+                            {"parameters", plan.parameters},
+                            {"global_batch", plan.globalBatch},
+                            {"seq", plan.seq},
+                            {"precision", request.precision},
+                            {"devices", request.devices},
+                            {"hardware", plan.hardwareName},
+                            {"memory_limit_bytes", plan.memoryLimit},
+                            {"peak_flops", plan.peakFlops},
+                            {"flops_per_token", plan.flopsPerToken},
+                            {"extrapolated", plan.extrapolated},
+                            {"dominated_not_evaluated", plan.skipped},
+                            {"over_memory_when_compiled_in_full", plan.overMemoryWhenExact},
+                            {"ranked", std::move(ranked)},
+                            {"evaluated", std::move(all)}};
+}

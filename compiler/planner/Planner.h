@@ -1,0 +1,133 @@
+//===- Planner.h - choose mesh, strategy, micro-batches, recomputation -*- C++ -*-===//
+//
+// `shardc plan`: given a model, a number of devices, a hardware description
+// and a memory size, enumerate the ways to train it — mesh factorizations over
+// pp x dp x tp, the data-parallel stage (DDP, ZeRO-1/2/3), sequence
+// parallelism, micro-batches, the pipeline schedule and recomputation — and
+// rank them by modelled step time among those that fit in memory.
+//
+// Every number is the compiler's own: a candidate is evaluated by building
+// its training step, sharding it with the candidate's strategy and running
+// the report `shardc explain` prints (reportStep: the compiled step's memory
+// plan, the collectives the partitioned step emits priced by the cost model,
+// compute, the pipeline's bubble). There is no second formula.
+//
+// To keep that affordable on 48-layer models and 512 devices, a model that
+// `shardc gen` wrote (its xf.model describes it) is evaluated at two and three
+// layers per pipeline chunk and extrapolated linearly in the layer count:
+// every layer of a generated transformer is the same, so collective bytes and
+// compute are affine in the number of layers per chunk (the embedding and the
+// head are the constant), and so is each memory arena once the layer stack
+// holds the peak (with one layer the head's loss can; hence two and three).
+// That screens; the finalists (the top candidates by the extrapolation) are
+// then compiled in full, and what is printed and ranked is the full model's
+// report: collective bytes and compute extrapolate exactly, but the memory
+// plan's peak does not always (the schedule can find a better order for a
+// longer stack), so a finalist the full compile puts over memory is dropped
+// and the next one compiled. A model without a usable xf.model, or with at
+// most three layers per chunk, is evaluated in full throughout.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_COMPILER_PLANNER_PLANNER_H
+#define SHARDC_COMPILER_PLANNER_PLANNER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::planner {
+
+/// What to plan for.
+struct Request {
+  int64_t devices = 8;
+  std::string hardware = "h100-8x-nvlink-ib"; ///< shipped name or .json path
+  double memoryBytes = 0;  ///< per device; 0: the hardware's memory_bytes
+  int64_t globalBatch = 0; ///< sequences per step; 0: the model's batch
+  std::string precision = "bf16";
+  int64_t top = 5;      ///< candidates printed
+  int64_t maxTp = 0;    ///< largest tensor-parallel group; 0: devices per node
+};
+
+/// One way to run the step.
+struct Candidate {
+  int64_t pp = 1, dp = 1, tp = 1;
+  std::string data = "dp"; ///< dp | zero1 | zero2 | zero3 (when dp > 1)
+  bool sp = false;         ///< Megatron sequence parallelism (tp > 1)
+  int64_t microBatches = 1;
+  std::string schedule = "1f1b"; ///< 1f1b | interleaved (pp > 1)
+  int64_t virtualStages = 1;
+  std::string recompute = "none"; ///< none | selective | full
+
+  std::string mesh() const;     ///< "pp=2,dp=2,tp=2" (axes of size 1 left out)
+  std::string strategy() const; ///< "pp+zero1+tp+sp"
+  /// Layer indices where pipeline chunks 1.. start (even chunks); "" for pp = 1.
+  std::string cuts(int64_t layers) const;
+  /// The `shardc compile`/`explain` flags that build this candidate.
+  std::vector<std::string> flags(int64_t layers, const std::string &precision) const;
+  /// Layers per extrapolation unit: one per pipeline chunk.
+  int64_t chunks() const { return pp * virtualStages; }
+};
+
+/// What the compiler's report says about a candidate (extrapolated or exact).
+struct Prediction {
+  double stepSeconds = 0, computeSeconds = 0, commSeconds = 0;
+  double exposedSeconds = 0;  ///< communication on the critical path
+  double gradientSeconds = 0, backwardSeconds = 0; ///< the overlap's two sides
+  double commBytes = 0;
+  std::map<std::string, double> bytesPerAxis;
+  std::map<std::string, double> memory; ///< arenas and "total", bytes per device
+  double bubble = 0;
+  double tokensPerSecond = 0, mfu = 0;
+  bool exact = false; ///< evaluated on the full model
+};
+
+struct Evaluated {
+  Candidate candidate;
+  Prediction prediction; ///< exact for the ranked candidates
+  bool fits = false;
+  std::string error; ///< the compiler rejected it (first diagnostic)
+  /// The extrapolated prediction that put it among the finalists (then
+  /// `prediction` is the full model's).
+  std::optional<Prediction> screened;
+};
+
+struct Plan {
+  std::string model;        ///< xf.model name or the function name
+  int64_t layers = 0, globalBatch = 0, seq = 0;
+  double parameters = 0, flopsPerToken = 0;
+  double memoryLimit = 0, peakFlops = 0;
+  std::string hardwareName;
+  bool extrapolated = false; ///< evaluated on 2 and 3 layers per chunk
+  std::string exactReason;   ///< why not (when !extrapolated)
+  std::vector<Evaluated> evaluated; ///< every candidate evaluated, in order
+  /// Indices of the candidates printed, fastest first: every one compiled in
+  /// full (exact) and fitting.
+  std::vector<size_t> ranking;
+  int64_t skipped = 0; ///< dominated: not evaluated (see the design notes)
+  int64_t overMemoryWhenExact = 0; ///< finalists the full compile pushed over memory
+};
+
+/// Plans; diagnostics (through the module's context) and failure when the
+/// request cannot be planned (no candidate is valid, bad hardware file).
+/// `progress`, if given, is told each candidate as it is evaluated.
+mlir::FailureOr<Plan> plan(mlir::ModuleOp model, const Request &request,
+                           const std::function<void(const Evaluated &)> &progress = {});
+
+/// Evaluates one candidate on `model` exactly (the full model).
+mlir::FailureOr<Prediction> evaluate(mlir::ModuleOp model, const Candidate &candidate,
+                                     const Request &request, std::string &error);
+
+/// The table `shardc plan` prints and its JSON (`--json`).
+std::string formatPlan(const Plan &plan, const Request &request);
+llvm::json::Value planJson(const Plan &plan, const Request &request);
+
+} // namespace shardc::planner
+
+#endif // SHARDC_COMPILER_PLANNER_PLANNER_H
