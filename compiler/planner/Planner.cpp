@@ -129,15 +129,10 @@ Raw fromReport(const llvm::json::Object &r) {
   return raw;
 }
 
-FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &request,
-                           int64_t layers, std::string &error) {
-  MLIRContext *ctx = model.getContext();
-  // The first diagnostic is the reason; nothing reaches stderr.
-  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
-    if (error.empty() && d.getSeverity() == DiagnosticSeverity::Error)
-      error = d.str();
-    return success();
-  });
+/// The training step of `model` for the candidate's precision, micro-batches
+/// and recomputation (what the mesh and strategy do not change).
+FailureOr<OwningOpRef<ModuleOp>> trainStep(ModuleOp model, const Candidate &c,
+                                           const Request &request) {
   OwningOpRef<ModuleOp> m(cast<ModuleOp>(model->clone()));
   func::FuncOp forward = xf::getModelFunction(*m, "");
   if (!forward)
@@ -147,12 +142,38 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   o.precision = request.precision;
   o.microBatches = c.microBatches;
   o.recompute = c.recompute;
-  {
-    PassManager pm(ctx);
-    buildTrainStepPipeline(pm, o);
-    if (failed(pm.run(*m)))
+  PassManager pm(model.getContext());
+  buildTrainStepPipeline(pm, o);
+  if (failed(pm.run(*m)))
+    return failure();
+  return m;
+}
+
+/// Steps already synthesized, by (model, micro-batches, recomputation).
+using StepCache = std::map<std::tuple<Operation *, int64_t, std::string>, OwningOpRef<ModuleOp>>;
+
+FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &request,
+                           int64_t layers, std::string &error, StepCache *cache = nullptr) {
+  MLIRContext *ctx = model.getContext();
+  // The first diagnostic is the reason; nothing reaches stderr.
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+    if (error.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+      error = d.str();
+    return success();
+  });
+  OwningOpRef<ModuleOp> m;
+  auto key = std::make_tuple(model.getOperation(), c.microBatches, c.recompute);
+  if (cache && cache->count(key)) {
+    m = cast<ModuleOp>((*cache)[key]->clone());
+  } else {
+    FailureOr<OwningOpRef<ModuleOp>> stepped = trainStep(model, c, request);
+    if (failed(stepped))
       return failure();
+    m = std::move(*stepped);
+    if (cache)
+      (*cache)[key] = cast<ModuleOp>(m->clone());
   }
+  PipelineOptions o;
   auto step = m->lookupSymbol<func::FuncOp>("train_step");
   if (!step) {
     error = "no @train_step was synthesized";
@@ -180,17 +201,19 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   ro.schedule = c.schedule;
   ro.virtualStages = c.virtualStages;
   ro.cuts = o.pipelineCuts;
+  ro.values = false;
   FailureOr<StepReport> report = reportStep(sharded, ro);
   if (failed(report))
     return failure();
   return fromReport(report->json);
 }
 
-/// x(n) from x(2) and x(3): every layer adds the same. (Not from 1 and 2: with
-/// one layer per chunk the activation peak can sit in the head — the loss and
-/// its gradient — where the layers' activations are not all live; from two
-/// layers on the peak is the layer stack's.)
-double affine(double two, double three, double n) { return two + (n - 2) * (three - two); }
+/// x(n) from x(3) and x(4): every layer adds the same. (Not from fewer: with
+/// one or two layers per chunk the activation peak can sit in the head — the
+/// loss and its gradient, the tied table's gathers — where the layers'
+/// activations are not all live; GPT-2 1.5B zero1 plans 1046 MiB of
+/// activations at 2 layers, 795 at 3, 852 at 4.)
+double affine(double three, double four, double n) { return three + (n - 3) * (four - three); }
 
 Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chunk
   Raw out = one;
@@ -199,10 +222,10 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
   p.gradientSeconds = affine(one.p.gradientSeconds, two.p.gradientSeconds, n);
   p.backwardSeconds = affine(one.p.backwardSeconds, two.p.backwardSeconds, n);
   p.exposedSeconds = p.commSeconds - std::min(p.gradientSeconds, p.backwardSeconds);
-  p.commBytes = std::round(affine(one.p.commBytes, two.p.commBytes, n));
+  p.commBytes = affine(one.p.commBytes, two.p.commBytes, n);
   for (auto &[k, v] : two.p.bytesPerAxis) {
     double a = one.p.bytesPerAxis.count(k) ? one.p.bytesPerAxis.at(k) : 0;
-    p.bytesPerAxis[k] = std::round(affine(a, v, n));
+    p.bytesPerAxis[k] = affine(a, v, n);
   }
   double total = 0;
   for (auto &[k, v] : two.p.memory) {
@@ -304,7 +327,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   if (plan.model.empty())
     plan.model = forward.getSymName().str();
 
-  // The model evaluated: generated at 2 and 3 layers per chunk when its
+  // The model evaluated: generated at 3 and 4 layers per chunk when its
   // xf.model describes it, else the given module in full.
   std::optional<models::ModelConfig> config = models::configFromModule(model, plan.exactReason);
   OwningOpRef<ModuleOp> full;
@@ -324,6 +347,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   plan.flopsPerToken = rt::flopsPerToken(plan.parameters, plan.layers, hidden, plan.seq);
 
   std::map<int64_t, OwningOpRef<ModuleOp>> generated; // by layer count
+  StepCache steps;
   auto modelWith = [&](int64_t layers) -> ModuleOp {
     auto &m = generated[layers];
     if (!m) {
@@ -346,16 +370,18 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     e.candidate = c;
     FailureOr<Raw> raw = failure();
     int64_t unit = c.chunks();
-    if (plan.extrapolated && plan.layers / unit > 3) {
-      FailureOr<Raw> two = evaluateRaw(modelWith(2 * unit), c, request, 2 * unit, e.error);
-      if (succeeded(two)) {
-        FailureOr<Raw> three = evaluateRaw(modelWith(3 * unit), c, request, 3 * unit, e.error);
-        if (succeeded(three))
-          raw = extrapolate(*two, *three, static_cast<double>(plan.layers / unit));
+    if (plan.extrapolated && plan.layers / unit > 4) {
+      FailureOr<Raw> three =
+          evaluateRaw(modelWith(3 * unit), c, request, 3 * unit, e.error, &steps);
+      if (succeeded(three)) {
+        FailureOr<Raw> four =
+            evaluateRaw(modelWith(4 * unit), c, request, 4 * unit, e.error, &steps);
+        if (succeeded(four))
+          raw = extrapolate(*three, *four, static_cast<double>(plan.layers / unit));
       }
     } else {
-      // Three chunks' layers or fewer: the full model is as cheap.
-      raw = evaluateRaw(fullModel, c, request, plan.layers, e.error);
+      // Four layers per chunk or fewer: the full model is as cheap.
+      raw = evaluateRaw(fullModel, c, request, plan.layers, e.error, &steps);
       if (succeeded(raw))
         raw->p.exact = true;
     }
@@ -450,9 +476,10 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     }
   }
   if (plan.evaluated.empty())
-    return emitError(loc) << "plan: no mesh of " << request.devices
-                          << " devices divides the global batch of " << plan.globalBatch
-                          << " (dp must divide it)";
+    return emitError(loc) << "plan: no candidate for " << request.devices
+                          << " devices and a global batch of " << plan.globalBatch
+                          << ": the data-parallel size times the micro-batches (at least the "
+                             "pipeline stages) must divide it";
   auto byTime = [&](size_t a, size_t b) {
     const Prediction &pa = plan.evaluated[a].prediction, &pb = plan.evaluated[b].prediction;
     if (pa.stepSeconds != pb.stepSeconds)
@@ -477,10 +504,11 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     Evaluated &e = plan.evaluated[i];
     if (!e.prediction.exact) {
       std::string error;
-      FailureOr<Raw> raw = evaluateRaw(fullModel, e.candidate, request, plan.layers, error);
+      FailureOr<Raw> raw =
+          evaluateRaw(fullModel, e.candidate, request, plan.layers, error, &steps);
       if (failed(raw))
         return emitError(loc) << "plan: " << label(e.candidate)
-                              << " compiles at 2 and 3 layers per chunk but not in full: "
+                              << " compiles at 3 and 4 layers per chunk but not in full: "
                               << error;
       e.screened = e.prediction;
       e.prediction = raw->p;
@@ -565,7 +593,7 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
   os << llvm::formatv("evaluated {0} candidates ({1}): {2} fit, {3} over memory, {4} rejected by "
                       "the compiler; {5} dominated, not evaluated\n",
                       plan.evaluated.size(),
-                      plan.extrapolated ? "compiled at 2 and 3 layers per pipeline chunk and "
+                      plan.extrapolated ? "compiled at 3 and 4 layers per pipeline chunk and "
                                           "extrapolated"
                                         : "each compiled in full: " + plan.exactReason,
                       fit, tooBig, rejected, plan.skipped);

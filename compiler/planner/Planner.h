@@ -13,19 +13,19 @@
 // compute, the pipeline's bubble). There is no second formula.
 //
 // To keep that affordable on 48-layer models and 512 devices, a model that
-// `shardc gen` wrote (its xf.model describes it) is evaluated at two and three
+// `shardc gen` wrote (its xf.model describes it) is evaluated at three and four
 // layers per pipeline chunk and extrapolated linearly in the layer count:
 // every layer of a generated transformer is the same, so collective bytes and
 // compute are affine in the number of layers per chunk (the embedding and the
 // head are the constant), and so is each memory arena once the layer stack
-// holds the peak (with one layer the head's loss can; hence two and three).
+// holds the peak (with one or two layers the head can; hence three and four).
 // That screens; the finalists (the top candidates by the extrapolation) are
 // then compiled in full, and what is printed and ranked is the full model's
 // report: collective bytes and compute extrapolate exactly, but the memory
 // plan's peak does not always (the schedule can find a better order for a
 // longer stack), so a finalist the full compile puts over memory is dropped
 // and the next one compiled. A model without a usable xf.model, or with at
-// most three layers per chunk, is evaluated in full throughout.
+// most four layers per chunk, is evaluated in full throughout.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_COMPILER_PLANNER_PLANNER_H
@@ -104,7 +104,7 @@ struct Plan {
   double parameters = 0, flopsPerToken = 0;
   double memoryLimit = 0, peakFlops = 0;
   std::string hardwareName;
-  bool extrapolated = false; ///< evaluated on 2 and 3 layers per chunk
+  bool extrapolated = false; ///< evaluated on 3 and 4 layers per chunk
   std::string exactReason;   ///< why not (when !extrapolated)
   std::vector<Evaluated> evaluated; ///< every candidate evaluated, in order
   /// Indices of the candidates printed, fastest first: every one compiled in

@@ -96,6 +96,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                                         {"sharding", s.str(*mesh)}});
   };
   for (BlockArgument arg : func.getArguments()) {
+    if (!options.values)
+      break;
     std::string what = "argument";
     if (auto p = func.getArgAttrOfType<xf::ParamAttr>(arg.getArgNumber(),
                                                       xf::XfDialect::kParamAttrName))
@@ -105,11 +107,12 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       what = st.str();
     describe(arg, what);
   }
-  func.walk([&](Operation *op) {
-    if (isa<xf::XfDialect>(op->getDialect()))
-      for (Value r : op->getResults())
-        describe(r, op->getName().getStringRef());
-  });
+  if (options.values)
+    func.walk([&](Operation *op) {
+      if (isa<xf::XfDialect>(op->getDialect()))
+        for (Value r : op->getResults())
+          describe(r, op->getName().getStringRef());
+    });
 
   // Splits an op could not keep: an operand split on a dim whose (major)
   // factor the split does not divide (heads that do not divide tp). The
@@ -226,7 +229,11 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   // Backward compute (what gradient reductions can hide behind): ops after
   // the loss gradient, the optimizer excluded.
   llvm::DenseSet<Operation *> backward;
-  double backwardSeconds = 0, computeSum = 0;
+  double backwardSeconds = 0, forwardSeconds = 0, computeSum = 0;
+  // Parameter gathers (ZeRO-3/FSDP, MiCS: an all-gather of a state argument)
+  // do not depend on the computation: -xf-schedule issues them a layer ahead,
+  // so they overlap the phase whose ops use them.
+  std::vector<std::pair<Operation *, double>> parameterGathers;
   auto elems = [](Type t) {
     return static_cast<double>(cast<RankedTensorType>(t).getNumElements());
   };
@@ -276,9 +283,17 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     else if (auto a2a = dyn_cast<shard::AllToAllOp>(op))
       account(CollectiveStep::AllToAll, a2a.getGridAxes(),
               tensorBytes(a2a.getInput().getType()), elems(a2a.getInput().getType()));
-    else if (auto ag = dyn_cast<shard::AllGatherOp>(op))
+    else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
+      if (isa<BlockArgument>(ag.getInput())) {
+        CollectiveStep step;
+        step.kind = CollectiveStep::AllGather;
+        step.axes.assign(ag.getGridAxes().begin(), ag.getGridAxes().end());
+        step.before = TensorSharding::replicated(0);
+        parameterGathers.push_back({op, cost.stepTime(step, tensorBytes(ag.getInput().getType()))});
+      }
       account(CollectiveStep::AllGather, ag.getGridAxes(), tensorBytes(ag.getInput().getType()),
               elems(ag.getResult().getType()));
+    }
     else if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
       xf::OpShardingRule rule = iface.getShardingRule();
       auto d = readDecision(op, rule.factors.size());
@@ -291,10 +306,13 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                         llvm::any_of(op->getOperands(), [&](Value v) {
                           return v.getDefiningOp() && backward.contains(v.getDefiningOp());
                         });
-      if (isBackward && !isa<xf::AdamWOp, xf::MultiAdamWOp, xf::SumSquaresOp,
-                             xf::MultiSumSquaresOp>(op)) {
+      bool optimizer =
+          isa<xf::AdamWOp, xf::MultiAdamWOp, xf::SumSquaresOp, xf::MultiSumSquaresOp>(op);
+      if (isBackward && !optimizer) {
         backward.insert(op);
         backwardSeconds += seconds;
+      } else if (!optimizer) {
+        forwardSeconds += seconds;
       }
       if (!d)
         return;
@@ -476,12 +494,24 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   // Gradient reductions overlap the backward (its share of the compute
   // charged to the step); everything else is on the critical path.
   double backwardShare = computeSum > 0 ? computeSeconds * backwardSeconds / computeSum : 0.0;
-  double exposed = commSeconds - std::min(gradientSeconds, backwardShare);
+  double forwardShare = computeSum > 0 ? computeSeconds * forwardSeconds / computeSum : 0.0;
+  double forwardGathers = 0, backwardGathers = 0;
+  for (auto [gather, seconds] : parameterGathers) {
+    bool forBackward = llvm::any_of(gather->getUsers(), [&](Operation *user) {
+      return backward.contains(user) ||
+             llvm::any_of(user->getUsers(), [&](Operation *u) { return backward.contains(u); });
+    });
+    (forBackward ? backwardGathers : forwardGathers) += seconds;
+  }
+  double exposed = commSeconds - std::min(forwardGathers, forwardShare) -
+                   std::min(gradientSeconds + backwardGathers, backwardShare);
   os << llvm::formatv("\nmodelled step: compute {0:F3} ms + exposed communication {1:F3} ms "
                       "= {2:F3} ms (communication {3:F3} ms; the gradient reductions' {4:F3} "
-                      "ms overlap the backward's {5:F3} ms{6})\n",
+                      "ms and parameter gathers' {5:F3} ms overlap the backward's {6:F3} ms, "
+                      "parameter gathers' {7:F3} ms the forward's {8:F3} ms{9})\n",
                       computeSeconds * 1e3, exposed * 1e3, (computeSeconds + exposed) * 1e3,
-                      commSeconds * 1e3, gradientSeconds * 1e3, backwardShare * 1e3,
+                      commSeconds * 1e3, gradientSeconds * 1e3, backwardGathers * 1e3,
+                      backwardShare * 1e3, forwardGathers * 1e3, forwardShare * 1e3,
                       pipelineJson.empty() ? "" : "; compute: slowest stage over 1 - bubble");
 
   llvm::json::Object root{{"function", options.function},
@@ -496,6 +526,9 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                           {"splits_not_taken", std::move(notTakenJson)},
                           {"gradient_reduction_seconds", gradientSeconds},
                           {"backward_compute_seconds", backwardShare},
+                          {"forward_compute_seconds", forwardShare},
+                          {"forward_parameter_gather_seconds", forwardGathers},
+                          {"backward_parameter_gather_seconds", backwardGathers},
                           {"exposed_communication_seconds", exposed},
                           {"step_seconds", computeSeconds + exposed},
                           {"memory_bytes", std::move(memory)}};

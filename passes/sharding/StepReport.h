@@ -31,6 +31,7 @@ struct StepReportOptions {
   /// Gradient all-reduce buckets (-rt-bucket-all-reduces; 0: none): their
   /// ring latencies are paid once per bucket.
   int64_t bucketBytes = 25 * 1024 * 1024;
+  bool values = true; ///< list every value's sharding (the planner does not need them)
 };
 
 /// The report: `json` as `shardc explain --json` writes it (keys function,

@@ -877,7 +877,7 @@ int cmdPlan(const std::vector<std::string> &argv) {
             "pipeline schedule and recomputation; evaluates each with the compiler's own\n"
             "report (`shardc explain`: the compiled step's memory plan, collective bytes, cost\n"
             "model); keeps those that fit in memory; ranks them by modelled step time. A model\n"
-            "written by `shardc gen` is evaluated at 2 and 3 layers per pipeline chunk and\n"
+            "written by `shardc gen` is evaluated at 3 and 4 layers per pipeline chunk and\n"
             "extrapolated; the finalists are compiled in full and printed with those figures.");
   args.option("devices", "n", "devices to train on")
       .option("hardware", "name", "cost model: a shipped description or a .json file",

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""When data, fully-sharded data and tensor parallelism turn communication-bound,
+from shardc's own cost figures, next to the numbers of seed 002 ("How to
+Parallelize a Transformer for Training", TPU v5p: C = 4.59e14 FLOP/s bf16,
+W = 2 x 9e10 B/s over one ICI axis).
+
+The seed's results:
+  - DP and FSDP are compute-bound when the batch per device exceeds C/W = 2550
+    tokens (bf16 gradients; the reductions overlap the backward's matmuls).
+  - Tensor (model) parallelism over Y devices is compute-bound when the MLP
+    width F > Y * C/W, i.e. Y < F / 2550 (8-way needs F >= 20k).
+  - Mixed FSDP + TP is compute-bound above 2 * 2550^2 / F tokens per device
+    (F = 30k: 432).
+
+shardc's figures come from `shardc explain --json` on the hardware file
+compiler/cost/hardware/tpu-v5p-ici-1d.json (the seed's C and W, no latency),
+for generated GPT-2-shaped models (F = 4h, a tiny vocabulary and short
+sequences so the embedding and attention do not blur the layer's GEMMs):
+  - DP / FSDP: the batch per device at which the gradient reductions (ZeRO-3:
+    plus the backward's parameter gathers) take as long as the backward's
+    compute (`gradient_reduction_seconds` + backward gathers vs
+    `backward_compute_seconds`); both are measured at two batch sizes and the
+    crossover is where the lines meet.
+  - TP with sequence parallelism (Megatron-SP: all-gather + reduce-scatter per
+    block, the seed's scheme): the width at which the tensor axis's
+    communication time equals the compute time, from two widths.
+Where shardc differs from the seed, the script says by which factor and why
+(fp32 gradient reductions: 2x; attention's own gather/scatter pair per layer).
+
+usage: bench/planner_crossover.py [--shardc build/tools/shardc/shardc]
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+
+C = 4.59e14
+W = 1.8e11
+SEED_DP = 2550
+HW = "tpu-v5p-ici-1d"
+
+
+def explain(shardc, tmp, hidden, batch, seq, mesh, strategy, layers=4):
+    model = os.path.join(tmp, f"m{hidden}-{batch}.mlir")
+    subprocess.run([shardc, "gen", "gpt2", "--hidden", str(hidden), "--heads", str(hidden // 128),
+                    "--layers", str(layers), "--vocab", "128", "--positions", str(seq), "--seq",
+                    str(seq), "--batch", str(batch), "-o", model], check=True)
+    out = subprocess.run([shardc, "explain", model, "--mesh", mesh, "--strategy", strategy,
+                          "--precision", "bf16", "--hardware", HW, "--json"], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out)
+
+
+def meet(x1, a1, b1, x2, a2, b2):
+    """x where a(x) = b(x), a and b linear through the two points."""
+    # a = a1 + (x - x1) sa, b = b1 + (x - x1) sb
+    sa = (a2 - a1) / (x2 - x1)
+    sb = (b2 - b1) / (x2 - x1)
+    return x1 + (b1 - a1) / (sa - sb)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shardc", default="build/tools/shardc/shardc")
+    a = ap.parse_args()
+    seq, hidden, dp = 128, 4096, 64
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for strategy in ("dp", "zero3"):
+            pts = []
+            for per_device in (4, 8):  # sequences per device
+                r = explain(a.shardc, tmp, hidden, per_device * dp, seq, f"dp={dp}", strategy)
+                comm = r["gradient_reduction_seconds"] + r.get("backward_parameter_gather_seconds", 0)
+                pts.append((per_device * seq, comm, r["backward_compute_seconds"]))
+            (x1, c1, b1), (x2, c2, b2) = pts
+            tokens = meet(x1, c1, b1, x2, c2, b2)
+            rows.append((f"{'DP' if strategy == 'dp' else 'FSDP (ZeRO-3)'}: tokens per device",
+                         tokens, SEED_DP, tokens / SEED_DP))
+        # Tensor parallelism with sequence parallelism over Y = 8: the width
+        # where the tp axis's communication time equals the compute time.
+        Y = 8
+        pts = []
+        for h in (2048, 4096):
+            r = explain(a.shardc, tmp, h, 8, seq * 8, f"tp={Y}", "tp+sp", layers=2)
+            tp = sum(c["seconds"] for c in r["collectives"] if c["axes"] == "tp")
+            pts.append((4 * h, tp, r["compute_seconds"]))
+        (f1, t1, k1), (f2, t2, k2) = pts
+        # compute ~ F^2, comm ~ F: the ratio compute/comm is linear in F.
+        r1, r2 = k1 / t1, k2 / t2
+        width = f1 + (1 - r1) * (f2 - f1) / (r2 - r1)
+        rows.append((f"TP+SP over {Y}: MLP width F", width, Y * SEED_DP, width / (Y * SEED_DP)))
+    print(f"seed 002's crossovers vs shardc's cost figures (hardware {HW}: C = {C:.3g} FLOP/s, "
+          f"W = {W:.3g} B/s, no latency)\n")
+    print(f"{'crossover':<34} {'shardc':>10} {'seed':>10} {'ratio':>7}")
+    for name, ours, seed, ratio in rows:
+        print(f"{name:<34} {ours:>10.0f} {seed:>10.0f} {ratio:>7.2f}")
+    print("""
+why they differ:
+  DP: shardc reduces fp32 gradients (fp32 master weights; the bf16 gradients the seed
+      assumes are not built), so each all-reduce moves twice the bytes: expect ~2x;
+      the all-reduce over 64 moves 2*63/64 of the bytes; attention's backward FLOPs
+      (6*L*h*T per token, small at T=128) lower it slightly.
+  FSDP: the backward gathers every weight again (ZeRO-3 keeps none across phases), so
+      the backward carries reduce-scatters of fp32 gradients plus bf16 gathers: ~1.5x DP's
+      bytes in the backward where the seed counts the reduce-scatter only.
+  TP+SP: Megatron-SP gathers and scatters around attention as well as the MLP (two
+      pairs per layer for the seed's one) while attention's GEMMs add half the MLP's
+      FLOPs (4h^2 vs 8h^2 per token): expect ~2/1.5 = 1.33x the seed's width.""")
+
+
+if __name__ == "__main__":
+    main()

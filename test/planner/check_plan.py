@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Checks `shardc plan` against the compiler (issue 18's test).
+
+For a model preset, a device count and a global batch: runs `shardc plan
+--json`, then for every candidate it ranks (the printed top k) runs `shardc
+explain --json` on the same model with the candidate's own flags (what
+`shardc compile --plan` passes) and requires
+  - planned memory per device within --memory-tolerance (5%) of the plan's,
+  - collective bytes (per mesh axis and in total) equal to the plan's,
+  - the modelled step time equal to the plan's (same cost model),
+and, where the candidate was chosen by extrapolation (2 and 3 layers per
+pipeline chunk), its extrapolated collective bytes equal to the compiled
+step's (they are affine in the layer count; memory is only reported).
+
+usage: check_plan.py SHARDC --preset gpt2-124m --devices 8 --global-batch 8
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("shardc")
+    ap.add_argument("--preset", required=True)
+    ap.add_argument("--devices", type=int, required=True)
+    ap.add_argument("--global-batch", type=int, required=True)
+    ap.add_argument("--top", type=int, default=3)
+    ap.add_argument("--hardware", default="h100-8x-nvlink-ib")
+    ap.add_argument("--precision", default="bf16")
+    ap.add_argument("--memory", help="GiB per device")
+    ap.add_argument("--memory-tolerance", type=float, default=0.05)
+    ap.add_argument("--min-ranked", type=int, default=1)
+    a = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "model.mlir")
+        run([a.shardc, "gen", "--preset", a.preset, "--batch", str(a.global_batch), "-o", model])
+        plan_cmd = [a.shardc, "plan", model, "--devices", str(a.devices), "--hardware", a.hardware,
+                    "--precision", a.precision, "--top", str(a.top), "--json"]
+        if a.memory:
+            plan_cmd += ["--memory", a.memory]
+        plan = json.loads(run(plan_cmd))
+        ranked = plan["ranked"]
+        if len(ranked) < a.min_ranked:
+            sys.exit(f"FAIL: {len(ranked)} candidates ranked, expected at least {a.min_ranked}")
+        worst_mem, worst_extrap = 0.0, 0.0
+        for i, c in enumerate(ranked):
+            p = c["prediction"]
+            if not c["fits"] or p["memory_bytes"]["total"] > plan["memory_limit_bytes"]:
+                sys.exit(f"FAIL: ranked candidate {c['flags']} does not fit")
+            if i and p["step_seconds"] < ranked[i - 1]["prediction"]["step_seconds"]:
+                sys.exit("FAIL: the ranking is not by step time")
+            rep = json.loads(run([a.shardc, "explain", model, "--hardware", a.hardware, "--json"]
+                                 + c["flags"]))
+            mem, want = p["memory_bytes"]["total"], rep["memory_bytes"]["total"]
+            err = abs(mem - want) / want
+            worst_mem = max(worst_mem, err)
+            label = " ".join(c["flags"])
+            if err > a.memory_tolerance:
+                sys.exit(f"FAIL: {label}: planned memory {mem} vs compiled {want} ({err:.2%})")
+            axes = set(p["bytes_per_axis"]) | set(rep["bytes_per_axis"])
+            # Bytes are sums of ring fractions (n-1)/n of tensor sizes: equal to
+            # the byte (not to the last bit of a double).
+            for ax in sorted(axes):
+                x = p["bytes_per_axis"].get(ax, 0)
+                y = rep["bytes_per_axis"].get(ax, 0)
+                if abs(x - y) > 1:
+                    sys.exit(f"FAIL: {label}: bytes over {ax}: plan {x}, compiled {y}")
+            if abs(p["communication_bytes"] - rep["communication_bytes"]) > 1:
+                sys.exit(f"FAIL: {label}: communication bytes differ")
+            if abs(p["step_seconds"] - rep["step_seconds"]) > 1e-9 * max(1.0, rep["step_seconds"]):
+                sys.exit(f"FAIL: {label}: step {p['step_seconds']} vs {rep['step_seconds']}")
+            if "extrapolated" in c:
+                e = c["extrapolated"]
+                if abs(e["communication_bytes"] - rep["communication_bytes"]) > 1:
+                    sys.exit(f"FAIL: {label}: extrapolated bytes {e['communication_bytes']} vs "
+                             f"compiled {rep['communication_bytes']}")
+                worst_extrap = max(worst_extrap,
+                                   abs(e["memory_bytes"]["total"] - want) / want)
+            print(f"ok {i + 1}: {label}: {p['step_seconds'] * 1e3:.3f} ms, "
+                  f"{mem / 2**30:.3f} GiB (compiled {want / 2**30:.3f}), "
+                  f"{round(p['communication_bytes'])} bytes")
+        print(f"{a.preset} on {a.devices} devices, global batch {a.global_batch}: "
+              f"{len(ranked)} ranked of {len(plan['evaluated'])} evaluated; memory within "
+              f"{worst_mem:.2%}; extrapolated memory within {worst_extrap:.2%}")
+
+
+if __name__ == "__main__":
+    main()
