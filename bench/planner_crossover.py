@@ -79,12 +79,17 @@ def main():
                          tokens, SEED_DP, tokens / SEED_DP))
         # Tensor parallelism with sequence parallelism over Y = 8: the width
         # where the tp axis's communication time equals the compute time.
+        # Per layer: the difference between 3 and 2 layers (the embedding, the
+        # head and the loss are the rest).
         Y = 8
         pts = []
         for h in (2048, 4096):
-            r = explain(a.shardc, tmp, h, 8, seq * 8, f"tp={Y}", "tp+sp", layers=2)
-            tp = sum(c["seconds"] for c in r["collectives"] if c["axes"] == "tp")
-            pts.append((4 * h, tp, r["compute_seconds"]))
+            per = []
+            for layers in (2, 3):
+                r = explain(a.shardc, tmp, h, 8, seq * 8, f"tp={Y}", "tp+sp", layers=layers)
+                tp = sum(c["seconds"] for c in r["collectives"] if c["axes"] == "tp")
+                per.append((tp, r["compute_seconds"]))
+            pts.append((4 * h, per[1][0] - per[0][0], per[1][1] - per[0][1]))
         (f1, t1, k1), (f2, t2, k2) = pts
         # compute ~ F^2, comm ~ F: the ratio compute/comm is linear in F.
         r1, r2 = k1 / t1, k2 / t2
@@ -102,11 +107,14 @@ why they differ:
       the all-reduce over 64 moves 2*63/64 of the bytes; attention's backward FLOPs
       (6*L*h*T per token, small at T=128) lower it slightly.
   FSDP: the backward gathers every weight again (ZeRO-3 keeps none across phases), so
-      the backward carries reduce-scatters of fp32 gradients plus bf16 gathers: ~1.5x DP's
-      bytes in the backward where the seed counts the reduce-scatter only.
-  TP+SP: Megatron-SP gathers and scatters around attention as well as the MLP (two
-      pairs per layer for the seed's one) while attention's GEMMs add half the MLP's
-      FLOPs (4h^2 vs 8h^2 per token): expect ~2/1.5 = 1.33x the seed's width.""")
+      the backward carries reduce-scatters of fp32 gradients (4N bytes) plus bf16 gathers
+      (2N) where the seed counts a bf16 reduce-scatter (2N... its 4N all-reduce split in
+      two): 6N/4N = ~1.5x; the forward's gathers hide behind the forward in both.
+  TP+SP (per layer, fwd + bwd): shardc's step moves 8 gathers/scatters of b*s*h (the
+      attention block's pair as well as the MLP's, forward and backward), each (Y-1)/Y of
+      the tensor on a ring, against 6 x 12h^2 FLOPs per token over Y; the seed counts the
+      MLP's forward pair against its 2 GEMMs (4 b s h F / Y): expected ratio
+      (8 x 7/8 / 2) / (18 / 4) = 0.78; attention's T-dependent FLOPs lower it a little.""")
 
 
 if __name__ == "__main__":

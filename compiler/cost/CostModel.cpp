@@ -2,6 +2,9 @@
 
 #include "compiler/cost/CostModel.h"
 
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/TypeUtilities.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Error.h"
@@ -229,6 +232,13 @@ double CostModel::reshardTime(const TensorSharding &from, const TensorSharding &
   for (const CollectiveStep &step : sharding::planReshard(from, to))
     t += stepTime(step, globalBytes);
   return t;
+}
+
+Type shardc::cost::pricingType(Operation *op) {
+  if (op->getNumOperands())
+    if (auto f = dyn_cast<FloatType>(getElementTypeOrSelf(op->getOperand(0).getType())))
+      return f;
+  return op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType()) : Type();
 }
 
 double CostModel::computeTime(double flops, Type elementType) const {

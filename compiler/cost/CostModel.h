@@ -29,6 +29,7 @@
 
 #include "compiler/sharding/Sharding.h"
 
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LogicalResult.h"
 
@@ -60,6 +61,11 @@ struct HardwareDesc {
   /// Names of the shipped descriptions.
   static std::vector<std::string> shippedNames();
 };
+
+/// The element type an op's FLOPs run at (what computeTime is given): its
+/// first operand's when that is a float (a bf16 GEMM storing an f32 weight
+/// gradient runs on bf16 tensor cores), else its first result's.
+mlir::Type pricingType(mlir::Operation *op);
 
 /// Per-device bytes a ring collective moves for a tensor of `bytes` (the local
 /// input of an all-reduce, reduce-scatter or all-to-all; the gathered output

@@ -433,9 +433,7 @@ double Propagator::decisionCost(const Node &n, const OpDecision &d) const {
   int64_t parts = 1;
   for (const AxisList &a : d.factorAxes)
     parts *= mesh_.size(a);
-  Type elt = n.op->getNumResults() ? getElementTypeOrSelf(n.op->getResult(0).getType())
-                                   : Type();
-  total += cost_.computeTime(n.rule.flops / parts, elt);
+  total += cost_.computeTime(n.rule.flops / parts, cost::pricingType(n.op));
   // Over budget, a byte kept per device costs as much as moving it.
   if (memoryTight_ && !cost_.hardware().links.empty())
     total += localResultBytes / cost_.hardware().links.front().bandwidth;

@@ -259,9 +259,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     }
     if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op))
       if (auto stage = op->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName)) {
-        Type elt = op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType())
-                                       : Type();
-        stageSeconds[stage.getInt()] += cost.computeTime(iface.getShardingRule().flops, elt);
+        stageSeconds[stage.getInt()] +=
+            cost.computeTime(iface.getShardingRule().flops, cost::pricingType(op));
       }
   });
   work.walk([&](Operation *op) {
@@ -297,9 +296,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     else if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
       xf::OpShardingRule rule = iface.getShardingRule();
       auto d = readDecision(op, rule.factors.size());
-      Type elt = op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType())
-                                     : Type();
-      double seconds = cost.computeTime(rule.flops, elt);
+      double seconds = cost.computeTime(rule.flops, cost::pricingType(op));
       computeSeconds += seconds;
       computeSum += seconds;
       bool isBackward = isa<xf::CrossEntropyGradOp, xf::LinearCrossEntropyGradOp>(op) ||
