@@ -235,9 +235,13 @@ double CostModel::reshardTime(const TensorSharding &from, const TensorSharding &
 }
 
 Type shardc::cost::pricingType(Operation *op) {
-  if (op->getNumOperands())
-    if (auto f = dyn_cast<FloatType>(getElementTypeOrSelf(op->getOperand(0).getType())))
-      return f;
+  FloatType narrowest;
+  for (Value v : op->getOperands())
+    if (auto f = dyn_cast<FloatType>(getElementTypeOrSelf(v.getType())))
+      if (!narrowest || f.getWidth() < narrowest.getWidth())
+        narrowest = f;
+  if (narrowest)
+    return narrowest;
   return op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType()) : Type();
 }
 

@@ -63,8 +63,9 @@ struct HardwareDesc {
 };
 
 /// The element type an op's FLOPs run at (what computeTime is given): its
-/// first operand's when that is a float (a bf16 GEMM storing an f32 weight
-/// gradient runs on bf16 tensor cores), else its first result's.
+/// narrowest float operand's (a bf16 GEMM storing an f32 weight gradient, or
+/// a loss gradient fed an f32 scalar, runs on bf16 tensor cores), else its
+/// first result's.
 mlir::Type pricingType(mlir::Operation *op);
 
 /// Per-device bytes a ring collective moves for a tensor of `bytes` (the local

@@ -231,8 +231,13 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
   for (auto &[k, v] : two.p.memory) {
     if (k == "total")
       continue;
+    // Not below the deeper point: the plan's peak at 3 and 4 layers can fall
+    // with depth (the head's peak giving way to the stack's), which a line
+    // would carry on into negative bytes. An underestimate only costs a full
+    // compile of a finalist that then does not fit; an overestimate could
+    // screen out a candidate that does.
     double a = one.p.memory.count(k) ? one.p.memory.at(k) : 0;
-    p.memory[k] = std::round(affine(a, v, n));
+    p.memory[k] = std::round(std::max(affine(a, v, n), v));
     total += p.memory[k];
   }
   p.memory["total"] = total;
@@ -329,33 +334,38 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
 
   // The model evaluated: generated at 3 and 4 layers per chunk when its
   // xf.model describes it, else the given module in full.
+  // A step of m micro-batches runs the model function m times: the function's
+  // batch is the micro-batch, global batch / m, so a candidate with m > 1
+  // needs the model regenerated at that batch (and so does another global
+  // batch); a model that cannot be is planned with one micro-batch, no pipeline.
   std::optional<models::ModelConfig> config = models::configFromModule(model, plan.exactReason);
-  OwningOpRef<ModuleOp> full;
   if (config) {
     plan.extrapolated = true;
-    config->batch = plan.globalBatch;
-    if (plan.globalBatch != modelBatch)
-      full = models::buildModel(*ctx, *config);
   } else if (plan.globalBatch != modelBatch) {
     return emitError(loc) << "plan: --global-batch " << plan.globalBatch
                           << " differs from the model's batch " << modelBatch
                           << ", and the model cannot be regenerated: " << plan.exactReason;
   }
-  ModuleOp fullModel = full ? *full : model;
-  for (const xf::ParamArg &p : xf::getParams(xf::getModelFunction(fullModel, "")))
+  for (const xf::ParamArg &p : xf::getParams(forward))
     plan.parameters += static_cast<double>(p.numel());
   plan.flopsPerToken = rt::flopsPerToken(plan.parameters, plan.layers, hidden, plan.seq);
 
-  std::map<int64_t, OwningOpRef<ModuleOp>> generated; // by layer count
+  std::map<std::pair<int64_t, int64_t>, OwningOpRef<ModuleOp>> generated; // (layers, batch)
   StepCache steps;
-  auto modelWith = [&](int64_t layers) -> ModuleOp {
-    auto &m = generated[layers];
+  auto modelWith = [&](int64_t layers, int64_t batch) -> ModuleOp {
+    if (!config)
+      return model;
+    auto &m = generated[{layers, batch}];
     if (!m) {
       models::ModelConfig c = *config;
       c.layers = layers;
+      c.batch = batch;
       m = models::buildModel(*ctx, c);
     }
     return *m;
+  };
+  auto fullModel = [&](const Candidate &c) {
+    return modelWith(plan.layers, plan.globalBatch / c.microBatches);
   };
   double tokens = static_cast<double>(plan.globalBatch) * plan.seq;
   auto finish = [&](Prediction &p) {
@@ -371,17 +381,18 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     FailureOr<Raw> raw = failure();
     int64_t unit = c.chunks();
     if (plan.extrapolated && plan.layers / unit > 4) {
+      int64_t batch = plan.globalBatch / c.microBatches;
       FailureOr<Raw> three =
-          evaluateRaw(modelWith(3 * unit), c, request, 3 * unit, e.error, &steps);
+          evaluateRaw(modelWith(3 * unit, batch), c, request, 3 * unit, e.error, &steps);
       if (succeeded(three)) {
         FailureOr<Raw> four =
-            evaluateRaw(modelWith(4 * unit), c, request, 4 * unit, e.error, &steps);
+            evaluateRaw(modelWith(4 * unit, batch), c, request, 4 * unit, e.error, &steps);
         if (succeeded(four))
           raw = extrapolate(*three, *four, static_cast<double>(plan.layers / unit));
       }
     } else {
       // Four layers per chunk or fewer: the full model is as cheap.
-      raw = evaluateRaw(fullModel, c, request, plan.layers, e.error, &steps);
+      raw = evaluateRaw(fullModel(c), c, request, plan.layers, e.error, &steps);
       if (succeeded(raw))
         raw->p.exact = true;
     }
@@ -406,7 +417,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   int64_t maxTp = request.maxTp > 0 ? request.maxTp : std::max<int64_t>(1, hw->devicesPerNode);
   static const char *kPolicies[] = {"none", "selective", "full"};
   for (int64_t pp : divisors(request.devices)) {
-    if (pp > 1 && (plan.layers < 1 || plan.layers % pp != 0))
+    if (pp > 1 && (!config || plan.layers < 1 || plan.layers % pp != 0))
       continue;
     for (int64_t tp : divisors(request.devices / pp)) {
       if (tp > maxTp)
@@ -414,9 +425,13 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       int64_t dp = request.devices / pp / tp;
       if (plan.globalBatch % dp != 0)
         continue;
-      std::vector<std::string> datas = dp > 1 ? std::vector<std::string>{"dp", "zero1", "zero2",
-                                                                         "zero3"}
-                                              : std::vector<std::string>{"dp"};
+      // With a pipeline, ZeRO-2/3 reduce-scatter (and ZeRO-3 gathers) every
+      // micro-batch's gradients (parameters) instead of once per step (the
+      // seeds' warning; DeepSpeed refuses the combination): dp and zero1 only.
+      std::vector<std::string> datas =
+          dp == 1   ? std::vector<std::string>{"dp"}
+          : pp == 1 ? std::vector<std::string>{"dp", "zero1", "zero2", "zero3"}
+                    : std::vector<std::string>{"dp", "zero1"};
       std::vector<std::pair<std::string, int64_t>> schedules = {{"1f1b", 1}};
       if (pp > 1 && plan.layers % (2 * pp) == 0)
         schedules.push_back({"interleaved", 2});
@@ -432,11 +447,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
             base.schedule = schedule;
             base.virtualStages = v;
             std::vector<int64_t> mbs;
-            for (int64_t m = pp > 1 ? pp : 1; m <= plan.globalBatch / dp; m *= 2)
+            for (int64_t m = pp > 1 ? pp : 1; m <= plan.globalBatch / dp && (config || m == 1);
+                 m *= 2)
               if (plan.globalBatch % (m * dp) == 0 && (v == 1 || m % pp == 0))
                 mbs.push_back(m);
-            if (pp > 1 && mbs.size() > 4)
-              mbs.resize(4);
+            if (pp > 1 && mbs.size() > 3)
+              mbs.resize(3);
             if (mbs.empty())
               continue;
             if (pp > 1) {
@@ -505,7 +521,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     if (!e.prediction.exact) {
       std::string error;
       FailureOr<Raw> raw =
-          evaluateRaw(fullModel, e.candidate, request, plan.layers, error, &steps);
+          evaluateRaw(fullModel(e.candidate), e.candidate, request, plan.layers, error, &steps);
       if (failed(raw))
         return emitError(loc) << "plan: " << label(e.candidate)
                               << " compiles at 3 and 4 layers per chunk but not in full: "
@@ -664,10 +680,13 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
     os << llvm::formatv("  faster but over memory: {0}: {1:F2} ms, {2} GiB per device\n",
                         label(faster[i]->candidate), faster[i]->prediction.stepSeconds * 1e3,
                         gib(faster[i]->prediction.memory.at("total")));
-  os << "  compile it: shardc compile <model> " << llvm::join(best.candidate.flags(plan.layers,
-                                                                                  request.precision),
-                                                             " ")
-     << " -o step (or --plan FILE from `shardc plan --json`)\n";
+  os << "  compile it: shardc compile <model> "
+     << llvm::join(best.candidate.flags(plan.layers, request.precision), " ")
+     << " -o step (or --plan FILE from `shardc plan --json`)";
+  if (best.candidate.microBatches > 1)
+    os << llvm::formatv("; the model's batch is the micro-batch: regenerate it with --batch {0}",
+                        plan.globalBatch / best.candidate.microBatches);
+  os << "\n";
   double memoryError = 0, bytesError = 0;
   int64_t refined = 0;
   for (size_t i : plan.ranking)
@@ -719,6 +738,7 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
     llvm::json::Object o{{"mesh", c.mesh()},
                          {"strategy", c.strategy()},
                          {"micro_batches", c.microBatches},
+                         {"micro_batch_size", plan.globalBatch / c.microBatches},
                          {"schedule", c.pp > 1 ? c.schedule : "-"},
                          {"virtual_stages", c.virtualStages},
                          {"pipeline_cuts", c.cuts(plan.layers)},

@@ -44,8 +44,13 @@ def main():
     a = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        model = os.path.join(tmp, "model.mlir")
-        run([a.shardc, "gen", "--preset", a.preset, "--batch", str(a.global_batch), "-o", model])
+        def model_at(batch):
+            """The model whose function's batch is one micro-batch."""
+            path = os.path.join(tmp, f"model-b{batch}.mlir")
+            if not os.path.exists(path):
+                run([a.shardc, "gen", "--preset", a.preset, "--batch", str(batch), "-o", path])
+            return path
+        model = model_at(a.global_batch)
         plan_cmd = [a.shardc, "plan", model, "--devices", str(a.devices), "--hardware", a.hardware,
                     "--precision", a.precision, "--top", str(a.top), "--json"]
         if a.memory:
@@ -61,8 +66,10 @@ def main():
                 sys.exit(f"FAIL: ranked candidate {c['flags']} does not fit")
             if i and p["step_seconds"] < ranked[i - 1]["prediction"]["step_seconds"]:
                 sys.exit("FAIL: the ranking is not by step time")
-            rep = json.loads(run([a.shardc, "explain", model, "--hardware", a.hardware, "--json"]
-                                 + c["flags"]))
+            if c["micro_batch_size"] * c["micro_batches"] != plan["global_batch"]:
+                sys.exit(f"FAIL: {c['flags']}: micro-batch size x micro-batches is not the batch")
+            rep = json.loads(run([a.shardc, "explain", model_at(c["micro_batch_size"]),
+                                  "--hardware", a.hardware, "--json"] + c["flags"]))
             mem, want = p["memory_bytes"]["total"], rep["memory_bytes"]["total"]
             err = abs(mem - want) / want
             worst_mem = max(worst_mem, err)

@@ -980,18 +980,21 @@ std::vector<std::string> planFlags(const Args &args, const std::vector<std::stri
     for (const llvm::json::Value &v : *f)
       if (auto str = v.getAsString())
         flags.push_back(str->str());
-    // The plan was made for a global batch; the model must have it.
+    // The plan was made for a global batch: the model's batch (one
+    // micro-batch) times the micro-batches must be it.
     int64_t planBatch = root->getInteger("global_batch").value_or(0);
+    int64_t micro = cand->getInteger("micro_batches").value_or(1);
     MLIRContext ctx;
     registerDialects(ctx);
     SourceDiagnostics diagnostics(ctx);
     OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
     for (const xf::InputArg &in : xf::getInputs(modelFunction(*module, args)))
-      if (in.kind == "tokens" && in.type.getRank() == 2 && in.type.getDimSize(0) != planBatch)
-        throw rt::Error(llvm::formatv("the plan is for a global batch of {0} sequences but the "
-                                      "model's batch is {1} (regenerate it: shardc gen ... "
-                                      "--batch {0})",
-                                      planBatch, in.type.getDimSize(0))
+      if (in.kind == "tokens" && in.type.getRank() == 2 &&
+          in.type.getDimSize(0) * micro != planBatch)
+        throw rt::Error(llvm::formatv("the plan is for a global batch of {0} sequences in {1} "
+                                      "micro-batches but the model's batch (one micro-batch) is "
+                                      "{2} (regenerate it: shardc gen ... --batch {3})",
+                                      planBatch, micro, in.type.getDimSize(0), planBatch / micro)
                             .str());
   }
   // A flag the plan sets must not be given too.
