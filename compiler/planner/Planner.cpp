@@ -663,11 +663,12 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
                       gib(bp.memory.at("total")), gib(plan.memoryLimit));
   if (plan.ranking.size() > 1) {
     const Prediction &sp = plan.evaluated[plan.ranking[1]].prediction;
-    os << llvm::formatv("  vs #2: compute {0:+F2} ms, exposed communication {1:+F2} ms, memory "
-                        "{2:+F2} GiB\n",
-                        (sp.computeSeconds - bp.computeSeconds) * 1e3,
-                        (sp.exposedSeconds - bp.exposedSeconds) * 1e3,
-                        (sp.memory.at("total") - bp.memory.at("total")) / double(1ull << 30));
+    auto signed2 = [](double x) { return llvm::formatv("{0}{1:F2}", x >= 0 ? "+" : "", x).str(); };
+    os << llvm::formatv("  #2 against #1: compute {0} ms, exposed communication {1} ms, memory "
+                        "{2} GiB\n",
+                        signed2((sp.computeSeconds - bp.computeSeconds) * 1e3),
+                        signed2((sp.exposedSeconds - bp.exposedSeconds) * 1e3),
+                        signed2((sp.memory.at("total") - bp.memory.at("total")) / double(1ull << 30)));
   }
   std::vector<const Evaluated *> faster;
   for (const Evaluated &e : plan.evaluated)
