@@ -56,8 +56,13 @@ static bool fromJSON(const llvm::json::Value &v, HardwareDesc &hw, llvm::json::P
   // Unknown fields ("source", "notes", ...) are ignored.
   if (!(o && o.map("name", hw.name) && o.map("devices_per_node", hw.devicesPerNode) &&
         o.map("memory_bytes", hw.memoryBytes) && o.map("peak_flops", hw.peakFlops) &&
-        o.map("links", hw.links)))
+        o.map("links", hw.links) &&
+        o.mapOptional("achievable_flops_fraction", hw.achievableFraction)))
     return false;
+  if (!(hw.achievableFraction > 0 && hw.achievableFraction <= 1)) {
+    p.field("achievable_flops_fraction").report("must be in (0, 1]");
+    return false;
+  }
   if (hw.devicesPerNode < 1) {
     p.field("devices_per_node").report("must be >= 1");
     return false;
@@ -260,5 +265,5 @@ double CostModel::computeTime(double flops, Type elementType) const {
     it = hw_.peakFlops.find("f32");
   if (it == hw_.peakFlops.end() || !(it->second > 0))
     return 0.0;
-  return flops / it->second;
+  return flops / (it->second * hw_.achievableFraction);
 }

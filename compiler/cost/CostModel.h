@@ -13,6 +13,7 @@
 //     "devices_per_node": 8,
 //     "memory_bytes": 85899345920,
 //     "peak_flops": {"f32": 6.7e13, "bf16": 9.89e14, "f16": 9.89e14, "f64": 6.7e13},
+//     "achievable_flops_fraction": 0.564,  // optional, measured share of peak
 //     "links": [
 //       {"name": "nvlink", "bandwidth": 4.5e11, "latency": 3e-6},   // within a node
 //       {"name": "infiniband", "bandwidth": 5.0e10, "latency": 1e-5} // between nodes
@@ -49,6 +50,10 @@ struct HardwareDesc {
   std::string name;
   int64_t devicesPerNode = 1;
   double memoryBytes = 0;
+  /// The share of peak_flops a training step's kernels reach (a measured
+  /// figure with its source; 1 when the file gives none): compute time is
+  /// FLOPs / (peak x this).
+  double achievableFraction = 1.0;
   std::map<std::string, double> peakFlops; ///< keyed "f32", "bf16", "f16", "f64"
   std::vector<Link> links;                 ///< [0] within a node, [1] between nodes
 
