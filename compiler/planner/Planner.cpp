@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -31,8 +32,12 @@ std::string Candidate::mesh() const {
   std::vector<std::string> axes;
   if (pp > 1)
     axes.push_back("pp=" + std::to_string(pp));
-  if (dp > 1)
+  if (data == "mics" && shard > 1) {
+    axes.push_back("dp=" + std::to_string(dp / shard));
+    axes.push_back("shard=" + std::to_string(shard));
+  } else if (dp > 1) {
     axes.push_back("dp=" + std::to_string(dp));
+  }
   if (tp > 1)
     axes.push_back("tp=" + std::to_string(tp));
   if (axes.empty())
@@ -163,6 +168,8 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   });
   OwningOpRef<ModuleOp> m;
   auto key = std::make_tuple(model.getOperation(), c.microBatches, c.recompute);
+  if (cache && !cache->count(key) && cache->size() >= 6)
+    cache->clear();
   if (cache && cache->count(key)) {
     m = cast<ModuleOp>((*cache)[key]->clone());
   } else {
@@ -355,6 +362,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   auto modelWith = [&](int64_t layers, int64_t batch) -> ModuleOp {
     if (!config)
       return model;
+    // Bounded: a 1.5B model's step is hundreds of MB. The steps are keyed by
+    // their model's address, so they go with the models.
+    if (!generated.count({layers, batch}) && generated.size() >= 4) {
+      generated.clear();
+      steps.clear();
+    }
     auto &m = generated[{layers, batch}];
     if (!m) {
       models::ModelConfig c = *config;
@@ -409,6 +422,34 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     return plan.evaluated.back();
   };
 
+  // A bound for pipelines: no rank computes less than its share of the
+  // model's FLOPs (6N + 6LhT per token) at the achievable rate, and a pipeline
+  // idles for its bubble, (p-1)/(v*m+p-1) by the schedules' construction (what
+  // -xf-pipeline's slots give for 1F1B and interleaved 1F1B); 0.95 of it, for
+  // the FLOP count's approximations (the position table counted as a GEMM).
+  // A candidate whose bound exceeds the (2 x top)-th best screened step so
+  // far cannot make the ranking and is not evaluated.
+  double idealCompute = plan.peakFlops > 0
+                            ? plan.flopsPerToken * tokens /
+                                  (request.devices * plan.peakFlops * hw->achievableFraction)
+                            : 0;
+  auto lowerBound = [&](const Candidate &c) {
+    double p = static_cast<double>(c.pp);
+    double bubble = (p - 1) / (static_cast<double>(c.virtualStages * c.microBatches) + p - 1);
+    return 0.95 * idealCompute / (1 - bubble);
+  };
+  auto incumbent = [&]() {
+    std::vector<double> steps;
+    for (const Evaluated &e : plan.evaluated)
+      if (e.fits)
+        steps.push_back(e.prediction.stepSeconds);
+    size_t k = static_cast<size_t>(2 * std::max<int64_t>(1, request.top));
+    if (steps.size() < k)
+      return std::numeric_limits<double>::infinity();
+    std::nth_element(steps.begin(), steps.begin() + (k - 1), steps.end());
+    return steps[k - 1];
+  };
+
   // Enumeration. Pruning by dominance on the cost model (documented in
   // docs/design.md): recomputation adds compute and no communication, so a
   // policy is tried only where every lighter one ran out of memory; without a
@@ -432,6 +473,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
           dp == 1   ? std::vector<std::string>{"dp"}
           : pp == 1 ? std::vector<std::string>{"dp", "zero1", "zero2", "zero3"}
                     : std::vector<std::string>{"dp", "zero1"};
+      // MiCS (seed 004): ZeRO-3 inside a partition group of the node's
+      // devices (after tp), replicated across groups; only where there are
+      // several groups (on one node it is ZeRO-3).
+      int64_t micsShard = std::max<int64_t>(1, hw->devicesPerNode / tp);
+      if (pp == 1 && micsShard > 1 && dp % micsShard == 0 && dp / micsShard > 1)
+        datas.push_back("mics");
       std::vector<std::pair<std::string, int64_t>> schedules = {{"1f1b", 1}};
       if (pp > 1 && plan.layers % (2 * pp) == 0)
         schedules.push_back({"interleaved", 2});
@@ -443,6 +490,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
             base.dp = dp;
             base.tp = tp;
             base.data = data;
+            base.shard = data == "mics" ? micsShard : 0;
             base.sp = sp;
             base.schedule = schedule;
             base.virtualStages = v;
@@ -451,17 +499,25 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                  m *= 2)
               if (plan.globalBatch % (m * dp) == 0 && (v == 1 || m % pp == 0))
                 mbs.push_back(m);
-            if (pp > 1 && mbs.size() > 3)
-              mbs.resize(3);
+            // A step's IR holds every micro-batch's copy of the layers, so
+            // pipelines are tried at pp and 2 pp micro-batches (Megatron-LM's
+            // usual range; more only shrinks the bubble further).
+            if (pp > 1 && mbs.size() > 2)
+              mbs.resize(2);
             if (mbs.empty())
               continue;
             if (pp > 1) {
-              // The bubble shrinks with more micro-batches: every count.
+              // The bubble shrinks with more micro-batches: every count, unless
+              // the bound says the candidate cannot make the ranking.
               for (int64_t m : mbs)
                 for (size_t r = 0; r < 3; ++r) {
                   Candidate c = base;
                   c.microBatches = m;
                   c.recompute = kPolicies[r];
+                  if (lowerBound(c) > incumbent()) {
+                    ++plan.bounded;
+                    break;
+                  }
                   Evaluated &e = run(c);
                   if (e.fits || !e.error.empty()) {
                     plan.skipped += static_cast<int64_t>(2 - r);
@@ -607,12 +663,12 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
   os << llvm::formatv("on {0} devices: {1}; memory per device {2} GiB\n", request.devices,
                       plan.hardwareName, gib(plan.memoryLimit));
   os << llvm::formatv("evaluated {0} candidates ({1}): {2} fit, {3} over memory, {4} rejected by "
-                      "the compiler; {5} dominated, not evaluated\n",
+                      "the compiler; {5} dominated and {6} bounded out, not evaluated\n",
                       plan.evaluated.size(),
                       plan.extrapolated ? "compiled at 3 and 4 layers per pipeline chunk and "
                                           "extrapolated"
                                         : "each compiled in full: " + plan.exactReason,
-                      fit, tooBig, rejected, plan.skipped);
+                      fit, tooBig, rejected, plan.skipped, plan.bounded);
   if (plan.ranking.empty()) {
     double least = 0;
     std::string which;
@@ -772,6 +828,7 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
                             {"flops_per_token", plan.flopsPerToken},
                             {"extrapolated", plan.extrapolated},
                             {"dominated_not_evaluated", plan.skipped},
+                            {"bounded_not_evaluated", plan.bounded},
                             {"over_memory_when_compiled_in_full", plan.overMemoryWhenExact},
                             {"ranked", std::move(ranked)},
                             {"evaluated", std::move(all)}};

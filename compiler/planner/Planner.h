@@ -58,7 +58,10 @@ struct Request {
 /// One way to run the step.
 struct Candidate {
   int64_t pp = 1, dp = 1, tp = 1;
-  std::string data = "dp"; ///< dp | zero1 | zero2 | zero3 (when dp > 1)
+  std::string data = "dp"; ///< dp | zero1 | zero2 | zero3 | mics (when dp > 1)
+  /// MiCS: the partition group (parameters sharded over `shard` ranks inside
+  /// a node, replicated over dp / shard groups); the mesh has dp and shard.
+  int64_t shard = 0;
   bool sp = false;         ///< Megatron sequence parallelism (tp > 1)
   int64_t microBatches = 1;
   std::string schedule = "1f1b"; ///< 1f1b | interleaved (pp > 1)
@@ -111,6 +114,7 @@ struct Plan {
   /// full (exact) and fitting.
   std::vector<size_t> ranking;
   int64_t skipped = 0; ///< dominated: not evaluated (see the design notes)
+  int64_t bounded = 0; ///< pipelines whose lower bound cannot make the ranking
   int64_t overMemoryWhenExact = 0; ///< finalists the full compile pushed over memory
 };
 
