@@ -510,29 +510,26 @@ std::optional<ModelConfig> shardc::models::configFromModule(ModuleOp module, std
   }
   ModelConfig c;
   bool ok = true;
-  auto str = [&](const char *key, std::string &field) {
-    if (auto a = dict.getAs<StringAttr>(key))
-      field = a.str();
+  // Reads one field of type A into `field` (through `get`), or records the
+  // first missing key.
+  auto read = [&](auto attrTag, const char *key, auto &field, auto get) {
+    using A = typename decltype(attrTag)::type;
+    if (auto a = dict.getAs<A>(key))
+      field = get(a);
     else if (ok) {
       why = std::string("its xf.model has no '") + key + "' (written by an older `shardc gen`?)";
       ok = false;
     }
+  };
+  auto str = [&](const char *key, std::string &field) {
+    read(llvm::type_identity<StringAttr>{}, key, field, [](StringAttr a) { return a.str(); });
   };
   auto i64 = [&](const char *key, int64_t &field) {
-    if (auto a = dict.getAs<IntegerAttr>(key))
-      field = a.getInt();
-    else if (ok) {
-      why = std::string("its xf.model has no '") + key + "' (written by an older `shardc gen`?)";
-      ok = false;
-    }
+    read(llvm::type_identity<IntegerAttr>{}, key, field, [](IntegerAttr a) { return a.getInt(); });
   };
   auto f64 = [&](const char *key, double &field) {
-    if (auto a = dict.getAs<FloatAttr>(key))
-      field = a.getValueAsDouble();
-    else if (ok) {
-      why = std::string("its xf.model has no '") + key + "' (written by an older `shardc gen`?)";
-      ok = false;
-    }
+    read(llvm::type_identity<FloatAttr>{}, key, field,
+         [](FloatAttr a) { return a.getValueAsDouble(); });
   };
   std::string family;
   str("family", family);
@@ -553,12 +550,7 @@ std::optional<ModelConfig> shardc::models::configFromModule(ModuleOp module, std
   f64("rope_theta", c.ropeTheta);
   f64("init_std", c.initStd);
   str("dtype", c.dtype);
-  if (auto a = dict.getAs<BoolAttr>("pre_ln"))
-    c.preLN = a.getValue();
-  else if (ok) {
-    why = "its xf.model has no 'pre_ln' (written by an older `shardc gen`?)";
-    ok = false;
-  }
+  read(llvm::type_identity<BoolAttr>{}, "pre_ln", c.preLN, [](BoolAttr a) { return a.getValue(); });
   if (!ok)
     return std::nullopt;
   std::optional<Family> f = parseFamily(family);

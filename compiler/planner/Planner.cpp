@@ -168,7 +168,7 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   });
   OwningOpRef<ModuleOp> m;
   auto key = std::make_tuple(model.getOperation(), c.microBatches, c.recompute);
-  if (cache && !cache->count(key) && cache->size() >= 6)
+  if (cache && !cache->count(key) && cache->size() >= 2)
     cache->clear();
   if (cache && cache->count(key)) {
     m = cast<ModuleOp>((*cache)[key]->clone());
