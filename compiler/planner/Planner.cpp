@@ -119,6 +119,9 @@ Raw fromReport(const llvm::json::Object &r) {
   p.exposedSeconds = number(r, "exposed_communication_seconds");
   p.gradientSeconds = number(r, "gradient_reduction_seconds");
   p.backwardSeconds = number(r, "backward_compute_seconds");
+  p.forwardSeconds = number(r, "forward_compute_seconds");
+  p.forwardGatherSeconds = number(r, "forward_parameter_gather_seconds");
+  p.backwardGatherSeconds = number(r, "backward_parameter_gather_seconds");
   if (const llvm::json::Object *axes = r.getObject("bytes_per_axis"))
     for (const auto &[k, v] : *axes)
       p.bytesPerAxis[k.str()] = v.getAsNumber().value_or(0);
@@ -228,7 +231,13 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
   p.commSeconds = affine(one.p.commSeconds, two.p.commSeconds, n);
   p.gradientSeconds = affine(one.p.gradientSeconds, two.p.gradientSeconds, n);
   p.backwardSeconds = affine(one.p.backwardSeconds, two.p.backwardSeconds, n);
-  p.exposedSeconds = p.commSeconds - std::min(p.gradientSeconds, p.backwardSeconds);
+  p.forwardSeconds = affine(one.p.forwardSeconds, two.p.forwardSeconds, n);
+  p.forwardGatherSeconds = affine(one.p.forwardGatherSeconds, two.p.forwardGatherSeconds, n);
+  p.backwardGatherSeconds = affine(one.p.backwardGatherSeconds, two.p.backwardGatherSeconds, n);
+  // The report's overlap (reportStep), on the extrapolated parts.
+  p.exposedSeconds = std::max(
+      0.0, p.commSeconds - std::min(p.forwardGatherSeconds, p.forwardSeconds) -
+               std::min(p.gradientSeconds + p.backwardGatherSeconds, p.backwardSeconds));
   p.commBytes = affine(one.p.commBytes, two.p.commBytes, n);
   for (auto &[k, v] : two.p.bytesPerAxis) {
     double a = one.p.bytesPerAxis.count(k) ? one.p.bytesPerAxis.at(k) : 0;
@@ -477,7 +486,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       // devices (after tp), replicated across groups; only where there are
       // several groups (on one node it is ZeRO-3).
       int64_t micsShard = std::max<int64_t>(1, hw->devicesPerNode / tp);
-      if (pp == 1 && micsShard > 1 && dp % micsShard == 0 && dp / micsShard > 1)
+      if (pp == 1 && hw->devicesPerNode % tp == 0 && micsShard > 1 && dp % micsShard == 0 &&
+          dp / micsShard > 1)
         datas.push_back("mics");
       std::vector<std::pair<std::string, int64_t>> schedules = {{"1f1b", 1}};
       if (pp > 1 && plan.layers % (2 * pp) == 0)
@@ -578,10 +588,13 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       std::string error;
       FailureOr<Raw> raw =
           evaluateRaw(fullModel(e.candidate), e.candidate, request, plan.layers, error, &steps);
-      if (failed(raw))
-        return emitError(loc) << "plan: " << label(e.candidate)
-                              << " compiles at 3 and 4 layers per chunk but not in full: "
-                              << error;
+      if (failed(raw)) {
+        // Rejected in full (the extrapolation compiled): not ranked, the
+        // reason kept with it.
+        e.error = "compiles at 3 and 4 layers per chunk but not in full: " + error;
+        e.fits = false;
+        continue;
+      }
       e.screened = e.prediction;
       e.prediction = raw->p;
       e.prediction.exact = true;

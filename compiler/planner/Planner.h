@@ -83,6 +83,7 @@ struct Prediction {
   double stepSeconds = 0, computeSeconds = 0, commSeconds = 0;
   double exposedSeconds = 0;  ///< communication on the critical path
   double gradientSeconds = 0, backwardSeconds = 0; ///< the overlap's two sides
+  double forwardSeconds = 0, forwardGatherSeconds = 0, backwardGatherSeconds = 0;
   double commBytes = 0;
   std::map<std::string, double> bytesPerAxis;
   std::map<std::string, double> memory; ///< arenas and "total", bytes per device

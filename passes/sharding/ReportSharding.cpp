@@ -193,7 +193,12 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   // apart for the overlap. The all-reduces are what -rt-bucket-all-reduces
   // merges: their bandwidth time is counted here, their ring latencies once
   // per bucket below.
-  std::map<std::string, std::pair<AxisList, double>> gradientInput; // by axes: input bytes
+  struct GradientGroup {
+    AxisList axes;
+    double input = 0; ///< bytes
+    int64_t count = 0;
+  };
+  std::map<std::string, GradientGroup> gradientInput; // by axes
   double gradientSeconds = 0;
   auto account = [&](CollectiveStep::Kind kind, ArrayRef<Axis> axes, double inBytes,
                      double elements, bool gradient = false) {
@@ -211,9 +216,10 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     double seconds = cost.stepTime(step, inBytes);
     if (gradient && kind == CollectiveStep::AllReduce && mesh->size(step.axes) > 1) {
       seconds = bytes / cost.linkFor(step.axes).bandwidth;
-      auto &[groupAxes, input] = gradientInput[axesName];
-      groupAxes = step.axes;
-      input += inBytes;
+      GradientGroup &group = gradientInput[axesName];
+      group.axes = step.axes;
+      group.input += inBytes;
+      group.count += 1;
     }
     if (gradient)
       gradientSeconds += seconds;
@@ -335,14 +341,13 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   // One bucket's ring latencies per bucketBytes of gradients (the compiled
   // step's buckets; 0: one per tensor, as without bucketing).
   for (auto &[axesName, group] : gradientInput) {
-    auto &[groupAxes, input] = group;
     CollectiveRow &row = rows[{kindName(CollectiveStep::AllReduce).str(), axesName}];
-    int64_t n = mesh->size(groupAxes);
+    int64_t n = mesh->size(group.axes);
     double buckets = options.bucketBytes > 0
-                         ? std::ceil(input / static_cast<double>(options.bucketBytes))
-                         : static_cast<double>(row.count);
+                         ? std::ceil(group.input / static_cast<double>(options.bucketBytes))
+                         : static_cast<double>(group.count);
     double latency = buckets * 2.0 * static_cast<double>(n - 1) *
-                     cost.linkFor(groupAxes).latency;
+                     cost.linkFor(group.axes).latency;
     row.seconds += latency;
     gradientSeconds += latency;
   }

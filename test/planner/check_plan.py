@@ -8,7 +8,7 @@ explain --json` on the same model with the candidate's own flags (what
   - planned memory per device within --memory-tolerance (5%) of the plan's,
   - collective bytes (per mesh axis and in total) equal to the plan's,
   - the modelled step time equal to the plan's (same cost model),
-and, where the candidate was chosen by extrapolation (2 and 3 layers per
+and, where the candidate was chosen by extrapolation (3 and 4 layers per
 pipeline chunk), its extrapolated collective bytes equal to the compiled
 step's (they are affine in the layer count; memory is only reported).
 

@@ -933,16 +933,37 @@ int cmdPlan(const std::vector<std::string> &argv) {
 
 /// `shardc compile --plan FILE|auto`: the chosen candidate's flags, checked
 /// against the command line's.
+/// The option an argv element names, as Args::parse reads it ("-x", "--x",
+/// "--x=v" -> "x"); "" for a value.
+std::string optionName(const std::string &a) {
+  if (a.size() < 2 || a[0] != '-')
+    return "";
+  std::string name = a.substr(a[1] == '-' ? 2 : 1);
+  return name.substr(0, name.find('='));
+}
+
+/// The value given for option `name` on the command line ("" if none).
+std::string optionValue(const std::vector<std::string> &argv, const std::string &name) {
+  for (size_t i = 0; i < argv.size(); ++i)
+    if (optionName(argv[i]) == name) {
+      size_t eq = argv[i].find('=');
+      if (eq != std::string::npos)
+        return argv[i].substr(eq + 1);
+      return i + 1 < argv.size() ? argv[i + 1] : "";
+    }
+  return "";
+}
+
+/// `shardc compile --plan FILE|auto`: the chosen candidate's flags, checked
+/// against the command line's and against the model's batch.
 std::vector<std::string> planFlags(const Args &args, const std::vector<std::string> &argv) {
   int64_t k = args.integer("plan-candidate", 1);
   std::vector<std::string> flags;
   std::string plan = args.str("plan");
+  int64_t planBatch = 0, micro = 1;
   if (plan == "auto") {
-    std::string precision = "bf16";
-    for (size_t i = 0; i + 1 < argv.size(); ++i)
-      if (argv[i] == "--precision")
-        precision = argv[i + 1];
-    planner::Request request = planRequest(args, precision);
+    std::string precision = optionValue(argv, "precision");
+    planner::Request request = planRequest(args, precision.empty() ? "bf16" : precision);
     MLIRContext ctx;
     registerDialects(ctx);
     SourceDiagnostics diagnostics(ctx);
@@ -956,6 +977,8 @@ std::vector<std::string> planFlags(const Args &args, const std::vector<std::stri
                           .str());
     const planner::Evaluated &e = p->evaluated[p->ranking[k - 1]];
     flags = e.candidate.flags(p->layers, request.precision);
+    planBatch = p->globalBatch;
+    micro = e.candidate.microBatches;
     std::cerr << "shardc compile: planned " << llvm::join(flags, " ") << "\n";
   } else {
     auto buffer = llvm::MemoryBuffer::getFile(plan);
@@ -980,10 +1003,14 @@ std::vector<std::string> planFlags(const Args &args, const std::vector<std::stri
     for (const llvm::json::Value &v : *f)
       if (auto str = v.getAsString())
         flags.push_back(str->str());
-    // The plan was made for a global batch: the model's batch (one
-    // micro-batch) times the micro-batches must be it.
-    int64_t planBatch = root->getInteger("global_batch").value_or(0);
-    int64_t micro = cand->getInteger("micro_batches").value_or(1);
+    planBatch = root->getInteger("global_batch").value_or(0);
+    micro = cand->getInteger("micro_batches").value_or(1);
+    if (planBatch < 1 || micro < 1 || planBatch % micro != 0)
+      throw rt::Error("the plan '" + plan + "' has no valid global_batch / micro_batches");
+  }
+  // The plan was made for a global batch: the model's batch (one
+  // micro-batch) times the micro-batches must be it.
+  {
     MLIRContext ctx;
     registerDialects(ctx);
     SourceDiagnostics diagnostics(ctx);
@@ -997,15 +1024,28 @@ std::vector<std::string> planFlags(const Args &args, const std::vector<std::stri
                                       planBatch, micro, in.type.getDimSize(0), planBatch / micro)
                             .str());
   }
-  // A flag the plan sets must not be given too.
+  // A flag the plan sets may be given too only with the same value (then the
+  // plan's copy goes).
+  std::vector<std::string> kept;
   for (size_t i = 0; i < flags.size(); ++i) {
-    if (flags[i].rfind("--", 0) != 0)
-      continue;
+    std::string name = optionName(flags[i]);
+    bool hasValue = i + 1 < flags.size() && optionName(flags[i + 1]).empty();
+    std::string value = hasValue ? flags[i + 1] : "";
+    bool given = false;
     for (const std::string &a : argv)
-      if (a == flags[i] || a.rfind(flags[i] + "=", 0) == 0)
-        throw UsageError{"option '" + flags[i] + "' is set by the plan; drop it or drop --plan"};
+      given |= optionName(a) == name;
+    if (given && optionValue(argv, name) != value)
+      throw UsageError{"option '--" + name + "' is set by the plan (" + value +
+                       "); drop it or drop --plan"};
+    if (!given) {
+      kept.push_back(flags[i]);
+      if (hasValue)
+        kept.push_back(value);
+    }
+    if (hasValue)
+      ++i;
   }
-  return flags;
+  return kept;
 }
 
 int cmdCompile(const std::vector<std::string> &argv) {
@@ -1040,16 +1080,15 @@ int cmdCompile(const std::vector<std::string> &argv) {
     std::vector<std::string> rest;
     for (size_t i = 0; i < argv.size(); ++i) {
       const std::string &a = argv[i];
+      std::string name = optionName(a);
       bool planOption = false;
-      for (const char *o : {"--plan", "--plan-candidate", "--devices", "--memory",
-                            "--global-batch", "--max-tp"}) {
-        if (a == o) {
+      for (const char *o : {"plan", "plan-candidate", "devices", "memory", "global-batch",
+                            "max-tp"})
+        if (name == o) {
           planOption = true;
-          ++i; // its value
-        } else if (a.rfind(std::string(o) + "=", 0) == 0) {
-          planOption = true;
+          if (a.find('=') == std::string::npos)
+            ++i; // its value
         }
-      }
       if (!planOption)
         rest.push_back(a);
     }
