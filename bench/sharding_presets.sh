@@ -2,8 +2,8 @@
 # Sharding benchmark (no GPU needed): for a model preset, the training step
 # (bf16 mixed precision, fused logit GEMM + cross-entropy, autodiff, AdamW) is
 # sharded under each strategy preset on a 64-device mesh (8 nodes x 8 GPUs),
-# and the cost model's report gives the modelled step time (compute at peak +
-# ring collectives, no overlap) and the memory per device (arguments: fp32
+# and the cost model's report gives the modelled step time (compute at the achievable rate
+# + exposed ring collectives: gradient reductions and parameter gathers overlap compute) and the memory per device (arguments: fp32
 # parameters, Adam moments; plus the peak of live activations, no
 # recomputation). Also times propagation + partitioning on this machine.
 #
