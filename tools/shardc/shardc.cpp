@@ -261,6 +261,15 @@ std::string meshOption(const Args &args) {
   return args.str("mesh");
 }
 
+/// A memory size given in GiB (--memory-budget, --memory), in bytes; checked.
+double gibOption(const Args &args, const char *flag) {
+  double gib = args.real(flag);
+  if (!(gib > 0) || gib > 1048576)
+    throw UsageError{std::string("option '--") + flag +
+                     "' must be a positive number of GiB, at most 1048576 (1 PiB)"};
+  return gib * 1024 * 1024 * 1024;
+}
+
 /// Shards a copy of `func` (named <name>_sharded) over the mesh and returns
 /// it partitioned; `func` keeps the global signature the driver feeds.
 /// --mesh, --strategy, --hardware and --memory-budget (GiB) as pipeline options.
@@ -285,13 +294,8 @@ void setShardingOptions(PipelineOptions &o, const Args &args) {
                      o.schedule != "1f1b"))
     throw UsageError{"--schedule, --virtual-stages and --pipeline-cuts need a strategy with a "
                      "pp component (e.g. --mesh pp=2,dp=2 --strategy pp+dp)"};
-  if (args.has("memory-budget")) {
-    double gib = args.real("memory-budget");
-    if (!(gib > 0) || gib > 1048576)
-      throw UsageError{"option '--memory-budget' must be a positive number of GiB, at most "
-                       "1048576 (1 PiB)"};
-    o.memoryBudget = gib * 1024 * 1024 * 1024;
-  }
+  if (args.has("memory-budget"))
+    o.memoryBudget = gibOption(args, "memory-budget");
 }
 
 func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, bool partition) {
@@ -854,15 +858,8 @@ planner::Request planRequest(const Args &args, const std::string &precision) {
   r.precision = precision;
   if (r.precision != "fp32" && r.precision != "bf16" && r.precision != "fp16")
     throw UsageError{"option '--precision' expects fp32, bf16 or fp16, got '" + r.precision + "'"};
-  auto gibOption = [&](const char *flag) {
-    double gib = args.real(flag);
-    if (!(gib > 0) || gib > 1048576)
-      throw UsageError{std::string("option '--") + flag +
-                       "' must be a positive number of GiB, at most 1048576"};
-    return gib * 1024 * 1024 * 1024;
-  };
   if (args.has("memory"))
-    r.memoryBytes = gibOption("memory");
+    r.memoryBytes = gibOption(args, "memory");
   if (args.has("global-batch"))
     r.globalBatch = args.integer("global-batch", 1);
   if (args.has("max-tp"))
@@ -961,13 +958,13 @@ std::vector<std::string> planFlags(const Args &args, const std::vector<std::stri
   std::vector<std::string> flags;
   std::string plan = args.str("plan");
   int64_t planBatch = 0, micro = 1;
+  MLIRContext ctx;
+  registerDialects(ctx);
+  SourceDiagnostics diagnostics(ctx);
+  OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
   if (plan == "auto") {
     std::string precision = optionValue(argv, "precision");
     planner::Request request = planRequest(args, precision.empty() ? "bf16" : precision);
-    MLIRContext ctx;
-    registerDialects(ctx);
-    SourceDiagnostics diagnostics(ctx);
-    OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
     FailureOr<planner::Plan> p = planner::plan(*module, request);
     if (failed(p))
       throw Failed{};
@@ -1010,20 +1007,14 @@ std::vector<std::string> planFlags(const Args &args, const std::vector<std::stri
   }
   // The plan was made for a global batch: the model's batch (one
   // micro-batch) times the micro-batches must be it.
-  {
-    MLIRContext ctx;
-    registerDialects(ctx);
-    SourceDiagnostics diagnostics(ctx);
-    OwningOpRef<ModuleOp> module = parseModel(ctx, args.positional()[0], diagnostics);
-    for (const xf::InputArg &in : xf::getInputs(modelFunction(*module, args)))
-      if (in.kind == "tokens" && in.type.getRank() == 2 &&
-          in.type.getDimSize(0) * micro != planBatch)
-        throw rt::Error(llvm::formatv("the plan is for a global batch of {0} sequences in {1} "
-                                      "micro-batches but the model's batch (one micro-batch) is "
-                                      "{2} (regenerate it: shardc gen ... --batch {3})",
-                                      planBatch, micro, in.type.getDimSize(0), planBatch / micro)
-                            .str());
-  }
+  for (const xf::InputArg &in : xf::getInputs(modelFunction(*module, args)))
+    if (in.kind == "tokens" && in.type.getRank() == 2 &&
+        in.type.getDimSize(0) * micro != planBatch)
+      throw rt::Error(llvm::formatv("the plan is for a global batch of {0} sequences in {1} "
+                                    "micro-batches but the model's batch (one micro-batch) is "
+                                    "{2} (regenerate it: shardc gen ... --batch {3})",
+                                    planBatch, micro, in.type.getDimSize(0), planBatch / micro)
+                          .str());
   // A flag the plan sets may be given too only with the same value (then the
   // plan's copy goes).
   std::vector<std::string> kept;
