@@ -150,11 +150,17 @@ private:
   /// For an unknown result: the shardings its undecided users' other, known
   /// operands imply for it (the position lookup added to a batch-split token
   /// lookup learns the batch split from its sibling).
-  SmallVector<TensorSharding, 2> siblingProposals(Value result) const;
+  /// `pending`: a sibling summed with this value by a linear user (an add)
+  /// keeps its pending sum in the proposal (the sum is reduced once after
+  /// the add), so a proposal prices what the user will actually need.
+  SmallVector<TensorSharding, 2> siblingProposals(Value result, bool pending = false) const;
   void applyDecision(Node &n, const OpDecision &d);
   /// The pending sum `n` can pass through, if its partial operands allow.
   bool linearPassThrough(const Node &n, OpDecision &d) const;
-  double decisionCost(const Node &n, const OpDecision &d) const;
+  /// `guesses[j]`: for a result nothing is known or hinted about, what its
+  /// users' other operands imply (siblingProposals); the cheapest is priced.
+  double decisionCost(const Node &n, const OpDecision &d,
+                      ArrayRef<SmallVector<TensorSharding, 2>> guesses = {}) const;
   double reshardCost(const TensorSharding &from, const TensorSharding &to, Type type) const;
   bool propagateReturn();
   /// A linear op with an operand whose producer is still undecided waits when
@@ -403,7 +409,8 @@ static bool communicates(const TensorSharding &from, const TensorSharding &to) {
   return false;
 }
 
-double Propagator::decisionCost(const Node &n, const OpDecision &d) const {
+double Propagator::decisionCost(const Node &n, const OpDecision &d,
+                                ArrayRef<SmallVector<TensorSharding, 2>> guesses) const {
   double total = 0;
   for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
     if (const TensorSharding *s = known(n.op->getOperand(i))) {
@@ -422,6 +429,15 @@ double Propagator::decisionCost(const Node &n, const OpDecision &d) const {
     Type type = n.op->getResult(j).getType();
     if (const TensorSharding *s = knownOrHint(n.op->getResult(j)))
       total += reshardCost(produced, *s, type);
+    else if (j < guesses.size() && !guesses[j].empty()) {
+      // Unknown result: price the cheapest of what its siblings imply (a
+      // full-vocabulary partial sum added to a vocabulary-parallel one costs
+      // its reduce-scatter; produced vocabulary-parallel, nothing).
+      double cheapest = std::numeric_limits<double>::infinity();
+      for (const TensorSharding &g : guesses[j])
+        cheapest = std::min(cheapest, reshardCost(produced, g, type));
+      total += cheapest;
+    }
     localResultBytes += tensorBytes(type) / mesh_.size(produced.withoutPartial().usedAxes());
   }
   // Bytes kept per device break ties (a row-parallel weight stays split).
@@ -452,19 +468,30 @@ void Propagator::decideByCost(Node &n) {
     Proposal p(rule.factors.size());
     if (!proposeFactors(rule, tf, s.withoutPartial(), mesh_, p, /*perDim=*/true))
       return;
+    // A factor split over several axes (a ZeRO-sharded weight, [tp, dp])
+    // also proposes its coarser prefixes ([tp]): another user may already
+    // pay for that layout, and the other factors may want the axes left over
+    // (the batch on dp).
     for (size_t f = 0; f < p.size(); ++f)
-      if (p[f] && !llvm::is_contained(options[f], *p[f]))
-        options[f].push_back(*p[f]);
+      if (p[f])
+        for (size_t len = 1; len <= p[f]->size(); ++len) {
+          AxisList prefix(p[f]->begin(), p[f]->begin() + len);
+          if (!llvm::is_contained(options[f], prefix))
+            options[f].push_back(prefix);
+        }
   };
   for (unsigned i = 0; i < n.op->getNumOperands() && i < rule.operands.size(); ++i)
     if (const TensorSharding *s = known(n.op->getOperand(i)))
       collect(rule.operands[i], *s);
+  SmallVector<SmallVector<TensorSharding, 2>, 2> guesses(n.op->getNumResults());
   for (unsigned j = 0; j < n.op->getNumResults(); ++j)
     if (const TensorSharding *s = knownOrHint(n.op->getResult(j)))
       collect(rule.results[j], *s);
-    else
-      for (const TensorSharding &s : siblingProposals(n.op->getResult(j)))
+    else {
+      guesses[j] = siblingProposals(n.op->getResult(j), /*pending=*/true);
+      for (const TensorSharding &s : guesses[j])
         collect(rule.results[j], s);
+    }
 
   // Over the memory budget, splitting a result is worth considering even
   // where no neighbour proposes it (sharded activations).
@@ -488,8 +515,13 @@ void Propagator::decideByCost(Node &n) {
     for (size_t f = 0; f < options.size(); ++f)
       d.factorAxes.push_back(options[f][index[f]]);
     if (isValidDecision(rule, d, mesh_)) {
-      double c = decisionCost(n, d);
-      SHARDC_DEBUG(DBGS() << "  candidate cost " << c << "\n");
+      double c = decisionCost(n, d, guesses);
+      SHARDC_DEBUG({
+        DBGS() << "  candidate [";
+        for (size_t f = 0; f < d.factorAxes.size(); ++f)
+          llvm::errs() << (f ? ", " : "") << mesh_.axesName(d.factorAxes[f]);
+        llvm::errs() << "] cost " << c << "\n";
+      });
       if (!best || c < bestCost * (1 - 1e-9)) {
         best = d;
         bestCost = c;
@@ -508,7 +540,7 @@ void Propagator::decideByCost(Node &n) {
   applyDecision(n, *best);
 }
 
-SmallVector<TensorSharding, 2> Propagator::siblingProposals(Value result) const {
+SmallVector<TensorSharding, 2> Propagator::siblingProposals(Value result, bool pending) const {
   SmallVector<TensorSharding, 2> out;
   for (OpOperand &use : result.getUses()) {
     auto it = nodeIndex_.find(use.getOwner());
@@ -520,7 +552,7 @@ SmallVector<TensorSharding, 2> Propagator::siblingProposals(Value result) const 
     // split, so a row-parallel GEMM's sum is reduce-scattered in bf16 before
     // the bias add and the cast instead of all-reduced and sliced after).
     if (auto cast = dyn_cast<xf::CastOp>(user.op)) {
-      for (const TensorSharding &s : siblingProposals(cast.getResult()))
+      for (const TensorSharding &s : siblingProposals(cast.getResult(), pending))
         if (!llvm::is_contained(out, s))
           out.push_back(s);
       continue;
@@ -545,6 +577,16 @@ SmallVector<TensorSharding, 2> Propagator::siblingProposals(Value result) const 
       if (!mine[d].empty() && p[mine[d].front()]) {
         s.dims[d] = *p[mine[d].front()];
         any = true;
+      }
+    if (any && pending)
+      for (const auto &group : rule.linearGroups) {
+        if (!llvm::is_contained(group, static_cast<int>(use.getOperandNumber())))
+          continue;
+        for (int i : group)
+          if (const TensorSharding *o = known(user.op->getOperand(i));
+              i != static_cast<int>(use.getOperandNumber()) && o && !o->partial.empty() &&
+              s.partial.empty())
+            s.partial = o->partial;
       }
     if (any && !llvm::is_contained(out, s))
       out.push_back(s);
