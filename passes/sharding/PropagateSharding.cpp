@@ -157,10 +157,14 @@ private:
   void applyDecision(Node &n, const OpDecision &d);
   /// The pending sum `n` can pass through, if its partial operands allow.
   bool linearPassThrough(const Node &n, OpDecision &d) const;
-  /// `guesses[j]`: for a result nothing is known or hinted about, what its
-  /// users' other operands imply (siblingProposals); the cheapest is priced.
+  /// `guesses[j]`: for a result nothing is known or hinted about, the pending
+  /// sums its linear users add it to (siblingProposals with `pending`); the
+  /// cheapest is priced.
+  /// `keptBytes`: the bytes per device the candidate keeps (its operands and
+  /// results), which break ties between equally timed candidates.
   double decisionCost(const Node &n, const OpDecision &d,
-                      ArrayRef<SmallVector<TensorSharding, 2>> guesses = {}) const;
+                      ArrayRef<SmallVector<TensorSharding, 2>> guesses = {},
+                      double *keptBytes = nullptr) const;
   double reshardCost(const TensorSharding &from, const TensorSharding &to, Type type) const;
   bool propagateReturn();
   /// A linear op with an operand whose producer is still undecided waits when
@@ -410,7 +414,8 @@ static bool communicates(const TensorSharding &from, const TensorSharding &to) {
 }
 
 double Propagator::decisionCost(const Node &n, const OpDecision &d,
-                                ArrayRef<SmallVector<TensorSharding, 2>> guesses) const {
+                                ArrayRef<SmallVector<TensorSharding, 2>> guesses,
+                                double *keptBytes) const {
   double total = 0;
   for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
     if (const TensorSharding *s = known(n.op->getOperand(i))) {
@@ -446,6 +451,8 @@ double Propagator::decisionCost(const Node &n, const OpDecision &d,
     localBytes += tensorBytes(n.op->getOperand(i).getType()) /
                   mesh_.size(operandSharding(n.rule, i, d).withoutPartial().usedAxes());
   total += localBytes * 1e-18;
+  if (keptBytes)
+    *keptBytes = localBytes;
   int64_t parts = 1;
   for (const AxisList &a : d.factorAxes)
     parts *= mesh_.size(a);
@@ -487,11 +494,15 @@ void Propagator::decideByCost(Node &n) {
   for (unsigned j = 0; j < n.op->getNumResults(); ++j)
     if (const TensorSharding *s = knownOrHint(n.op->getResult(j)))
       collect(rule.results[j], *s);
-    else {
-      guesses[j] = siblingProposals(n.op->getResult(j), /*pending=*/true);
-      for (const TensorSharding &s : guesses[j])
+    else
+      for (const TensorSharding &s : siblingProposals(n.op->getResult(j), /*pending=*/true)) {
         collect(rule.results[j], s);
-    }
+        // Priced only where a linear user sums the result with a pending
+        // sum: a sibling's own split may be its optimizer layout (a ZeRO
+        // bias), not what the user will read.
+        if (!s.partial.empty())
+          guesses[j].push_back(s);
+      }
 
   // Over the memory budget, splitting a result is worth considering even
   // where no neighbour proposes it (sharded activations).
@@ -507,7 +518,7 @@ void Propagator::decideByCost(Node &n) {
   OpDecision base;
   linearPassThrough(n, base);
   std::optional<OpDecision> best;
-  double bestCost = 0;
+  double bestCost = 0, bestBytes = 0;
   // Enumerate combinations (bounded: factors with one option do not multiply).
   SmallVector<size_t, 8> index(options.size(), 0);
   for (int visited = 0; visited < 4096; ++visited) {
@@ -515,16 +526,22 @@ void Propagator::decideByCost(Node &n) {
     for (size_t f = 0; f < options.size(); ++f)
       d.factorAxes.push_back(options[f][index[f]]);
     if (isValidDecision(rule, d, mesh_)) {
-      double c = decisionCost(n, d, guesses);
+      double bytes = 0;
+      double c = decisionCost(n, d, guesses, &bytes);
       SHARDC_DEBUG({
         DBGS() << "  candidate [";
         for (size_t f = 0; f < d.factorAxes.size(); ++f)
           llvm::errs() << (f ? ", " : "") << mesh_.axesName(d.factorAxes[f]);
         llvm::errs() << "] cost " << c << "\n";
       });
-      if (!best || c < bestCost * (1 - 1e-9)) {
+      // Equal times (within rounding): the candidate keeping fewer bytes
+      // per device (a lookup on the rank's share of the batch rather than
+      // on all of it).
+      if (!best || c < bestCost * (1 - 1e-9) ||
+          (c <= bestCost * (1 + 1e-9) && bytes < bestBytes * (1 - 1e-9))) {
         best = d;
         bestCost = c;
+        bestBytes = bytes;
       }
     }
     size_t f = 0;
