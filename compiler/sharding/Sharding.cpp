@@ -192,6 +192,18 @@ static bool isPrefix(llvm::ArrayRef<Axis> prefix, llvm::ArrayRef<Axis> of) {
   return prefix.size() <= of.size() && std::equal(prefix.begin(), prefix.end(), of.begin());
 }
 
+/// The axes `to` appends to `cur` (a prefix of it), up to the first one
+/// `accept` refuses.
+template <typename Accept>
+static AxisList joiningAxes(const AxisList &cur, const AxisList &to, Accept accept) {
+  AxisList take;
+  if (!isPrefix(cur, to))
+    return take;
+  for (size_t i = cur.size(); i < to.size() && accept(to[i]); ++i)
+    take.push_back(to[i]);
+  return take;
+}
+
 llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorSharding &from,
                                                                 const TensorSharding &to) {
   llvm::SmallVector<CollectiveStep> steps;
@@ -203,15 +215,8 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
       pending.push_back(a);
   if (!pending.empty()) {
     for (size_t d = 0; d < cur.dims.size(); ++d) {
-      if (!isPrefix(cur.dims[d], to.dims[d]))
-        continue;
-      AxisList take;
-      for (size_t i = cur.dims[d].size(); i < to.dims[d].size(); ++i) {
-        Axis a = to.dims[d][i];
-        if (!llvm::is_contained(pending, a))
-          break;
-        take.push_back(a);
-      }
+      AxisList take = joiningAxes(cur.dims[d], to.dims[d],
+                                  [&](Axis a) { return llvm::is_contained(pending, a); });
       if (take.empty())
         continue;
       steps.push_back({CollectiveStep::ReduceScatter, take, static_cast<int64_t>(d), -1, cur});
@@ -223,6 +228,19 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
         if (llvm::is_contained(pending, a) || llvm::is_contained(to.partial, a))
           cur.partial.push_back(a);
     }
+    // Axes joining a dim the value does not use yet are cut locally before
+    // the all-reduce, so it moves 1/n of the tensor (a weight gradient
+    // summed over dp and then split over tp: slice, then reduce).
+    if (!pending.empty())
+      for (size_t d = 0; d < cur.dims.size(); ++d) {
+        AxisList used = cur.usedAxes();
+        AxisList take = joiningAxes(cur.dims[d], to.dims[d],
+                                    [&](Axis a) { return !llvm::is_contained(used, a); });
+        if (take.empty())
+          continue;
+        steps.push_back({CollectiveStep::AllSlice, take, static_cast<int64_t>(d), -1, cur});
+        cur.dims[d].append(take.begin(), take.end());
+      }
     if (!pending.empty()) {
       steps.push_back({CollectiveStep::AllReduce, pending, -1, -1, cur});
       cur.partial.clear();

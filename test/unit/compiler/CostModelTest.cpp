@@ -281,6 +281,26 @@ TEST(PlanReshard, MiCSReduceScatterThenAllReduce) {
   EXPECT_EQ(steps[1].before, sh({{kTp}, {}}, {kDp}));
 }
 
+TEST(PlanReshard, SliceBeforeAllReduce) {
+  // partial(dp) -> [-, tp] (a weight gradient summed over dp, its update split
+  // over tp): the local slice comes first, so the all-reduce moves 1/t.
+  TensorSharding from = sh({{}, {}}, {kDp});
+  auto steps = planReshard(from, sh({{}, {kTp}}));
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].kind, CollectiveStep::AllSlice);
+  EXPECT_EQ(steps[0].axes, axes({kTp}));
+  EXPECT_EQ(steps[0].dim, 1);
+  EXPECT_EQ(steps[0].before, from);
+  EXPECT_EQ(steps[1].kind, CollectiveStep::AllReduce);
+  EXPECT_EQ(steps[1].axes, axes({kDp}));
+  EXPECT_EQ(steps[1].before, sh({{}, {kTp}}, {kDp}));
+  // Half the bytes of reducing first and slicing after.
+  CostModel cm(mesh("dp=2,tp=8"), loadShipped("h100-8x-nvlink-ib"));
+  double sliced = cm.reshardTime(from, sh({{}, {kTp}}), 1 << 20);
+  double whole = cm.reshardTime(from, sh({{}, {}}), 1 << 20);
+  EXPECT_LT(sliced, whole);
+}
+
 TEST(PlanReshard, DropMinorAxisIsAllGather) {
   TensorSharding from = sh({{kDp, kTp}, {}});
   auto steps = planReshard(from, sh({{kDp}, {}}));
