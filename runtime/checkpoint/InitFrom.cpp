@@ -28,9 +28,9 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 
 } // namespace
 
-std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
-                                                 const std::vector<InitParam> &params) {
-  std::map<std::string, ckpt::TensorData> file = ckpt::read_safetensors(path);
+InitSource::InitSource(const std::string &path, const std::vector<InitParam> &params)
+    : index_(ckpt::index_safetensors(path)) {
+  std::map<std::string, ckpt::TensorEntry> &file = index_.tensors;
   // Canonical name (no `transformer.` prefix) -> the file's name.
   std::map<std::string, std::string> byCanon;
   for (const auto &[name, t] : file) {
@@ -44,7 +44,7 @@ std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
     modelShapes[withoutTransformerPrefix(p.name)] = p.shape;
 
   std::set<std::string> used;
-  auto find = [&](const std::string &canon) -> ckpt::TensorData * {
+  auto find = [&](const std::string &canon) -> ckpt::TensorEntry * {
     auto it = byCanon.find(canon);
     return it == byCanon.end() ? nullptr : &file.at(it->second);
   };
@@ -54,37 +54,41 @@ std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
                      rt::shape_str(found) + " but the model expects " + rt::shape_str(expected) +
                      (param.empty() ? "" : " (for its parameter '" + param + "')"));
   };
-  auto toHost = [&](const std::string &canon, ckpt::TensorData &t) {
+  // Where a parameter's values are: `canon`'s rows (the first `fileRows`; any
+  // further rows of the parameter are zero) and, of its last dim, the
+  // `shape.back()` columns from `colOffset`.
+  auto source = [&](const std::string &canon, const ckpt::TensorEntry &t,
+                    const std::vector<int64_t> &shape, int64_t colOffset) {
     if (!ckpt::safetensors_dtype_size(t.dtype) || t.dtype == "I32" || t.dtype[0] == 'I' ||
         t.dtype[0] == 'U' || t.dtype == "BOOL")
       throw rt::Error(path + ": tensor '" + byCanon.at(canon) + "' is " + t.dtype +
                       "; parameters are floats");
-    HostTensor h;
-    h.dtype = rt::dtype_from_name(t.dtype);
-    h.shape = t.shape;
-    h.bytes = t.bytes;
-    return h;
+    Source src;
+    src.tensor = byCanon.at(canon);
+    src.dtype = rt::dtype_from_name(t.dtype);
+    src.shape = shape;
+    src.fileShape = t.shape;
+    src.colOffset = colOffset;
+    return src;
   };
 
-  std::map<std::string, HostTensor> values;
   static const std::regex qkv(R"(^(.*\.attn\.)([qkv])_proj\.(weight|bias)$)");
   for (const InitParam &p : params) {
     const std::string &name = p.name;
     std::string canon = withoutTransformerPrefix(name);
     const std::vector<int64_t> &shape = p.shape;
-    HostTensor value;
+    Source value;
     std::smatch m;
-    if (ckpt::TensorData *t = find(canon)) {
+    if (ckpt::TensorEntry *t = find(canon)) {
       used.insert(canon);
       if (t->shape == shape) {
-        value = toHost(canon, *t);
-      } else if (p.embedding && shape.size() == 2 &&
+        value = source(canon, *t, shape, 0);
+      } else if ((p.embedding || canon == "lm_head.weight") && shape.size() == 2 &&
                  t->shape.size() == 2 && t->shape[1] == shape[1] && t->shape[0] < shape[0]) {
         // A vocabulary padded to a multiple of 64/128: copy the released rows,
-        // the padding rows are zero.
-        HostTensor rows = toHost(canon, *t);
-        value = HostTensor(rows.dtype, shape);
-        std::memcpy(value.bytes.data(), rows.bytes.data(), rows.bytes.size());
+        // the padding rows are zero (the token table, and an untied LM head:
+        // LLaMA's lm_head is [vocabulary, hidden]).
+        value = source(canon, *t, shape, 0);
       } else {
         throw mismatch(canon, t->shape, shape, name);
       }
@@ -93,9 +97,9 @@ std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
       // GPT-2's fused Conv1D: c_attn = cat([q, k, v], dim -1), [in, out] layout.
       std::string prefix = m[1].str(), which = m[2].str(), suffix = m[3].str();
       std::string fusedName = prefix + "c_attn." + suffix;
-      ckpt::TensorData &fused = *find(fusedName);
+      ckpt::TensorEntry &fused = *find(fusedName);
       used.insert(fusedName);
-      int64_t offset = 0, total = 0, width = shape.back();
+      int64_t offset = 0, total = 0;
       bool before = true; // q, k and v in this order
       for (const char *x : {"q", "k", "v"}) {
         if (which == x)
@@ -113,14 +117,7 @@ std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
       expected.back() = total;
       if (fused.shape != expected)
         throw mismatch(fusedName, fused.shape, expected, name);
-      HostTensor whole = toHost(fusedName, fused);
-      value = HostTensor(whole.dtype, shape);
-      size_t es = rt::dtype_size(whole.dtype);
-      int64_t rows = total ? whole.numel() / total : 0;
-      for (int64_t r = 0; r < rows; ++r)
-        std::memcpy(value.bytes.data() + static_cast<size_t>(r * width) * es,
-                    whole.bytes.data() + static_cast<size_t>(r * total + offset) * es,
-                    static_cast<size_t>(width) * es);
+      value = source(fusedName, fused, shape, offset);
     } else {
       std::string hint = std::regex_match(canon, m, qkv)
                              ? " or '" + m[1].str() + "c_attn." + m[3].str() + "'"
@@ -129,14 +126,19 @@ std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
                       (canon != name ? " (with or without the 'transformer.' prefix)" : "") +
                       " for the model's parameter '" + name + "'");
     }
-    values[name] = std::move(value);
+    sources_[name] = std::move(value);
   }
 
   // A tied LM head may be stored (HF writes it in some files): it must be wte.
-  if (ckpt::TensorData *head = find("lm_head.weight"); head && !used.count("lm_head.weight")) {
-    ckpt::TensorData *wte = find("wte.weight");
+  if (ckpt::TensorEntry *head = find("lm_head.weight"); head && !used.count("lm_head.weight")) {
+    ckpt::TensorEntry *wte = find("wte.weight");
+    auto bytesOf = [&](const ckpt::TensorEntry &t, const std::string &canon) {
+      std::vector<uint8_t> b(t.end - t.begin);
+      ckpt::read_tensor_bytes(index_, byCanon.at(canon), 0, b.size(), b.data());
+      return b;
+    };
     if (!wte || wte->shape != head->shape || wte->dtype != head->dtype ||
-        wte->bytes != head->bytes)
+        bytesOf(*wte, "wte.weight") != bytesOf(*head, "lm_head.weight"))
       throw rt::Error(path + ": tensor '" + byCanon.at("lm_head.weight") +
                       "' differs from the token embedding, but the model ties its LM head to "
                       "the embedding (an untied LM head cannot be loaded)");
@@ -150,6 +152,10 @@ std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
     if (canon.rfind("h.", 0) == 0 &&
         (endsWith(canon, ".attn.bias") || endsWith(canon, ".attn.masked_bias")))
       continue;
+    // Hugging Face LLaMA's rotary frequencies (older files store them): a
+    // buffer HF recomputes from rope_theta; shardc's xf.rope has its theta.
+    if (canon.rfind("model.layers.", 0) == 0 && endsWith(canon, ".self_attn.rotary_emb.inv_freq"))
+      continue;
     unknown.push_back(name);
   }
   if (!unknown.empty()) {
@@ -161,6 +167,74 @@ std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
     throw rt::Error(path + ": " + std::to_string(unknown.size()) +
                     " tensor(s) that are no parameter of the model: " + list);
   }
+}
+
+HostTensor InitSource::readBlock(const std::string &param, const std::vector<int64_t> &offsets,
+                                 const std::vector<int64_t> &shape) const {
+  auto it = sources_.find(param);
+  if (it == sources_.end())
+    throw rt::Error(index_.path + ": no source for parameter '" + param + "'");
+  const Source &src = it->second;
+  const size_t rank = src.shape.size();
+  if (offsets.size() != rank || shape.size() != rank)
+    throw rt::Error("block of '" + param + "' has the wrong rank");
+  for (size_t d = 0; d < rank; ++d)
+    if (offsets[d] < 0 || shape[d] < 0 || offsets[d] + shape[d] > src.shape[d])
+      throw rt::Error("block of '" + param + "' leaves its shape " + rt::shape_str(src.shape));
+  HostTensor out(src.dtype, shape); // zero-filled: padding rows stay zero
+  if (out.numel() == 0)
+    return out;
+  const size_t es = rt::dtype_size(src.dtype);
+  if (rank == 0) {
+    ckpt::read_tensor_bytes(index_, src.tensor, 0, es, out.bytes.data());
+    bytesRead_ += es;
+    return out;
+  }
+  // One contiguous run of the last dim per row of the block.
+  const int64_t width = shape[rank - 1];
+  const int64_t fileLast = src.fileShape[rank - 1];
+  const int64_t fileRows = src.fileShape[0];
+  std::vector<int64_t> index(rank - 1, 0);
+  for (int64_t row = 0, rows = out.numel() / width; row < rows; ++row) {
+    // The row's global index in the file (row-major over the leading dims).
+    int64_t flat = 0;
+    bool padding = false;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      int64_t g = offsets[d] + index[d];
+      if (d == 0 && g >= fileRows)
+        padding = true;
+      flat = flat * src.fileShape[d] + g;
+    }
+    if (!padding) {
+      uint64_t element = static_cast<uint64_t>(flat) * fileLast + src.colOffset + offsets[rank - 1];
+      if (rank == 1)
+        element = src.colOffset + offsets[0];
+      ckpt::read_tensor_bytes(index_, src.tensor, element * es, width * es,
+                              out.bytes.data() + static_cast<size_t>(row * width) * es);
+      bytesRead_ += width * es;
+    }
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+HostTensor InitSource::readWhole(const std::string &param) const {
+  auto it = sources_.find(param);
+  if (it == sources_.end())
+    throw rt::Error(index_.path + ": no source for parameter '" + param + "'");
+  return readBlock(param, std::vector<int64_t>(it->second.shape.size(), 0), it->second.shape);
+}
+
+std::map<std::string, rt::HostTensor> readInitParams(const std::string &path,
+                                                 const std::vector<InitParam> &params) {
+  InitSource source(path, params);
+  std::map<std::string, HostTensor> values;
+  for (const InitParam &p : params)
+    values[p.name] = source.readWhole(p.name);
   return values;
 }
 

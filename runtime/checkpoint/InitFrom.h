@@ -16,6 +16,7 @@
 #define SHARDC_RUNTIME_CHECKPOINT_INITFROM_H
 
 #include "runtime/HostTensor.h"
+#include "runtime/checkpoint/Safetensors.h"
 
 #include <cstdint>
 #include <map>
@@ -30,6 +31,34 @@ struct InitParam {
   std::string name;
   bool embedding = false;
   std::vector<int64_t> shape;
+};
+
+/// The parameters of `params` in a safetensors file: the header is read and
+/// every name, shape and layout rule above checked when it is built (all the
+/// errors); tensor data is read only by readBlock, and only the block asked
+/// for (a rank reads the rows and columns it holds, never the whole file).
+class InitSource {
+public:
+  InitSource(const std::string &path, const std::vector<InitParam> &params);
+  /// The block [offsets, offsets + shape) of parameter `param` (global
+  /// coordinates, the model's shape), in the file's dtype; padding rows zero.
+  rt::HostTensor readBlock(const std::string &param, const std::vector<int64_t> &offsets,
+                           const std::vector<int64_t> &shape) const;
+  rt::HostTensor readWhole(const std::string &param) const;
+  /// Tensor bytes read from the file so far.
+  uint64_t bytesRead() const { return bytesRead_; }
+
+private:
+  struct Source {
+    std::string tensor; ///< the file's tensor (a fused c_attn for q/k/v)
+    rt::DType dtype = rt::DType::F32;
+    std::vector<int64_t> shape;     ///< the parameter's
+    std::vector<int64_t> fileShape; ///< the file tensor's (fewer rows: padding)
+    int64_t colOffset = 0;          ///< into the file tensor's last dim
+  };
+  SafetensorsIndex index_;
+  std::map<std::string, Source> sources_;
+  mutable uint64_t bytesRead_ = 0;
 };
 
 /// Every parameter of `params`, in the file's dtype with the parameter's

@@ -126,10 +126,11 @@ size_t shardc::ckpt::safetensors_dtype_size(std::string_view dtype) {
   return 0;
 }
 
-std::map<std::string, TensorData>
-shardc::ckpt::read_safetensors(const std::string &path,
-                               std::map<std::string, std::string> *metadata,
-                               Checksums checksums) {
+shardc::ckpt::SafetensorsIndex shardc::ckpt::index_safetensors(const std::string &path,
+                                                              Checksums checksums) {
+  SafetensorsIndex index;
+  index.path = path;
+  std::map<std::string, std::string> *metadata = &index.metadata;
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file)
     throw rt::Error("cannot open safetensors file '" + path +
@@ -170,7 +171,7 @@ shardc::ckpt::read_safetensors(const std::string &path,
     throw corrupt("its header is not a JSON object");
 
   const uint64_t bufferBytes = afterLength - headerBytes;
-  std::map<std::string, TensorData> tensors;
+  std::map<std::string, TensorEntry> &tensors = index.tensors;
   std::map<std::string, uint32_t> stored; // tensor name -> its CRC-32C
   std::vector<Extent> extents;
   for (const auto &item : header.items()) {
@@ -208,7 +209,7 @@ shardc::ckpt::read_safetensors(const std::string &path,
       return *it;
     };
 
-    TensorData tensor;
+    TensorEntry tensor;
     const nlohmann::json &dtype = field("dtype");
     if (!dtype.is_string())
       throw bad("\"dtype\" is not a string");
@@ -247,6 +248,8 @@ shardc::ckpt::read_safetensors(const std::string &path,
                 " " + shapeString(tensor.shape) + " needs " +
                 (expected ? std::to_string(*expected) : "more than 2^64"));
 
+    tensor.begin = *begin;
+    tensor.end = *end;
     auto inserted = tensors.emplace(name, std::move(tensor));
     extents.push_back({&inserted.first->first, *begin, *end});
   }
@@ -289,25 +292,58 @@ shardc::ckpt::read_safetensors(const std::string &path,
                         "\"); shardc writes one for every tensor, so the "
                         "file is damaged or was not written by shardc");
 
+  for (auto &[name, crc] : stored)
+    tensors[name].crc = crc;
+  index.dataStart = 8 + headerBytes;
+  return index;
+}
+
+void shardc::ckpt::read_tensor_bytes(const SafetensorsIndex &index, const std::string &name,
+                                     uint64_t offset, uint64_t bytes, void *dst) {
+  const TensorEntry &t = index.tensors.at(name);
+  if (offset > t.end - t.begin || bytes > t.end - t.begin - offset)
+    throw rt::Error("cannot read bytes [" + std::to_string(offset) + ", " +
+                    std::to_string(offset + bytes) + ") of tensor '" + name + "' (" +
+                    std::to_string(t.end - t.begin) + " bytes) from '" + index.path + "'");
+  std::ifstream file(index.path, std::ios::binary);
+  file.seekg(static_cast<std::streamoff>(index.dataStart + t.begin + offset));
+  if (!file || !file.read(static_cast<char *>(dst), static_cast<std::streamsize>(bytes)))
+    throw rt::Error("cannot read tensor '" + name + "' from safetensors file '" +
+                    index.path + "'");
+}
+
+std::map<std::string, TensorData>
+shardc::ckpt::read_safetensors(const std::string &path,
+                               std::map<std::string, std::string> *metadata,
+                               Checksums checksums) {
+  SafetensorsIndex index = index_safetensors(path, checksums);
+  if (metadata)
+    *metadata = index.metadata;
+  std::vector<std::pair<uint64_t, const std::string *>> order;
+  for (const auto &[name, t] : index.tensors)
+    order.push_back({t.begin, &name});
+  std::sort(order.begin(), order.end());
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    throw rt::Error("cannot open safetensors file '" + path + "': " + std::strerror(errno));
+  std::map<std::string, TensorData> tensors;
   // Offset order reads the file front to back.
-  const uint64_t bufferStart = 8 + headerBytes;
-  for (const Extent &e : extents) {
-    std::vector<uint8_t> &bytes = tensors[*e.name].bytes;
-    bytes.resize(e.end - e.begin);
-    file.seekg(static_cast<std::streamoff>(bufferStart + e.begin));
-    if (!file.read(reinterpret_cast<char *>(bytes.data()),
-                   static_cast<std::streamsize>(bytes.size())))
-      throw rt::Error("cannot read tensor '" + *e.name +
-                      "' from safetensors file '" + path + "'");
-    auto crc = stored.find(*e.name);
-    if (crc == stored.end())
+  for (const auto &[begin, name] : order) {
+    const TensorEntry &e = index.tensors.at(*name);
+    TensorData &t = tensors[*name];
+    t.dtype = e.dtype;
+    t.shape = e.shape;
+    t.bytes.resize(e.end - e.begin);
+    file.seekg(static_cast<std::streamoff>(index.dataStart + e.begin));
+    if (!file.read(reinterpret_cast<char *>(t.bytes.data()),
+                   static_cast<std::streamsize>(t.bytes.size())))
+      throw rt::Error("cannot read tensor '" + *name + "' from safetensors file '" + path + "'");
+    if (!e.crc)
       continue;
-    uint32_t computed = crc32c(bytes.data(), bytes.size());
-    if (computed != crc->second)
-      throw rt::Error(path + ": tensor '" + *e.name +
-                      "' fails its CRC32C check (stored " + hex8(crc->second) +
-                      ", computed " + hex8(computed) +
-                      "): the file is damaged");
+    uint32_t computed = crc32c(t.bytes.data(), t.bytes.size());
+    if (computed != *e.crc)
+      throw rt::Error(path + ": tensor '" + *name + "' fails its CRC32C check (stored " +
+                      hex8(*e.crc) + ", computed " + hex8(computed) + "): the file is damaged");
   }
   return tensors;
 }

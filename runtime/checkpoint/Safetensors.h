@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,33 @@ enum class Checksums {
 /// Bytes per element of a safetensors dtype ("F32", "BF16", "I64", ...), or 0
 /// for a name the format does not define.
 size_t safetensors_dtype_size(std::string_view dtype);
+
+/// A tensor's entry in a safetensors header: dtype, shape, its bytes
+/// [begin, end) in the data buffer, and its CRC-32C if the metadata has one.
+struct TensorEntry {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;
+  std::optional<uint32_t> crc;
+};
+
+/// A validated header: what a reader needs to read any part of any tensor.
+struct SafetensorsIndex {
+  std::string path;
+  uint64_t dataStart = 0; ///< file offset of the data buffer
+  std::map<std::string, TensorEntry> tensors;
+  std::map<std::string, std::string> metadata; ///< less the checksums
+};
+
+/// Reads and validates the header only (the same checks as read_safetensors
+/// before it reads data; no checksum is verified, no tensor data read).
+SafetensorsIndex index_safetensors(const std::string &path,
+                                   Checksums checksums = Checksums::VerifyPresent);
+
+/// Reads `bytes` bytes of tensor `name` starting `offset` bytes into it (a
+/// part of a tensor: its checksum, which covers the whole, is not checked).
+void read_tensor_bytes(const SafetensorsIndex &index, const std::string &name,
+                       uint64_t offset, uint64_t bytes, void *dst);
 
 /// Reads every tensor of a safetensors file, and its "__metadata__" (less the
 /// checksums) into `metadata` if given. The header is validated before any

@@ -248,22 +248,17 @@ void initFromFile(shardc_rt_ctx &ctx, int64_t rank, const std::string &path) {
     if (t.kind == "state" && abi::isParameterState(t.name) && t.param &&
         names.insert(t.param->name).second)
       wanted.push_back({t.param->name, t.param->role == "embedding", t.globalShape});
-  std::map<std::string, HostTensor> values = ckpt::readInitParams(path, wanted);
+  // Every rank checks every name and shape (the header), then reads only the
+  // blocks it holds, converted to the state's dtype.
+  ckpt::InitSource source(path, wanted);
   for (const BoundaryTensor &t : p.tensors) {
     if (t.kind != "state" || !abi::isParameterState(t.name) || !t.param || !p.holds(t, rank))
       continue;
-    const HostTensor &whole = values.at(t.param->name);
-    if (whole.shape != t.globalShape)
-      throw Error(path + ": '" + t.param->name + "' has shape " + shape_str(whole.shape) +
-                  ", the state '" + t.name + "' " + shape_str(t.globalShape));
-    std::vector<double> wide(whole.numel());
-    cpu::toCompute(whole.bytes.data(), whole.dtype, whole.numel(), wide.data());
-    HostTensor converted(t.local.dtype, t.globalShape);
-    cpu::fromCompute(wide.data(), whole.numel(), t.local.dtype, converted.bytes.data());
-    const std::vector<int64_t> zeros(t.globalShape.size(), 0);
-    ckpt::copyIntersection(converted.bytes.data(), zeros, t.globalShape, ctx.address(t),
-                           t.blockOffsets(p.mesh, rank), t.local.shape,
-                           static_cast<int64_t>(dtype_size(t.local.dtype)));
+    std::vector<int64_t> offsets = t.blockOffsets(p.mesh, rank);
+    HostTensor block = source.readBlock(t.param->name, offsets, t.local.shape);
+    std::vector<double> wide(block.numel());
+    cpu::toCompute(block.bytes.data(), block.dtype, block.numel(), wide.data());
+    cpu::fromCompute(wide.data(), block.numel(), t.local.dtype, ctx.address(t));
     ctx.toDevice(t);
   }
 }

@@ -10,6 +10,15 @@
       Prints `loss X`: the independent PyTorch GPT-2 of test/reference
       (reference_models.GPT2LMHeadModel, float64) on those weights, with the
       token embedding padded to 50304 rows of zeros as shardc does.
+  init_from.py make-llama OUT [--rows N] [--inv-freq]
+      A Hugging Face LlamaForCausalLM-style file for the llama-tiny preset
+      (hidden 64, 2 layers, 4 query / 2 key-value heads, SwiGLU 176): HF
+      names, nn.Linear [out, in] weights, an untied lm_head, N vocabulary rows
+      (default 50304; fewer are zero-padded by the loader), optionally the
+      rotary_emb.inv_freq buffers older HF files carry.
+  init_from.py reference-llama WEIGHTS TOKENS [--position P]
+      Prints `loss X`: test/reference's LlamaForCausalLM (rotate-half RoPE,
+      HF's convention; float64) on those weights, tables padded to 50304 rows.
   init_from.py jsonl LOG KEY [--step N]
       Prints `loss X` from a JSONL log (KEY of the line with "step": N, else the
       last line with KEY).
@@ -82,6 +91,55 @@ def make(args):
     write_safetensors(args.out, t)
 
 
+LL_KV, LL_FFN, LL_THETA = 2, 176, 10000.0
+
+
+def make_llama(args):
+    rng = np.random.default_rng(11)
+    n = lambda *shape, s: (rng.standard_normal(shape) * s).astype(np.float32)
+    d = HIDDEN // HEADS
+    t = {"model.embed_tokens.weight": n(args.rows, HIDDEN, s=0.3)}
+    for l in range(LAYERS):
+        h = f"model.layers.{l}."
+        t[h + "input_layernorm.weight"] = 1 + n(HIDDEN, s=0.3)
+        t[h + "self_attn.q_proj.weight"] = n(HEADS * d, HIDDEN, s=0.25)
+        t[h + "self_attn.k_proj.weight"] = n(LL_KV * d, HIDDEN, s=0.25)
+        t[h + "self_attn.v_proj.weight"] = n(LL_KV * d, HIDDEN, s=0.2)
+        t[h + "self_attn.o_proj.weight"] = n(HIDDEN, HEADS * d, s=0.1)
+        t[h + "post_attention_layernorm.weight"] = 1 + n(HIDDEN, s=0.3)
+        t[h + "mlp.gate_proj.weight"] = n(LL_FFN, HIDDEN, s=0.15)
+        t[h + "mlp.up_proj.weight"] = n(LL_FFN, HIDDEN, s=0.15)
+        t[h + "mlp.down_proj.weight"] = n(HIDDEN, LL_FFN, s=0.08)
+        if args.inv_freq:
+            i = np.arange(d // 2, dtype=np.float64)
+            t[h + "self_attn.rotary_emb.inv_freq"] = (LL_THETA ** (-2.0 * i / d)).astype(np.float32)
+    t["model.norm.weight"] = 1 + n(HIDDEN, s=0.3)
+    t["lm_head.weight"] = n(args.rows, HIDDEN, s=0.2)
+    write_safetensors(args.out, t)
+
+
+def reference_llama(args):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "reference"))
+    import torch
+    import reference_models as R
+
+    raw = R.read_safetensors(args.weights)
+    weights = raw[0] if isinstance(raw, tuple) else raw
+    sd = {k: v.to(torch.float64) for k, v in weights.items() if not k.endswith(".inv_freq")}
+    for name in ("model.embed_tokens.weight", "lm_head.weight"):
+        w = sd[name]
+        if w.shape[0] < PADDED:
+            sd[name] = torch.cat([w, torch.zeros(PADDED - w.shape[0], w.shape[1], dtype=w.dtype)])
+    model = R.LlamaForCausalLM(PADDED, HIDDEN, LAYERS, HEADS, LL_KV, LL_FFN, eps=1e-5,
+                               theta=LL_THETA).double()
+    model.load_state_dict(sd, strict=True)
+    tokens, targets = R.make_batch(R.read_token_file(args.tokens), args.position, B, T)
+    with torch.no_grad():
+        loss = model(tokens.long(), targets.long())
+    print(f"loss {loss.item():.9f}")
+
+
 def reference(args):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "reference"))
@@ -134,12 +192,21 @@ def main():
     r.add_argument("weights")
     r.add_argument("tokens")
     r.add_argument("--position", type=int, default=0)
+    ml = sub.add_parser("make-llama")
+    ml.add_argument("out")
+    ml.add_argument("--rows", type=int, default=PADDED)
+    ml.add_argument("--inv-freq", action="store_true")
+    rl = sub.add_parser("reference-llama")
+    rl.add_argument("weights")
+    rl.add_argument("tokens")
+    rl.add_argument("--position", type=int, default=0)
     j = sub.add_parser("jsonl")
     j.add_argument("log")
     j.add_argument("key")
     j.add_argument("--step", type=int)
     args = ap.parse_args()
-    {"make": make, "reference": reference, "jsonl": jsonl}[args.cmd](args)
+    {"make": make, "reference": reference, "make-llama": make_llama,
+     "reference-llama": reference_llama, "jsonl": jsonl}[args.cmd](args)
 
 
 if __name__ == "__main__":
