@@ -41,13 +41,13 @@ SEED_DP = 2550
 HW = "tpu-v5p-ici-1d"
 
 
-def explain(shardc, tmp, hidden, batch, seq, mesh, strategy, layers=4):
+def explain(shardc, tmp, hidden, batch, seq, mesh, strategy, layers=4, extra=()):
     model = os.path.join(tmp, f"m{hidden}-{batch}.mlir")
     subprocess.run([shardc, "gen", "gpt2", "--hidden", str(hidden), "--heads", str(hidden // 128),
                     "--layers", str(layers), "--vocab", "128", "--positions", str(seq), "--seq",
                     str(seq), "--batch", str(batch), "-o", model], check=True)
     out = subprocess.run([shardc, "explain", model, "--mesh", mesh, "--strategy", strategy,
-                          "--precision", "bf16", "--hardware", HW, "--json"], check=True,
+                          "--precision", "bf16", "--hardware", HW, "--json", *extra], check=True,
                          stdout=subprocess.PIPE, text=True).stdout
     return json.loads(out)
 
@@ -67,16 +67,19 @@ def main():
     seq, hidden, dp = 128, 4096, 64
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for strategy in ("dp", "zero3"):
+        for strategy, extra in (("dp", ()), ("dp", ("--low-precision-reductions",)),
+                                ("zero3", ()), ("zero3", ("--low-precision-reductions",))):
             pts = []
             for per_device in (4, 8):  # sequences per device
-                r = explain(a.shardc, tmp, hidden, per_device * dp, seq, f"dp={dp}", strategy)
+                r = explain(a.shardc, tmp, hidden, per_device * dp, seq, f"dp={dp}", strategy,
+                            extra=extra)
                 comm = r["gradient_reduction_seconds"] + r.get("backward_parameter_gather_seconds", 0)
                 pts.append((per_device * seq, comm, r["backward_compute_seconds"]))
             (x1, c1, b1), (x2, c2, b2) = pts
             tokens = meet(x1, c1, b1, x2, c2, b2)
-            rows.append((f"{'DP' if strategy == 'dp' else 'FSDP (ZeRO-3)'}: tokens per device",
-                         tokens, SEED_DP, tokens / SEED_DP))
+            name = "DP" if strategy == "dp" else "FSDP (ZeRO-3)"
+            name += ", bf16 reductions" if extra else ""
+            rows.append((f"{name}: tokens per device", tokens, SEED_DP, tokens / SEED_DP))
         # Tensor parallelism with sequence parallelism over Y = 8: the width
         # where the tp axis's communication time equals the compute time.
         # Per layer: the difference between 3 and 2 layers (the embedding, the
@@ -97,19 +100,21 @@ def main():
         rows.append((f"TP+SP over {Y}: MLP width F", width, Y * SEED_DP, width / (Y * SEED_DP)))
     print(f"seed 002's crossovers vs shardc's cost figures (hardware {HW}: C = {C:.3g} FLOP/s, "
           f"W = {W:.3g} B/s, no latency)\n")
-    print(f"{'crossover':<34} {'shardc':>10} {'seed':>10} {'ratio':>7}")
+    print(f"{'crossover':<48} {'shardc':>10} {'seed':>10} {'ratio':>7}")
     for name, ours, seed, ratio in rows:
-        print(f"{name:<34} {ours:>10.0f} {seed:>10.0f} {ratio:>7.2f}")
+        print(f"{name:<48} {ours:>10.0f} {seed:>10.0f} {ratio:>7.2f}")
     print("""
 why they differ:
-  DP: shardc reduces fp32 gradients (fp32 master weights; the bf16 gradients the seed
-      assumes are not built), so each all-reduce moves twice the bytes: expect ~2x;
-      the all-reduce over 64 moves 2*63/64 of the bytes; attention's backward FLOPs
-      (6*L*h*T per token, small at T=128) lower it slightly.
+  DP: by default shardc reduces fp32 gradients (fp32 master weights), so each
+      all-reduce moves twice the bytes of the seed's bf16 gradients: expect ~2x; with
+      --low-precision-reductions the gradients are reduced in bf16 before their
+      widening: expect ~1x. The all-reduce over 64 moves 2*63/64 of the bytes;
+      attention's backward FLOPs (6*L*h*T per token, small at T=128) lower it slightly.
   FSDP: the backward gathers every weight again (ZeRO-3 keeps none across phases), so
       the backward carries reduce-scatters of fp32 gradients (4N bytes) plus bf16 gathers
       (2N) where the seed counts a bf16 reduce-scatter (2N... its 4N all-reduce split in
-      two): 6N/4N = ~1.5x; the forward's gathers hide behind the forward in both.
+      two): 6N/4N = ~1.5x; with bf16 reductions 4N/4N = ~1x; the forward's gathers hide
+      behind the forward in both.
   TP+SP (per layer, fwd + bwd): shardc's step moves 8 gathers/scatters of b*s*h (the
       attention block's pair as well as the MLP's, forward and backward), each (Y-1)/Y of
       the tensor on a ring, against 6 x 12h^2 FLOPs per token over Y; the seed counts the

@@ -368,6 +368,8 @@ def XfPropagateSharding : Pass<"xf-propagate-sharding", "mlir::func::FuncOp"> {
            "hardware description: a shipped name or a .json path">,
     Option<"memoryBudget", "memory-budget", "double", "0",
            "bytes per device; when the estimate exceeds it, sharded activations are preferred (0: the hardware's memory)">,
+    Option<"lowPrecisionReductions", "low-precision-reductions", "bool", "false",
+           "reduce pending sums in the precision they are computed in: a widening cast (bf16/f16 to f32) does not carry a pending sum, so gradients are reduced before their widening to the f32 master and tensor-parallel sums before the f32 residual (Megatron's --grad-reduce-in-bf16, FSDP's reduce_dtype)">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect", "::shardc::xf::XfDialect"];
 }

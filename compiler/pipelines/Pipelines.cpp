@@ -74,6 +74,7 @@ void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::St
   propagate.strategy = o.strategy;
   propagate.hardware = o.hardware;
   propagate.memoryBudget = o.memoryBudget;
+  propagate.lowPrecisionReductions = o.lowPrecisionReductions;
   fpm.addPass(createXfPropagateSharding(propagate));
   if (!partition)
     return;

@@ -97,6 +97,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<double> memoryBudget{*this, "memory-budget",
                               llvm::cl::desc("bytes per device (0: the hardware's memory)"),
                               llvm::cl::init(0)};
+  Option<bool> lowPrecisionReductions{
+      *this, "low-precision-reductions",
+      llvm::cl::desc("reduce pending sums in bf16/f16, before widening casts"),
+      llvm::cl::init(false)};
   // Lowering.
   Option<bool> eval{*this, "eval", llvm::cl::desc("also lower a loss-only twin (@shardc_eval)"),
                     llvm::cl::init(true)};

@@ -296,6 +296,23 @@ bool Propagator::linearPassThrough(const Node &n, OpDecision &d) const {
   auto isFloat = [](Value v) {
     return isa<FloatType>(getElementTypeOrSelf(v.getType()));
   };
+  // Reduced in the precision it was computed in: the sum stops at a widening
+  // cast (low-precision-reductions) — unless the widened value is added to
+  // another pending (or not yet known) sum: a tied weight's two gradient
+  // contributions or a gradient accumulated over micro-batches still sum
+  // first and reduce once.
+  if (auto cast = dyn_cast<xf::CastOp>(n.op); cast && traits_.reduceBeforeWidening) {
+    auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getX().getType()));
+    auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+    bool summedFurther = false;
+    for (OpOperand &use : cast.getResult().getUses())
+      if (auto add = dyn_cast<xf::AddOp>(use.getOwner())) {
+        const TensorSharding *other = known(add->getOperand(1 - use.getOperandNumber()));
+        summedFurther |= !other || !other->partial.empty();
+      }
+    if (from && to && to.getWidth() > from.getWidth() && !summedFurther)
+      return false;
+  }
   for (size_t g = 0; g < n.rule.linearGroups.size(); ++g) {
     const auto &group = n.rule.linearGroups[g];
     std::optional<AxisList> partial;
@@ -846,6 +863,7 @@ public:
     if (failed(strategyAnnotations(func, *mesh, strategy, preset, &traits)))
       return signalPassFailure();
     materializeAnnotations(func, *mesh, preset);
+    traits.reduceBeforeWidening = lowPrecisionReductions;
     cost::CostModel cost(*mesh, *hw);
     double budget = memoryBudget > 0 ? memoryBudget.getValue() : hw->memoryBytes;
     Propagator propagator(func, *mesh, cost, budget, traits);

@@ -32,6 +32,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <functional>
 #include <map>
 
 namespace shardc {
@@ -227,9 +228,12 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     row.elements += elements;
     bytesPerAxis[axesName] += bytes;
   };
-  auto isGradientReduction = [](Operation *op) {
-    return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
-      return isa<xf::AdamWOp, xf::MultiAdamWOp, xf::SumSquaresOp, xf::MultiSumSquaresOp>(user);
+  // Read only by the optimizer (through casts: a gradient reduced in bf16 and
+  // then widened to its f32 master, --low-precision-reductions).
+  std::function<bool(Operation *)> isGradientReduction = [&](Operation *op) {
+    return !op->use_empty() && llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return isa<xf::AdamWOp, xf::MultiAdamWOp, xf::SumSquaresOp, xf::MultiSumSquaresOp>(user) ||
+             (isa<xf::CastOp>(user) && isGradientReduction(user));
     });
   };
   // Backward compute (what gradient reductions can hide behind): ops after

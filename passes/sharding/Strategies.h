@@ -49,6 +49,10 @@ struct StrategyTraits {
   /// The pipeline axis (the `pp` component), which no tensor is split over;
   /// -1 without one.
   Axis pipelineAxis = -1;
+  /// A widening cast (bf16/f16 -> f32) does not carry a pending sum: the sum
+  /// is reduced in the narrow type before it (option
+  /// low-precision-reductions; set by the pass, not by a preset).
+  bool reduceBeforeWidening = false;
 };
 
 /// The mesh axis name of the strategy's `pp` component ("pp", or the name

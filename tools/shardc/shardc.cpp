@@ -230,6 +230,9 @@ void addShardingOptions(Args &args) {
       .option("ranks", "n", "ranks the step runs on (must equal the mesh size)")
       .option("memory-budget", "GiB", "memory per device; over it, sharded activations are "
                                       "preferred (default: the hardware's memory)")
+      .flag("low-precision-reductions",
+            "with --precision bf16/fp16: reduce gradients (and tensor-parallel sums) in "
+            "bf16/fp16 before widening them to f32, halving their bytes")
       .option("schedule", "s",
               "pipeline schedule with a pp strategy component: gpipe | 1f1b | interleaved",
               "1f1b")
@@ -296,6 +299,7 @@ void setShardingOptions(PipelineOptions &o, const Args &args) {
                      "pp component (e.g. --mesh pp=2,dp=2 --strategy pp+dp)"};
   if (args.has("memory-budget"))
     o.memoryBudget = gibOption(args, "memory-budget");
+  o.lowPrecisionReductions = args.isSet("low-precision-reductions");
 }
 
 func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, bool partition) {
