@@ -113,8 +113,8 @@ why they differ:
   FSDP: the backward gathers every weight again (ZeRO-3 keeps none across phases), so
       the backward carries reduce-scatters of fp32 gradients (4N bytes) plus bf16 gathers
       (2N) where the seed counts a bf16 reduce-scatter (2N... its 4N all-reduce split in
-      two): 6N/4N = ~1.5x; with bf16 reductions 4N/4N = ~1x; the forward's gathers hide
-      behind the forward in both.
+      two): 6N/4N = ~1.5x; with bf16 reductions 4N/4N = ~1x by bytes (measured 1.15x:
+      the rest is not analysed yet); the forward's gathers hide behind the forward.
   TP+SP (per layer, fwd + bwd): shardc's step moves 8 gathers/scatters of b*s*h (the
       attention block's pair as well as the MLP's, forward and backward), each (Y-1)/Y of
       the tensor on a ring, against 6 x 12h^2 FLOPs per token over Y; the seed counts the

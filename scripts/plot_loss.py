@@ -36,8 +36,11 @@ def read_series(path, key):
                 o = json.loads(line)
             except json.JSONDecodeError as e:
                 sys.exit(f"plot_loss: {path}:{n}: not JSON ({e.msg})")
+            if not isinstance(o, dict):
+                sys.exit(f"plot_loss: {path}:{n}: not a JSON object")
             v, step = o.get(key), o.get("step")
-            if isinstance(v, (int, float)) and isinstance(step, (int, float)) and math.isfinite(v):
+            number = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
+            if number(v) and number(step) and math.isfinite(v):
                 points.append((float(step), float(v)))
     return points
 

@@ -213,7 +213,7 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
   for (Axis a : cur.partial)
     if (!llvm::is_contained(to.partial, a))
       pending.push_back(a);
-  if (!pending.empty()) {
+  auto reduceScatters = [&]() {
     for (size_t d = 0; d < cur.dims.size(); ++d) {
       AxisList take = joiningAxes(cur.dims[d], to.dims[d],
                                   [&](Axis a) { return llvm::is_contained(pending, a); });
@@ -228,9 +228,14 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
         if (llvm::is_contained(pending, a) || llvm::is_contained(to.partial, a))
           cur.partial.push_back(a);
     }
+  };
+  if (!pending.empty()) {
+    reduceScatters();
     // Axes joining a dim the value does not use yet are cut locally before
-    // the all-reduce, so it moves 1/n of the tensor (a weight gradient
-    // summed over dp and then split over tp: slice, then reduce).
+    // the reduction, so it moves 1/n of the tensor (a weight gradient summed
+    // over dp and then split over tp: slice, then reduce); a pending axis
+    // the target splits after them is then a reduce-scatter.
+    bool sliced = false;
     if (!pending.empty())
       for (size_t d = 0; d < cur.dims.size(); ++d) {
         AxisList used = cur.usedAxes();
@@ -240,7 +245,10 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
           continue;
         steps.push_back({CollectiveStep::AllSlice, take, static_cast<int64_t>(d), -1, cur});
         cur.dims[d].append(take.begin(), take.end());
+        sliced = true;
       }
+    if (sliced)
+      reduceScatters();
     if (!pending.empty()) {
       steps.push_back({CollectiveStep::AllReduce, pending, -1, -1, cur});
       cur.partial.clear();

@@ -5,6 +5,7 @@
 #include "runtime/Error.h"
 #include "runtime/checkpoint/Safetensors.h"
 
+#include <algorithm>
 #include <cstring>
 #include <regex>
 #include <set>
@@ -29,7 +30,9 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 } // namespace
 
 InitSource::InitSource(const std::string &path, const std::vector<InitParam> &params)
-    : index_(ckpt::index_safetensors(path)) {
+    : index_(ckpt::index_safetensors(path)), file_(path, std::ios::binary) {
+  if (!file_)
+    throw rt::Error("cannot open safetensors file '" + path + "'");
   std::map<std::string, ckpt::TensorEntry> &file = index_.tensors;
   // Canonical name (no `transformer.` prefix) -> the file's name.
   std::map<std::string, std::string> byCanon;
@@ -132,13 +135,20 @@ InitSource::InitSource(const std::string &path, const std::vector<InitParam> &pa
   // A tied LM head may be stored (HF writes it in some files): it must be wte.
   if (ckpt::TensorEntry *head = find("lm_head.weight"); head && !used.count("lm_head.weight")) {
     ckpt::TensorEntry *wte = find("wte.weight");
-    auto bytesOf = [&](const ckpt::TensorEntry &t, const std::string &canon) {
-      std::vector<uint8_t> b(t.end - t.begin);
-      ckpt::read_tensor_bytes(index_, byCanon.at(canon), 0, b.size(), b.data());
-      return b;
+    // Compared in chunks: a rank never holds the whole table for it.
+    auto same = [&]() {
+      const uint64_t size = wte->end - wte->begin, chunk = 1 << 20;
+      std::vector<uint8_t> a(std::min(size, chunk)), b(a.size());
+      for (uint64_t at = 0; at < size; at += chunk) {
+        uint64_t n = std::min(chunk, size - at);
+        ckpt::read_tensor_bytes(index_, byCanon.at("wte.weight"), at, n, a.data(), &file_);
+        ckpt::read_tensor_bytes(index_, byCanon.at("lm_head.weight"), at, n, b.data(), &file_);
+        if (std::memcmp(a.data(), b.data(), n) != 0)
+          return false;
+      }
+      return true;
     };
-    if (!wte || wte->shape != head->shape || wte->dtype != head->dtype ||
-        bytesOf(*wte, "wte.weight") != bytesOf(*head, "lm_head.weight"))
+    if (!wte || wte->shape != head->shape || wte->dtype != head->dtype || !same())
       throw rt::Error(path + ": tensor '" + byCanon.at("lm_head.weight") +
                       "' differs from the token embedding, but the model ties its LM head to "
                       "the embedding (an untied LM head cannot be loaded)");
@@ -186,14 +196,35 @@ HostTensor InitSource::readBlock(const std::string &param, const std::vector<int
     return out;
   const size_t es = rt::dtype_size(src.dtype);
   if (rank == 0) {
-    ckpt::read_tensor_bytes(index_, src.tensor, 0, es, out.bytes.data());
+    ckpt::read_tensor_bytes(index_, src.tensor, 0, es, out.bytes.data(), &file_);
     bytesRead_ += es;
+    ckpt::verify_tensor_checksum(index_, src.tensor, out.bytes.data(), es);
+    return out;
+  }
+  // A whole file tensor: one read, checked against its checksum.
+  if (src.fileShape == shape && src.colOffset == 0 &&
+      std::all_of(offsets.begin(), offsets.end(), [](int64_t o) { return o == 0; })) {
+    ckpt::read_tensor_bytes(index_, src.tensor, 0, out.bytes.size(), out.bytes.data(), &file_);
+    bytesRead_ += out.bytes.size();
+    ckpt::verify_tensor_checksum(index_, src.tensor, out.bytes.data(), out.bytes.size());
     return out;
   }
   // One contiguous run of the last dim per row of the block.
   const int64_t width = shape[rank - 1];
   const int64_t fileLast = src.fileShape[rank - 1];
   const int64_t fileRows = src.fileShape[0];
+  // Full rows of a 2-D block (row-split tables and weights): one read for all
+  // the rows the file has.
+  if (rank == 2 && width == fileLast && src.colOffset == 0) {
+    int64_t rows = std::max<int64_t>(0, std::min(shape[0], fileRows - offsets[0]));
+    uint64_t bytes = static_cast<uint64_t>(rows) * width * es;
+    if (bytes)
+      ckpt::read_tensor_bytes(index_, src.tensor,
+                              static_cast<uint64_t>(offsets[0]) * fileLast * es, bytes,
+                              out.bytes.data(), &file_);
+    bytesRead_ += bytes;
+    return out;
+  }
   std::vector<int64_t> index(rank - 1, 0);
   for (int64_t row = 0, rows = out.numel() / width; row < rows; ++row) {
     // The row's global index in the file (row-major over the leading dims).
@@ -210,7 +241,7 @@ HostTensor InitSource::readBlock(const std::string &param, const std::vector<int
       if (rank == 1)
         element = src.colOffset + offsets[0];
       ckpt::read_tensor_bytes(index_, src.tensor, element * es, width * es,
-                              out.bytes.data() + static_cast<size_t>(row * width) * es);
+                              out.bytes.data() + static_cast<size_t>(row * width) * es, &file_);
       bytesRead_ += width * es;
     }
     for (size_t d = rank - 1; d-- > 0;) {

@@ -36,7 +36,10 @@ struct InitParam {
 /// The parameters of `params` in a safetensors file: the header is read and
 /// every name, shape and layout rule above checked when it is built (all the
 /// errors); tensor data is read only by readBlock, and only the block asked
-/// for (a rank reads the rows and columns it holds, never the whole file).
+/// for (a rank reads the rows and columns it holds, never the whole file;
+/// a stored tied lm_head is compared with wte in 1 MiB chunks). A block that
+/// is a whole file tensor is checked against its CRC32C if the file has one
+/// (shardc's files); a partial block cannot be.
 class InitSource {
 public:
   InitSource(const std::string &path, const std::vector<InitParam> &params);
@@ -58,6 +61,7 @@ private:
   };
   SafetensorsIndex index_;
   std::map<std::string, Source> sources_;
+  mutable std::ifstream file_; ///< one stream for every read
   mutable uint64_t bytesRead_ = 0;
 };
 

@@ -299,17 +299,35 @@ shardc::ckpt::SafetensorsIndex shardc::ckpt::index_safetensors(const std::string
 }
 
 void shardc::ckpt::read_tensor_bytes(const SafetensorsIndex &index, const std::string &name,
-                                     uint64_t offset, uint64_t bytes, void *dst) {
+                                     uint64_t offset, uint64_t bytes, void *dst,
+                                     std::ifstream *stream) {
   const TensorEntry &t = index.tensors.at(name);
   if (offset > t.end - t.begin || bytes > t.end - t.begin - offset)
     throw rt::Error("cannot read bytes [" + std::to_string(offset) + ", " +
                     std::to_string(offset + bytes) + ") of tensor '" + name + "' (" +
                     std::to_string(t.end - t.begin) + " bytes) from '" + index.path + "'");
-  std::ifstream file(index.path, std::ios::binary);
-  file.seekg(static_cast<std::streamoff>(index.dataStart + t.begin + offset));
-  if (!file || !file.read(static_cast<char *>(dst), static_cast<std::streamsize>(bytes)))
+  std::ifstream own;
+  if (!stream) {
+    own.open(index.path, std::ios::binary);
+    stream = &own;
+  }
+  stream->clear();
+  stream->seekg(static_cast<std::streamoff>(index.dataStart + t.begin + offset));
+  if (!*stream ||
+      !stream->read(static_cast<char *>(dst), static_cast<std::streamsize>(bytes)))
     throw rt::Error("cannot read tensor '" + name + "' from safetensors file '" +
                     index.path + "'");
+}
+
+void shardc::ckpt::verify_tensor_checksum(const SafetensorsIndex &index, const std::string &name,
+                                          const void *bytes, uint64_t size) {
+  const TensorEntry &e = index.tensors.at(name);
+  if (!e.crc)
+    return;
+  uint32_t computed = crc32c(bytes, size);
+  if (computed != *e.crc)
+    throw rt::Error(index.path + ": tensor '" + name + "' fails its CRC32C check (stored " +
+                    hex8(*e.crc) + ", computed " + hex8(computed) + "): the file is damaged");
 }
 
 std::map<std::string, TensorData>
@@ -338,12 +356,7 @@ shardc::ckpt::read_safetensors(const std::string &path,
     if (!file.read(reinterpret_cast<char *>(t.bytes.data()),
                    static_cast<std::streamsize>(t.bytes.size())))
       throw rt::Error("cannot read tensor '" + *name + "' from safetensors file '" + path + "'");
-    if (!e.crc)
-      continue;
-    uint32_t computed = crc32c(t.bytes.data(), t.bytes.size());
-    if (computed != *e.crc)
-      throw rt::Error(path + ": tensor '" + *name + "' fails its CRC32C check (stored " +
-                      hex8(*e.crc) + ", computed " + hex8(computed) + "): the file is damaged");
+    verify_tensor_checksum(index, *name, t.bytes.data(), t.bytes.size());
   }
   return tensors;
 }

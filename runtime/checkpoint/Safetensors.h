@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -72,9 +73,16 @@ SafetensorsIndex index_safetensors(const std::string &path,
                                    Checksums checksums = Checksums::VerifyPresent);
 
 /// Reads `bytes` bytes of tensor `name` starting `offset` bytes into it (a
-/// part of a tensor: its checksum, which covers the whole, is not checked).
+/// part of a tensor: its checksum, which covers the whole, is not checked),
+/// through `file` (open on index.path, binary) when given, else a new stream.
 void read_tensor_bytes(const SafetensorsIndex &index, const std::string &name,
-                       uint64_t offset, uint64_t bytes, void *dst);
+                       uint64_t offset, uint64_t bytes, void *dst,
+                       std::ifstream *file = nullptr);
+
+/// Checks `bytes` (all of tensor `name`) against the tensor's CRC32C if the
+/// file has one; throws the reader's "fails its CRC32C check" error.
+void verify_tensor_checksum(const SafetensorsIndex &index, const std::string &name,
+                            const void *bytes, uint64_t size);
 
 /// Reads every tensor of a safetensors file, and its "__metadata__" (less the
 /// checksums) into `metadata` if given. The header is validated before any

@@ -235,11 +235,11 @@ void initState(shardc_rt_ctx &ctx, int64_t rank, uint64_t seed) {
 }
 
 /// --init-from: every parameter (and bf16/f16 copy) block this rank holds,
-/// from a safetensors file (ckpt::readInitParams: Hugging Face GPT-2 or
-/// shardc's own), converted to the state's dtype once (a copy is its master
-/// rounded, as the update writes it); the rest of the state stays as
-/// initState left it (moments and counters zero). Every rank reads the file
-/// and keeps its blocks.
+/// from a safetensors file (ckpt::InitSource: Hugging Face GPT-2 or LLaMA,
+/// or shardc's own), converted to the state's dtype once (a copy is its
+/// master rounded, as the update writes it); the rest of the state stays as
+/// initState left it (moments and counters zero). Every rank reads the
+/// header and then only the blocks it holds.
 void initFromFile(shardc_rt_ctx &ctx, int64_t rank, const std::string &path) {
   const Program &p = ctx.program;
   std::vector<ckpt::InitParam> wanted;
@@ -254,6 +254,10 @@ void initFromFile(shardc_rt_ctx &ctx, int64_t rank, const std::string &path) {
   for (const BoundaryTensor &t : p.tensors) {
     if (t.kind != "state" || !abi::isParameterState(t.name) || !t.param || !p.holds(t, rank))
       continue;
+    for (const ckpt::InitParam &w : wanted)
+      if (w.name == t.param->name && w.shape != t.globalShape)
+        throw Error(path + ": '" + t.param->name + "' has shape " + shape_str(w.shape) +
+                    ", the state '" + t.name + "' " + shape_str(t.globalShape));
     std::vector<int64_t> offsets = t.blockOffsets(p.mesh, rank);
     HostTensor block = source.readBlock(t.param->name, offsets, t.local.shape);
     std::vector<double> wide(block.numel());

@@ -300,6 +300,9 @@ void setShardingOptions(PipelineOptions &o, const Args &args) {
   if (args.has("memory-budget"))
     o.memoryBudget = gibOption(args, "memory-budget");
   o.lowPrecisionReductions = args.isSet("low-precision-reductions");
+  if (o.lowPrecisionReductions && (!args.has("precision") || args.str("precision") == "fp32"))
+    throw UsageError{"--low-precision-reductions goes with --precision bf16 or fp16 (an fp32 "
+                     "step has no narrower type to reduce in)"};
 }
 
 func::FuncOp shardCopy(ModuleOp module, func::FuncOp func, const Args &args, bool partition) {

@@ -294,11 +294,25 @@ TEST(PlanReshard, SliceBeforeAllReduce) {
   EXPECT_EQ(steps[1].kind, CollectiveStep::AllReduce);
   EXPECT_EQ(steps[1].axes, axes({kDp}));
   EXPECT_EQ(steps[1].before, sh({{}, {kTp}}, {kDp}));
-  // Half the bytes of reducing first and slicing after.
+  // Fewer bytes than reducing first and slicing after (1/8 on tp=8).
   CostModel cm(mesh("dp=2,tp=8"), loadShipped("h100-8x-nvlink-ib"));
   double sliced = cm.reshardTime(from, sh({{}, {kTp}}), 1 << 20);
   double whole = cm.reshardTime(from, sh({{}, {}}), 1 << 20);
   EXPECT_LT(sliced, whole);
+}
+
+TEST(PlanReshard, SliceThenReduceScatter) {
+  // partial(dp) -> [tp+dp, -]: slice over tp, then reduce-scatter over dp
+  // (not an all-reduce and a second slice).
+  TensorSharding from = sh({{}, {}}, {kDp});
+  auto steps = planReshard(from, sh({{kTp, kDp}, {}}));
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].kind, CollectiveStep::AllSlice);
+  EXPECT_EQ(steps[0].axes, axes({kTp}));
+  EXPECT_EQ(steps[1].kind, CollectiveStep::ReduceScatter);
+  EXPECT_EQ(steps[1].axes, axes({kDp}));
+  EXPECT_EQ(steps[1].dim, 0);
+  EXPECT_EQ(steps[1].before, sh({{kTp}, {}}, {kDp}));
 }
 
 TEST(PlanReshard, DropMinorAxisIsAllGather) {

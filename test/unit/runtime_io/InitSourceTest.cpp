@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 using namespace shardc;
 using namespace shardc::ckpt;
@@ -107,6 +108,16 @@ TEST_F(InitSourceTest, BlocksAreTheWholeParametersBlocks) {
   rt::HostTensor k = src.readWhole("transformer.h.0.attn.k_proj.weight");
   EXPECT_EQ(at(k, 0), 1004.f);
   EXPECT_EQ(at(k, 5), 1012.f + 5.f);
+  // Known values, not only readWhole against itself: q/k/v weight columns and
+  // bias slices of the fused tensors.
+  EXPECT_EQ(at(src.readWhole("transformer.h.0.attn.q_proj.weight"), 13), 1000.f + 3 * 12 + 1);
+  EXPECT_EQ(at(src.readWhole("transformer.h.0.attn.v_proj.weight"), 0), 1008.f);
+  EXPECT_EQ(at(src.readWhole("transformer.h.0.attn.q_proj.bias"), 3), 2003.f);
+  EXPECT_EQ(at(src.readWhole("transformer.h.0.attn.k_proj.bias"), 0), 2004.f);
+  EXPECT_EQ(at(src.readWhole("transformer.h.0.attn.v_proj.bias"), 3), 2011.f);
+  EXPECT_EQ(at(src.readBlock("transformer.h.0.attn.v_proj.bias", {2}, {2}), 0), 2010.f);
+  EXPECT_EQ(at(src.readBlock("transformer.h.0.attn.k_proj.weight", {2, 2}, {2, 2}), 1),
+            1000.f + 2 * 12 + 4 + 3);
   rt::HostTensor wte = src.readWhole("transformer.wte.weight");
   EXPECT_EQ(at(wte, 23), 23.f);
   EXPECT_EQ(at(wte, 24), 0.f);
@@ -120,11 +131,28 @@ TEST_F(InitSourceTest, BlocksOutsideTheParameterAreErrors) {
   EXPECT_THROW(src.readBlock("no.such.param", {0, 0}, {1, 1}), rt::Error);
 }
 
-TEST_F(InitSourceTest, ReadInitParamsIsEveryWholeParameter) {
-  auto values = readInitParams(dir + "/hf.safetensors", params());
-  InitSource src(dir + "/hf.safetensors", params());
-  for (const InitParam &p : params())
-    EXPECT_EQ(values.at(p.name).bytes, src.readWhole(p.name).bytes) << p.name;
+TEST_F(InitSourceTest, WholeTensorsAreCheckedAgainstTheirChecksums) {
+  // shardc writes a CRC32C per tensor: a flipped byte in a tensor read whole
+  // is an error; a row-block of the same tensor cannot be checked.
+  std::vector<InitParam> own = {{"a", false, {4, 4}}};
+  std::string path = dir + "/own.safetensors";
+  write_safetensors(path, {{"a", f32({4, 4}, 0)}});
+  EXPECT_EQ(at(InitSource(path, own).readWhole("a"), 5), 5.f);
+  SafetensorsIndex index = index_safetensors(path);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(index.dataStart + index.tensors.at("a").begin + 4 * 9));
+    char byte = 0x7f;
+    f.write(&byte, 1);
+  }
+  InitSource damaged(path, own);
+  try {
+    damaged.readWhole("a");
+    FAIL() << "a damaged tensor read whole must fail its checksum";
+  } catch (const rt::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("fails its CRC32C check"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(at(damaged.readBlock("a", {0, 0}, {2, 4}), 5), 5.f); // rows 0-1: untouched
 }
 
 } // namespace
