@@ -195,13 +195,8 @@ HostTensor InitSource::readBlock(const std::string &param, const std::vector<int
   if (out.numel() == 0)
     return out;
   const size_t es = rt::dtype_size(src.dtype);
-  if (rank == 0) {
-    ckpt::read_tensor_bytes(index_, src.tensor, 0, es, out.bytes.data(), &file_);
-    bytesRead_ += es;
-    ckpt::verify_tensor_checksum(index_, src.tensor, out.bytes.data(), es);
-    return out;
-  }
-  // A whole file tensor: one read, checked against its checksum.
+  // A whole file tensor (a scalar too): one read, checked against its
+  // checksum.
   if (src.fileShape == shape && src.colOffset == 0 &&
       std::all_of(offsets.begin(), offsets.end(), [](int64_t o) { return o == 0; })) {
     ckpt::read_tensor_bytes(index_, src.tensor, 0, out.bytes.size(), out.bytes.data(), &file_);
@@ -238,8 +233,6 @@ HostTensor InitSource::readBlock(const std::string &param, const std::vector<int
     }
     if (!padding) {
       uint64_t element = static_cast<uint64_t>(flat) * fileLast + src.colOffset + offsets[rank - 1];
-      if (rank == 1)
-        element = src.colOffset + offsets[0];
       ckpt::read_tensor_bytes(index_, src.tensor, element * es, width * es,
                               out.bytes.data() + static_cast<size_t>(row * width) * es, &file_);
       bytesRead_ += width * es;
