@@ -130,6 +130,22 @@ if ((bundle)); then
     cp -a /usr/share/openmpi "$stage/ompi/share/"
     cp -L "$ompi_lib"/libmca_common_{sm,monitoring,ompio}.so.[0-9][0-9] "$stage/lib/" 2>/dev/null || true
     ompi_info --version 2>/dev/null | head -1 >"$stage/ompi/VERSION" || true
+    # mpirun and its daemon (two ranks on one GPU machine without Open MPI), with the
+    # PMIx library and plugins they load (Debian: <libdir>/pmix2).
+    if [[ -x /usr/bin/orterun && -x /usr/bin/orted ]]; then
+      mkdir -p "$stage/ompi/bin"
+      cp -L /usr/bin/orterun "$stage/ompi/bin/mpirun"
+      cp -L /usr/bin/orted "$stage/ompi/bin/orted"
+      for b in /usr/bin/orterun /usr/bin/orted "$ompi_lib"/openmpi/lib/openmpi3/mca_pmix_ext3x.so; do
+        ldd "$b" | awk '/=> \// {print $3}'
+      done | sort -u | while read -r lib; do
+        case $(basename "$lib") in
+          libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux* | libgcc_s.so*) ;;
+          *) [[ -e $stage/lib/$(basename "$lib") ]] || cp -L "$lib" "$stage/lib/" ;;
+        esac
+      done
+      [[ -d $ompi_lib/pmix2/lib/pmix ]] && cp -a "$ompi_lib/pmix2/lib/pmix" "$stage/ompi/pmix-plugins"
+    fi
   elif [[ -n $ompi_lib ]]; then
     echo "warning: libmpi in $ompi_lib but no openmpi/lib/openmpi3 there: Open MPI not bundled" >&2
   fi

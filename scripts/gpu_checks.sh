@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
-# Every GPU check of the CUDA backend in one command, for a session that is lent a
-# GPU (the GPU machine has CUDA, PyTorch and python3 but no MLIR and no mpirun).
+# Every GPU check of the CUDA backend, in stages that fit short leases of a GPU
+# machine (which has CUDA, PyTorch and python3 but no MLIR and no mpirun).
 #
-#   scripts/gpu_checks.sh prepare data/gpu-checks   # here (build/ from scripts/setup.sh);
-#                                                   # writes data/gpu-checks.tar.xz (~28 MB)
-#   tar -C data -xJf data/gpu-checks.tar.xz && scripts/gpu_checks.sh run data/gpu-checks
-#                                                   # there, from the repository root
+#   scripts/gpu_checks.sh prepare DIR         # here (build/ from scripts/setup.sh);
+#                                             # writes DIR.tar.xz (~30 MB)
+#   tar -C data -xJf DIR.tar.xz && scripts/gpu_checks.sh run DIR [options] [STAGE...]
+#                                             # there, from the repository root
 #
-# prepare: compiles GPT-2 tiny steps (fp32, bf16, fused linear cross-entropy) and the
-#   GPT-2 124M / 1.5B benchmark steps (bench/build_gpu_steps.sh, which also packs the
-#   runtime libraries), copies the GPU test binaries and the token file into DIR.
-# run: 1. the kernel tests against the CPU library (shardc_cuda_tests) and the backend
-#   test; 2. each tiny step on the GPU against the CPU backend for 20 steps (fp32
-#   1e-4, bf16 1e-2) and CUDA graphs against eager launches (check_compiled.py gpu);
-#   3. the benchmarks: bench/gpu_step.sh (shardc vs PyTorch, tokens/s and MFU), the
-#   attention and fused linear cross-entropy kernels against PyTorch.
-# Everything is logged under DIR/results-*; a summary is printed last.
+# run options:
+#   --out OUTDIR   logs and results (default DIR/results-<time>); every check writes
+#                  OUTDIR/<check>.log as it runs and appends to OUTDIR/summary.txt
+#                  when it ends, so a run cut short leaves what ran
+#   --pack FILE    after every check, OUTDIR packed into FILE (.tar.gz): one file to
+#                  bring back from a machine that returns only a few files
+#   --timeout S    scale every check's own timeout by S/100 (default 100)
+#
+# Stages (default: probe kernels backend tiny bench 124m), each well inside 10 minutes:
+#   probe     GPU, driver, torch, compute-sanitizer (shardc_gpu_probe, nvidia-smi)
+#   kernels   shardc_cuda_tests: every kernel against the CPU library
+#   backend   shardc_cuda_backend_test: arenas, out-of-memory, call tables, graphs
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the attention,
+#             norm, loss and optimizer tests
+#   tiny      GPT-2 tiny steps, 20 steps on the GPU against the CPU backend (fp32
+#             1e-4, bf16 1e-2, fused CE, unfused CE) and CUDA graphs against eager
+#             launches (test/compiled/check_compiled.py gpu)
+#   mpi       two ranks on the one GPU through --comm mpi (dp=2, tp=2), with the
+#             bundled Open MPI's mpirun (NCCL needs two GPUs: not run)
+#   bench     attention and fused linear cross-entropy kernels against PyTorch
+#   124m      GPT-2 124M B=64 step against bench/torch_gpt2.py (bench/gpu_step.sh)
+#   1.5b      GPT-2 1.5B B=8 step against bench/torch_gpt2.py
+#   profile   --profile of the 124M step: ms per step per kernel family
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mode=${1:-}
 dir=${2:-}
-[[ ($mode == prepare || $mode == run) && -n $dir ]] || { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
+[[ ($mode == prepare || $mode == run) && -n $dir ]] || usage
+shift 2
 mkdir -p "$dir" && dir=$(cd "$dir" && pwd)
 TRAIN=(--lr 2e-3 --min-lr 2e-4 --warmup 5 --decay-steps 20 --weight-decay 0.1)
 
@@ -28,9 +44,13 @@ if [[ $mode == prepare ]]; then
   set -e
   build=${BUILD_DIR:-$root/build}
   shardc=$build/tools/shardc/shardc
-  "$shardc" compile "$root/models/gpt2-tiny.mlir" -o "$dir/tiny_fp32" "${TRAIN[@]}"
-  "$shardc" compile "$root/models/gpt2-tiny.mlir" -o "$dir/tiny_bf16" --precision bf16 "${TRAIN[@]}"
-  "$shardc" compile "$root/models/gpt2-tiny.mlir" -o "$dir/tiny_fused" --fuse-linear-ce "${TRAIN[@]}"
+  tiny=$root/models/gpt2-tiny.mlir
+  "$shardc" compile "$tiny" -o "$dir/tiny_fp32" "${TRAIN[@]}"
+  "$shardc" compile "$tiny" -o "$dir/tiny_bf16" --precision bf16 "${TRAIN[@]}"
+  "$shardc" compile "$tiny" -o "$dir/tiny_fused" --fuse-linear-ce "${TRAIN[@]}"
+  "$shardc" compile "$tiny" -o "$dir/tiny_unfused" --no-fuse-linear-ce "${TRAIN[@]}"
+  "$shardc" compile "$tiny" -o "$dir/tiny_dp2" --mesh dp=2 --strategy dp "${TRAIN[@]}"
+  "$shardc" compile "$tiny" -o "$dir/tiny_tp2" --mesh tp=2 --strategy tp "${TRAIN[@]}"
   for t in test/cuda/shardc_cuda_tests test/cuda/shardc_cuda_backend_test test/cuda/shardc_gpu_probe \
            bench/attention_bench bench/linear_ce_bench; do
     cp "$build/$t" "$dir/"
@@ -48,6 +68,23 @@ if [[ $mode == prepare ]]; then
 fi
 
 # run
+out="" pack="" scale=100 stages=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --out) out=$2; shift ;;
+    --pack) pack=$2; shift ;;
+    --timeout) scale=$2; shift ;;
+    -h | --help) usage ;;
+    -*) echo "gpu_checks.sh: unknown option '$1'" >&2; exit 2 ;;
+    *) stages+=("$1") ;;
+  esac
+  shift
+done
+((${#stages[@]})) || stages=(probe kernels backend tiny bench 124m)
+known=" probe kernels backend sanitize tiny mpi bench 124m 1.5b profile "
+for s in "${stages[@]}"; do
+  [[ $known == *" $s "* ]] || { echo "gpu_checks.sh: unknown stage '$s' (known:$known)" >&2; exit 2; }
+done
 py=${PYTHON:-python3}
 stepdir=$dir
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-checks.XXXXXX")
@@ -57,34 +94,113 @@ mkdir -p "$libdir"
 # shellcheck source=bench/gpu_libs.sh
 source "$root/bench/gpu_libs.sh"
 export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-out=$dir/results-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out"
-summary=()
-check() { # name command... : runs, logs, records PASS/FAIL/SKIP
-  local name=$1 rc
-  shift
-  echo "== $name"
-  "$@" >"$out/$name.log" 2>&1
-  rc=$?
-  tail -5 "$out/$name.log"
-  case $rc in 0) summary+=("PASS $name") ;; 77) summary+=("SKIP $name") ;; *) summary+=("FAIL($rc) $name") ;; esac
+out=${out:-$dir/results-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+export PYTHONUNBUFFERED=1
+export dir out py root sanitizer bundle # for the functions check runs in a child bash
+packup() {
+  [[ -n $pack ]] && tar -C "$(dirname "$out")" -czf "$pack.tmp" "$(basename "$out")" && mv "$pack.tmp" "$pack"
+  return 0
 }
-for b in shardc_cuda_tests shardc_cuda_backend_test attention_bench linear_ce_bench tiny_fp32 tiny_bf16 tiny_fused; do
-  resolve_libs "$dir/$b" >/dev/null || echo "warning: $b still misses libraries"
+# check NAME SECONDS command...: runs under its own timeout, logs to $out/NAME.log,
+# appends PASS/FAIL/SKIP/TIMEOUT with its duration to $out/summary.txt, packs.
+check() {
+  local name=$1 secs=$(($2 * scale / 100)) rc t0 t1 verdict
+  shift 2
+  echo "== $name (timeout ${secs}s): $*"
+  t0=$(date +%s)
+  if declare -F "$1" >/dev/null; then # a function of this script: run it in a child bash
+    timeout -k 10 "$secs" bash -c "$(declare -f probe tiny_gpu mpirun_bin); $(printf '%q ' "$@")" \
+      >"$out/$name.log" 2>&1
+  else
+    timeout -k 10 "$secs" "$@" >"$out/$name.log" 2>&1
+  fi
+  rc=$?
+  t1=$(date +%s)
+  tail -8 "$out/$name.log"
+  case $rc in 0) verdict=PASS ;; 77) verdict=SKIP ;; 124 | 137) verdict=TIMEOUT ;; *) verdict="FAIL($rc)" ;; esac
+  printf '%-8s %-28s %4ss\n' "$verdict" "$name" $((t1 - t0)) | tee -a "$out/summary.txt"
+  packup
+}
+echo "gpu_checks: stages ${stages[*]}; logs in $out$([[ -n $pack ]] && echo ", packed to $pack")"
+for b in shardc_cuda_tests shardc_cuda_backend_test attention_bench linear_ce_bench tiny_fp32; do
+  [[ -x $dir/$b ]] && { resolve_libs "$dir/$b" >/dev/null || echo "warning: $b still misses libraries"; }
 done
-check gpu-probe "$dir/shardc_gpu_probe"
-check kernel-tests "$dir/shardc_cuda_tests"
-check backend-test "$dir/shardc_cuda_backend_test"
-for s in fp32:1e-4 bf16:1e-2 fused:1e-4; do
-  name=${s%%:*} rtol=${s#*:}
-  check "step-$name" "$py" "$root/test/compiled/check_compiled.py" gpu --exe "$dir/tiny_$name" \
-    --mpirun none --gpu-probe "$dir/shardc_gpu_probe" --data "$dir/tokens.bin" \
-    --workdir "$out/step-$name" --rtol "$rtol"
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+# The bundled Open MPI's mpirun (bench/build_gpu_steps.sh packs it) for two ranks.
+mpirun_bin() {
+  [[ -n $bundle && -x $bundle/ompi/bin/mpirun ]] && { echo "$bundle/ompi/bin/mpirun"; return; }
+  command -v mpirun || true
+}
+tiny_gpu() { # name exe rtol [ranks mpirun]
+  "$py" "$root/test/compiled/check_compiled.py" gpu --exe "$dir/$2" --mpirun "${5:-none}" \
+    --ranks "${4:-1}" --gpu-probe "$dir/shardc_gpu_probe" --data "$dir/tokens.bin" \
+    --workdir "$out/$1" --rtol "$3"
+}
+probe() {
+  "$dir/shardc_gpu_probe"
+  local rc=$?
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv || true
+  "$py" -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU")' || true
+  echo "compute-sanitizer: ${sanitizer:-absent}; mpirun: $(mpirun_bin)"
+  return $rc
+}
+
+for stage in "${stages[@]}"; do
+  case $stage in
+    probe) check probe 60 probe ;;
+    kernels) check kernel-tests 420 "$dir/shardc_cuda_tests" ;;
+    backend) check backend-test 180 "$dir/shardc_cuda_backend_test" ;;
+    sanitize)
+      if [[ -z $sanitizer ]]; then
+        echo "SKIP     sanitize (no compute-sanitizer)" | tee -a "$out/summary.txt"
+      else
+        filter='*Attention*:*Norm*:*CrossEntropy*:*Loss*:*AdamW*:*StepScalars*'
+        for tool in memcheck racecheck synccheck; do
+          check "sanitize-$tool" 170 "$sanitizer" --tool "$tool" --error-exitcode 3 \
+            "$dir/shardc_cuda_tests" --gtest_filter="$filter"
+        done
+      fi
+      ;;
+    tiny)
+      check step-fp32 120 tiny_gpu step-fp32 tiny_fp32 1e-4
+      check step-bf16 120 tiny_gpu step-bf16 tiny_bf16 1e-2
+      check step-fused-ce 120 tiny_gpu step-fused-ce tiny_fused 1e-4
+      check step-unfused-ce 120 tiny_gpu step-unfused-ce tiny_unfused 1e-4
+      ;;
+    mpi)
+      m=$(mpirun_bin)
+      if [[ -n $bundle && $m == "$bundle"/* ]]; then # the bundled one: its libraries and PMIx plugins
+        export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$bundle/lib OMPI_MCA_btl=self,vader \
+          PMIX_MCA_mca_base_component_path=$bundle/ompi/pmix-plugins
+      fi
+      if [[ -z $m ]]; then
+        echo "SKIP     mpi (no mpirun, none bundled)" | tee -a "$out/summary.txt"
+      else
+        check step-dp2-mpi 150 tiny_gpu step-dp2-mpi tiny_dp2 1e-4 2 "$m"
+        check step-tp2-mpi 150 tiny_gpu step-tp2-mpi tiny_tp2 1e-4 2 "$m"
+      fi
+      ;;
+    bench)
+      check attention-bench 120 "$dir/attention_bench"
+      check attention-torch 120 "$py" "$root/bench/torch_attention.py"
+      check linear-ce-bench 120 "$dir/linear_ce_bench"
+      check linear-ce-torch 240 "$py" "$root/bench/torch_linear_ce.py"
+      ;;
+    124m)
+      check gpt2-124m 420 bash "$root/bench/gpu_step.sh" "$dir" --only step_124m_b64 --steps 20 \
+        --warmup 5 --timeout 200 --out "$out/gpt2-124m"
+      ;;
+    1.5b)
+      check gpt2-1.5b 480 bash "$root/bench/gpu_step.sh" "$dir" --only step_1p5b_b8 --steps 10 \
+        --warmup 3 --timeout 230 --out "$out/gpt2-1.5b"
+      ;;
+    profile)
+      check profile-124m 200 "$dir/step_124m_b64" --data "$dir/tokens.bin" --steps 4 --device cuda \
+        --profile
+      ;;
+  esac
 done
-check attention-bench "$dir/attention_bench"
-check attention-torch "$py" "$root/bench/torch_attention.py"
-check linear-ce-bench "$dir/linear_ce_bench"
-check linear-ce-torch "$py" "$root/bench/torch_linear_ce.py"
-check gpt2-vs-torch bash "$root/bench/gpu_step.sh" "$dir" --steps 30 --warmup 10 --out "$out/gpt2"
 echo
-printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+echo "== summary ($out)"
+cat "$out/summary.txt"

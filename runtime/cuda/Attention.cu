@@ -4,6 +4,10 @@
 // algorithm (online softmax over key tiles held in shared memory; the S x S
 // scores are never written to global memory) on CUDA cores in f32.
 //
+// bf16/f16 with D = 64 or 128 and 16-byte aligned tensors go to the tensor-core
+// kernels of AttentionTC.cu (mma.sync, same semantics and workspace); the f32
+// kernels here serve every other case and stay the reference-exact fallback.
+//
 // Layout and semantics are those of cpu::attention_forward/backward: BSHD,
 // q/out/dq [B, S, Hq, D], k/v/dk/dv [B, S, Hkv, D], query head h reads kv head
 // h / (Hq / Hkv), causal masks key j > i, `scale` multiplies the scores, lse is
@@ -49,11 +53,7 @@
 //  the dq pass before the dk/dv pass reads it, so it needs no zeroing.
 //
 // Speed: everything is f32 FMA on CUDA cores (H100: ~60 TFLOP/s peak FMA), so
-// expect a fraction of cuDNN/FlashAttention. The big follow-ups are tensor
-// cores (mma.sync m16n8k16 bf16 with f32 accumulate, then wgmma + TMA on
-// sm_90a with warp-specialised producer/consumer pipelines), cp.async/TMA
-// double buffering of the K/V tiles (loads are not overlapped with compute
-// here; latency is hidden only by other CTAs), and atomic dq (FA2).
+// expect a fraction of cuDNN/FlashAttention; AttentionTC.cu is the fast path.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaCheck.h"
@@ -883,12 +883,24 @@ int64_t statsBytes(int64_t B, int64_t S, int64_t Hq) {
 
 } // namespace
 
+// The tensor-core path (AttentionTC.cu): bf16/f16, D in {64, 128}, 16-byte
+// aligned tensors; false when it does not apply (nothing launched).
+bool attention_forward_tc(TView q, TView k, TView v, TView out, float *lse, int64_t B, int64_t S,
+                          int64_t Hq, int64_t Hkv, int64_t D, bool causal, double scale,
+                          cudaStream_t s);
+bool attention_backward_tc(TView dout, TView q, TView k, TView v, TView out, TView dq, TView dk,
+                           TView dv, int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
+                           bool causal, double scale, float *lse2, float *delta,
+                           cudaStream_t s);
+
 void attention_forward(TView q, TView k, TView v, TView out, float *lse, int64_t B, int64_t S,
                        int64_t Hq, int64_t Hkv, int64_t D, bool causal, double scale,
                        cudaStream_t s) {
   checkShape("attention_forward", B, S, Hq, Hkv, D);
   checkDTypes("attention_forward", {q, k, v, out});
   if (B == 0 || S == 0 || Hq == 0)
+    return;
+  if (attention_forward_tc(q, k, v, out, lse, B, S, Hq, Hkv, D, causal, scale, s))
     return;
   AttnParams p = makeParams(B, S, Hq, Hkv, D, causal, scale);
   p.q = q.p;
@@ -938,6 +950,9 @@ void attention_backward(TView dout, TView q, TView k, TView v, TView out, TView 
   int64_t stats = statsBytes(B, S, Hq);
   p.lse2 = reinterpret_cast<float *>(ws);
   p.delta = reinterpret_cast<float *>(ws + stats);
+  if (attention_backward_tc(dout, q, k, v, out, dq, dk, dv, B, S, Hq, Hkv, D, causal, scale,
+                            p.lse2, p.delta, s))
+    return;
   p.vec = vectorizable(q.dtype, D, {q.p, k.p, v.p, out.p, dout.p, dq.p, dk.p, dv.p});
   int Dp = paddedHeadDim(D);
   switch (q.dtype) {

@@ -961,10 +961,8 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
   }
   case OpKind::EmbeddingGrad: {
     int64_t dim = outs[0].shape[1];
-    auto *scratch = reinterpret_cast<float *>(
-        workspace(std::max<int64_t>(embedding_grad_workspace_bytes(outs[0].dtype, d.block.local,
-                                                                   dim),
-                                    1)));
+    void *scratch = workspace(
+        std::max<int64_t>(embedding_grad_workspace_bytes(ins[1].numel(), d.block.local), 1));
     embedding_grad(in(0), static_cast<const int32_t *>(buf[1]), out(0), ins[1].numel(),
                    d.block.global, d.block.offset, d.block.local, dim, scratch, err, s);
     return;

@@ -97,12 +97,15 @@ void transpose(const void *in, void *out, int64_t elemBytes, const Dims &inShape
 /// embedding_block of Kernels.h; ids outside [0, vocab) set err (kBadTokenId).
 void embedding(TView block, const int32_t *ids, TView out, int64_t nIds, int64_t vocab,
                int64_t rowBegin, int64_t rows, int64_t dim, KernelError *err, cudaStream_t s);
-/// embedding_backward_block of Kernels.h. Accumulates in f32 in `scratch`
-/// (rows * dim floats) unless dblock is f32 itself.
+/// embedding_backward_block of Kernels.h, deterministic: the tokens are
+/// stably sorted by row (CUB radix sort in `workspace`), then each row sums
+/// its tokens' dy rows in token order in f32 and rounds once into dblock.
+/// Bitwise reproducible (no float atomics), so CUDA-graph replays equal eager
+/// launches.
 void embedding_grad(TView dy, const int32_t *ids, TView dblock, int64_t nIds, int64_t vocab,
-                    int64_t rowBegin, int64_t rows, int64_t dim, float *scratch,
+                    int64_t rowBegin, int64_t rows, int64_t dim, void *workspace,
                     KernelError *err, cudaStream_t s);
-int64_t embedding_grad_workspace_bytes(DType dblock, int64_t rows, int64_t dim);
+int64_t embedding_grad_workspace_bytes(int64_t nIds, int64_t rows);
 /// Sums x (of `shape`) over the dims whose bit is set in `dimMask`.
 void reduce_sum(TView x, TView out, const Dims &shape, uint32_t dimMask, cudaStream_t s);
 

@@ -28,11 +28,14 @@
 #include "runtime/cuda/CudaCheck.h"
 #include "runtime/rng/PhiloxCore.h"
 
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -508,35 +511,42 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// One warp per token adds its dy row into the f32 accumulator with
-/// atomics (float4 atomics, sm_90, when rows are 16-byte aligned).
+/// embedding_grad, pass 1: each token's key is its row in the block, or
+/// `rows` (a bucket nobody reads) for ids outside the block or the vocabulary;
+/// its value is its position. Counts per key (integer atomics: exact).
 __global__ void __launch_bounds__(kThreads)
-    embeddingGradKernel(TView dy, const int32_t *ids, float *acc, int64_t nIds, int64_t vocab,
-                        int64_t rowBegin, int64_t rows, int64_t dim, bool vec4,
-                        KernelError *err) {
-  const int lane = threadIdx.x % 32;
-  for (int64_t i = warpId(); i < nIds; i += warpCount()) {
+    embeddingGradKeysKernel(const int32_t *ids, int32_t *keys, int32_t *positions,
+                            int32_t *counts, int64_t nIds, int64_t vocab, int64_t rowBegin,
+                            int64_t rows, KernelError *err) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < nIds;
+       i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t id = ids[i];
     const bool bad = id < 0 || id >= vocab;
-    if (bad && lane == 0)
+    if (bad)
       recordError(err, kBadTokenId, i, id, vocab);
     const int64_t r = id - rowBegin;
-    if (bad || r < 0 || r >= rows)
-      continue;
-    float *row = acc + r * dim;
-    const int64_t src = i * dim;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (vec4) {
-      for (int64_t c = int64_t(lane) * 4; c < dim; c += 128) {
-        float4 v = make_float4(load(dy, src + c), load(dy, src + c + 1), load(dy, src + c + 2),
-                               load(dy, src + c + 3));
-        atomicAdd(reinterpret_cast<float4 *>(row + c), v);
-      }
-      continue;
+    const int32_t key = !bad && r >= 0 && r < rows ? int32_t(r) : int32_t(rows);
+    keys[i] = key;
+    positions[i] = int32_t(i);
+    atomicAdd(&counts[key], 1);
+  }
+}
+
+/// embedding_grad, pass 3: one CTA per row sums the dy rows of its tokens in
+/// token order (the stable sort kept it) in f32, and rounds once into dblock.
+/// Rows no token names are written as zeros.
+__global__ void __launch_bounds__(128)
+    embeddingGradRowsKernel(TView dy, const int32_t *order, const int32_t *offsets,
+                            const int32_t *counts, TView dblock, int64_t rows, int64_t dim) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int32_t *tokens = order + offsets[r];
+    const int32_t n = counts[r];
+    for (int64_t c = threadIdx.x; c < dim; c += blockDim.x) {
+      float acc = 0.0f;
+      for (int32_t j = 0; j < n; ++j)
+        acc += load(dy, int64_t(tokens[j]) * dim + c);
+      store(dblock, r * dim + c, acc);
     }
-#endif
-    for (int64_t c = lane; c < dim; c += 32)
-      atomicAdd(row + c, load(dy, src + c));
   }
 }
 
@@ -978,32 +988,85 @@ void embedding(TView block, const int32_t *ids, TView out, int64_t nIds, int64_t
   SHARDC_CUDA_LAUNCH();
 }
 
-int64_t embedding_grad_workspace_bytes(DType dblock, int64_t rows, int64_t dim) {
-  return dblock == DType::F32 ? 0 : std::max<int64_t>(rows * dim, 0) * int64_t(sizeof(float));
+namespace {
+
+/// The workspace of embedding_grad, 256-byte aligned pieces: keys, positions,
+/// sorted keys, sorted positions (nIds int32 each), counts and offsets (rows +
+/// 1 int32 each), then CUB's temporary storage (the larger of the sort's and
+/// the scan's).
+struct EmbeddingGradWorkspace {
+  int64_t keys = 0, positions = 0, sortedKeys = 0, order = 0, counts = 0, offsets = 0,
+          temp = 0, tempBytes = 0, total = 0;
+  int endBit = 1;
+
+  EmbeddingGradWorkspace(int64_t nIds, int64_t rows) {
+    if (nIds > INT32_MAX - 1 || rows > INT32_MAX - 1)
+      throw rt::Error("embedding_grad: " + std::to_string(nIds) + " ids over " +
+                      std::to_string(rows) + " rows do not fit the 32-bit sort");
+    while (endBit < 31 && (int64_t(1) << endBit) <= rows) // keys 0..rows
+      ++endBit;
+    auto piece = [&](int64_t bytes) {
+      const int64_t at = total;
+      total += (bytes + 255) / 256 * 256;
+      return at;
+    };
+    size_t sortBytes = 0, scanBytes = 0;
+    SHARDC_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, sortBytes, (const int32_t *)nullptr,
+                                                (int32_t *)nullptr, (const int32_t *)nullptr,
+                                                (int32_t *)nullptr, int(nIds), 0, endBit));
+    SHARDC_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, scanBytes, (const int32_t *)nullptr,
+                                              (int32_t *)nullptr, int(rows + 1)));
+    keys = piece(nIds * 4);
+    positions = piece(nIds * 4);
+    sortedKeys = piece(nIds * 4);
+    order = piece(nIds * 4);
+    counts = piece((rows + 1) * 4);
+    offsets = piece((rows + 1) * 4);
+    tempBytes = int64_t(std::max(sortBytes, scanBytes));
+    temp = piece(tempBytes);
+  }
+};
+
+} // namespace
+
+int64_t embedding_grad_workspace_bytes(int64_t nIds, int64_t rows) {
+  if (nIds <= 0 || rows <= 0)
+    return 0;
+  return EmbeddingGradWorkspace(nIds, rows).total;
 }
 
 void embedding_grad(TView dy, const int32_t *ids, TView dblock, int64_t nIds, int64_t vocab,
-                    int64_t rowBegin, int64_t rows, int64_t dim, float *scratch,
+                    int64_t rowBegin, int64_t rows, int64_t dim, void *workspace,
                     KernelError *err, cudaStream_t s) {
   checkEmbeddingBlock("embedding_grad", vocab, rowBegin, rows);
   if (rows <= 0 || dim <= 0)
     return;
-  const bool direct = dblock.dtype == DType::F32;
-  float *acc = direct ? static_cast<float *>(dblock.p) : scratch;
-  if (!acc)
-    throw rt::Error("embedding_grad: a " + std::string(rt::dtype_name(dblock.dtype)) +
-                    " gradient needs f32 scratch");
-  SHARDC_CUDA(cudaMemsetAsync(acc, 0, size_t(rows * dim) * sizeof(float), s));
-  if (nIds > 0) {
-    const int64_t grid = std::clamp<int64_t>((nIds + kWarpsPerBlock - 1) / kWarpsPerBlock, 1,
-                                             kMaxBlocks);
-    const bool vec4 = dim % 4 == 0 && aligned16(acc);
-    embeddingGradKernel<<<grid, kThreads, 0, s>>>(dy, ids, acc, nIds, vocab, rowBegin, rows, dim,
-                                                  vec4, err);
-    SHARDC_CUDA_LAUNCH();
+  if (nIds <= 0) {
+    SHARDC_CUDA(cudaMemsetAsync(dblock.p, 0, size_t(rows * dim * rt::dtype_size(dblock.dtype)),
+                                s));
+    return;
   }
-  if (!direct)
-    cast(TView{acc, DType::F32}, dblock, rows * dim, s);
+  if (!workspace)
+    throw rt::Error("embedding_grad: no workspace (embedding_grad_workspace_bytes)");
+  const EmbeddingGradWorkspace w(nIds, rows);
+  auto *base = static_cast<char *>(workspace);
+  auto at = [&](int64_t off) { return reinterpret_cast<int32_t *>(base + off); };
+  int32_t *counts = at(w.counts), *offsets = at(w.offsets);
+  SHARDC_CUDA(cudaMemsetAsync(counts, 0, size_t(rows + 1) * sizeof(int32_t), s));
+  embeddingGradKeysKernel<<<gridFor(nIds, kThreads), kThreads, 0, s>>>(
+      ids, at(w.keys), at(w.positions), counts, nIds, vocab, rowBegin, rows, err);
+  SHARDC_CUDA_LAUNCH();
+  size_t tempBytes = size_t(w.tempBytes);
+  SHARDC_CUDA(cub::DeviceScan::ExclusiveSum(base + w.temp, tempBytes, counts, offsets,
+                                            int(rows + 1), s));
+  tempBytes = size_t(w.tempBytes);
+  // Stable: the positions of one row stay in token order.
+  SHARDC_CUDA(cub::DeviceRadixSort::SortPairs(base + w.temp, tempBytes, at(w.keys),
+                                              at(w.sortedKeys), at(w.positions), at(w.order),
+                                              int(nIds), 0, w.endBit, s));
+  embeddingGradRowsKernel<<<int(std::min<int64_t>(rows, 65535)), 128, 0, s>>>(
+      dy, at(w.order), offsets, counts, dblock, rows, dim);
+  SHARDC_CUDA_LAUNCH();
 }
 
 void reduce_sum(TView x, TView out, const Dims &shape, uint32_t dimMask, cudaStream_t s) {

@@ -430,6 +430,10 @@ struct NormBwdArgs {
 ///              dgamma += dy * xhat, dbeta += dy;
 ///   RMSNorm:   dx = rstd * (g - x * rstd^2 * mean(g * x)), dgamma += dy * x * rstd.
 /// The team is slot `teamId`; its partial sums go to part*[slot].
+/// g is rounded by __fmul_rn, never contracted into an FMA: `g - sum(g) / n`
+/// must see the same g that was summed, or a row with one column (or constant
+/// x, where dx is exactly 0) gets g's rounding error times rstd (found on an
+/// H100: 1e-5 instead of 0 at cols = 1).
 template <int M, int T, bool kRms>
 __global__ void __launch_bounds__(T == 32 ? kWarpRowsCta : T) normGradKernel(NormBwdArgs a) {
   __shared__ float red[64];
@@ -474,7 +478,7 @@ __global__ void __launch_bounds__(T == 32 ? kWarpRowsCta : T) normGradKernel(Nor
       // With g = dy * gamma. LN: t = (sum g, sum g * xhat); RMS: t[0] = sum g * x.
       float t[2] = {0.0f, 0.0f};
       forRow<M, T>(a.gamma, 0, tid, cols, [&](int k, float gm) {
-        const float g = dv[k] * gm;
+        const float g = __fmul_rn(dv[k], gm);
         if constexpr (kRms) {
           t[0] += g * xv[k];
         } else {
@@ -485,7 +489,7 @@ __global__ void __launch_bounds__(T == 32 ? kWarpRowsCta : T) normGradKernel(Nor
       teamSum<T>(t, red);
       // dx overwrites xv in place; padding columns are never stored.
       forRow<M, T>(a.gamma, 0, tid, cols, [&](int k, float gm) {
-        const float g = dv[k] * gm;
+        const float g = __fmul_rn(dv[k], gm);
         if constexpr (kRms) {
           const float kk = rs * rs * t[0] / fc;
           accG[k] += dv[k] * xv[k] * rs;
@@ -534,7 +538,7 @@ __global__ void __launch_bounds__(T == 32 ? kWarpRowsCta : T) normGradKernel(Nor
       float t[2] = {0.0f, 0.0f};
       for (int c = tid; c < cols; c += T) {
         const float xc = load(a.x, base + c);
-        const float g = load(a.dy, base + c) * load(a.gamma, c);
+        const float g = __fmul_rn(load(a.dy, base + c), load(a.gamma, c));
         if constexpr (kRms) {
           t[0] += g * xc;
         } else {
@@ -546,7 +550,7 @@ __global__ void __launch_bounds__(T == 32 ? kWarpRowsCta : T) normGradKernel(Nor
       for (int c = tid; c < cols; c += T) {
         const float xc = load(a.x, base + c);
         const float dyc = load(a.dy, base + c);
-        const float g = dyc * load(a.gamma, c);
+        const float g = __fmul_rn(dyc, load(a.gamma, c));
         float d, partG;
         if constexpr (kRms) {
           const float kk = rs * rs * t[0] / fc;

@@ -1,19 +1,26 @@
 //===- AttentionTest.cpp - CUDA attention against the CPU kernels ---------===//
 //
-// runtime/cuda/Attention.cu (attention_forward / attention_backward) against
-// cpu::attention_forward / cpu::attention_backward in f32 on random inputs.
+// runtime/cuda/Attention.cu and AttentionTC.cu (attention_forward /
+// attention_backward) against cpu::attention_forward / cpu::attention_backward
+// in f32 on random inputs.
 //
 // Metric (per output tensor): max_i |gpu_i - ref_i| / max(max_i |ref_i|,
 // 1e-3), i.e. the largest absolute error relative to the largest reference
 // magnitude of that tensor (a non-finite GPU value fails). The 1e-3 floor
 // only guards a tensor that is zero in exact arithmetic, where both sides
-// hold rounding noise (S = 1 gives dq = dk = 0, which is why the smallest
-// case here is S = 2); every tensor tested has max |ref| well above 1e-3.
+// hold rounding noise: S = 1 gives dq = dk = 0 (the f32 cases start at
+// S = 2; the tensor-core cases include S = 1, where dq and dk are checked
+// against that floor); every other tensor tested has max |ref| well above
+// 1e-3.
 // Bounds: 1e-5 for f32 storage;
 // 1e-2 for bf16 and 2e-3 for f16, where the CPU reference runs in f32 on the
 // very inputs the GPU gets (q, k, v, dout and, for the backward, out rounded
 // to the storage dtype first), so the error is the GPU's single rounding of
 // each result plus f32 noise. lse is f32 for every storage dtype: 1e-5.
+//
+// Cases on the tensor-core path (bf16/f16, D = 64 / 128, aligned:
+// AttentionTC.cu, names ending in _tc) use 1e-2 for both dtypes: P and dS
+// are rounded to the storage dtype as mma inputs.
 //
 // Every case also checks that the backward is bitwise deterministic (two runs
 // agree), that every output element is written (outputs and workspace start
@@ -116,6 +123,12 @@ struct Case {
   double scaleFactor = 1.0; ///< scale = scaleFactor / sqrt(D)
 };
 
+/// The cases attention_forward / attention_backward send to the tensor-core
+/// kernels (AttentionTC.cu): bf16/f16, D = 64 or 128, 16-byte aligned views.
+bool takesTensorCores(const Case &c) {
+  return c.dtype != DType::F32 && (c.D == 64 || c.D == 128) && !c.misaligned;
+}
+
 std::string describe(const Case &c) {
   std::string n = std::string(rt::dtype_name(c.dtype)) + "_B" + std::to_string(c.B) + "_S" +
                   std::to_string(c.S) + "_Hq" + std::to_string(c.Hq) + "_Hkv" +
@@ -125,6 +138,8 @@ std::string describe(const Case &c) {
     n += "_misaligned";
   if (c.scaleFactor != 1.0)
     n += "_sharp";
+  if (takesTensorCores(c))
+    n += "_tc";
   return n;
 }
 std::string caseName(const ::testing::TestParamInfo<Case> &info) { return describe(info.param); }
@@ -218,7 +233,7 @@ TEST_P(CudaAttention, MatchesCpuReference) {
   SHARDC_CUDA(cudaMemcpyAsync(lse.data(), dLse.at(0), nStats * 4, cudaMemcpyDeviceToHost, s));
   SHARDC_CUDA(cudaStreamSynchronize(s));
 
-  const double tol = tolerance(dt);
+  const double tol = takesTensorCores(c) ? 1e-2 : tolerance(dt);
   EXPECT_LE(relMaxError(fromStorage(outB, dt), outRef), tol) << "out";
   EXPECT_LE(relMaxError(lse, lseRef), 1e-5) << "lse";
   EXPECT_LE(relMaxError(fromStorage(dqB, dt), dqRef), tol) << "dq";
@@ -261,6 +276,31 @@ INSTANTIATE_TEST_SUITE_P(
         // f16
         Case{DType::F16, 1, 77, 4, 2, 64, true}, Case{DType::F16, 1, 100, 2, 2, 32, false}),
     caseName);
+
+// The tensor-core path (AttentionTC.cu: bf16/f16, D = 64 / 128, aligned):
+// every S below (1, a ragged 17, one whole tile, 127 = one row short of two
+// tiles, 200, 1024), causal and not, with MHA (Hq = Hkv), GQA (8 query heads
+// on 2 kv heads) and MQA (one kv head) in turn, B = 2. Bound 1e-2 for both
+// storage dtypes (P and dS enter the mma rounded to the storage dtype).
+std::vector<Case> tensorCoreCases() {
+  struct Heads {
+    int64_t Hq, Hkv;
+  };
+  const Heads heads[] = {{4, 4}, {8, 2}, {4, 1}};
+  std::vector<Case> cases;
+  int i = 0;
+  for (DType dt : {DType::BF16, DType::F16})
+    for (int64_t D : {64, 128})
+      for (int64_t S : {1, 17, 64, 127, 200, 1024})
+        for (bool causal : {true, false}) {
+          const Heads h = heads[i++ % 3];
+          cases.push_back(Case{dt, 2, S, h.Hq, h.Hkv, D, causal});
+        }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(TensorCore, CudaAttention, ::testing::ValuesIn(tensorCoreCases()),
+                         caseName);
 
 TEST(CudaAttentionArgs, RejectsBadArguments) {
   TView f32{nullptr, DType::F32}, b16{nullptr, DType::BF16}, i32{nullptr, DType::I32};

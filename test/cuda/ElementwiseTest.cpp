@@ -517,8 +517,9 @@ TEST(EltEmbedding, BadIdSetsKernelError) {
   DeviceBuffer err2(sizeof(cuda::KernelError));
   err2.memset(0);
   DeviceTensor dy(randomFloats(nIds * dim, 25), DType::F32), dtab(DType::F32, vocab * dim);
+  DeviceBuffer ws(size_t(cuda::embedding_grad_workspace_bytes(nIds, vocab)));
   cuda::embedding_grad(dy.view(), dids.as<int32_t>(), dtab.view(), nIds, vocab, 0, vocab, dim,
-                       nullptr, err2.as<cuda::KernelError>(), nullptr);
+                       ws.get(), err2.as<cuda::KernelError>(), nullptr);
   deviceSync();
   e = readError(err2);
   EXPECT_EQ(e.code, cuda::kBadTokenId);
@@ -536,19 +537,41 @@ TEST_P(Elt, EmbeddingGrad) {
     cpu::embedding_backward_block(dy.data(), ids.data(), ref.data(), nIds, vocab, rowBegin, rows,
                                   dim);
     ref = roundTo(t, ref);
-    const int64_t ws = cuda::embedding_grad_workspace_bytes(t, rows, dim);
-    EXPECT_EQ(ws == 0, t == DType::F32);
-    DeviceBuffer scratch(size_t(std::max<int64_t>(ws, 1)));
+    const int64_t ws = cuda::embedding_grad_workspace_bytes(nIds, rows);
+    EXPECT_GT(ws, 0);
+    DeviceBuffer scratch{size_t(ws)};
     DeviceTensor ddy(dy, t), dblock(std::vector<float>(rows * dim, 9.0f), t);
     DeviceBuffer dids = DeviceBuffer::of(ids), err(sizeof(cuda::KernelError));
     err.memset(0);
-    cuda::embedding_grad(ddy.view(), dids.as<int32_t>(), dblock.view(), nIds, vocab, rowBegin,
-                         rows, dim, ws ? scratch.as<float>() : nullptr,
-                         err.as<cuda::KernelError>(), nullptr);
-    deviceSync();
-    EXPECT_TRUE(closeTo(dblock.get(), ref, tolFor(t)));
+    std::vector<uint8_t> first;
+    // Each row repeats ~17 times in the ids: float atomics would make the sums
+    // order-dependent. Bitwise equal over runs (CUDA graphs replay the same
+    // launches and compare bit for bit with eager ones).
+    for (int run = 0; run < 3; ++run) {
+      scratch.memset(run == 0 ? 0 : 0xff); // stale workspace contents must not matter
+      cuda::embedding_grad(ddy.view(), dids.as<int32_t>(), dblock.view(), nIds, vocab, rowBegin,
+                           rows, dim, scratch.get(), err.as<cuda::KernelError>(), nullptr);
+      deviceSync();
+      if (run == 0) {
+        EXPECT_TRUE(closeTo(dblock.get(), ref, tolFor(t)));
+        first = dblock.bytes();
+      } else {
+        EXPECT_EQ(dblock.bytes(), first) << "embedding_grad is not deterministic (run " << run
+                                         << ")";
+      }
+    }
     EXPECT_EQ(readError(err).code, cuda::kNoError);
   }
+}
+
+TEST(EltEmbedding, GradOfNoIdsIsZero) {
+  const int64_t rows = 7, dim = 5;
+  DeviceTensor dblock(std::vector<float>(rows * dim, 9.0f), DType::BF16), dy(DType::BF16, 1);
+  EXPECT_EQ(cuda::embedding_grad_workspace_bytes(0, rows), 0);
+  cuda::embedding_grad(dy.view(), nullptr, dblock.view(), 0, rows, 0, rows, dim, nullptr, nullptr,
+                       nullptr);
+  deviceSync();
+  EXPECT_TRUE(sameValues(dblock.get(), std::vector<float>(rows * dim, 0.0f)));
 }
 
 //===----------------------------------------------------------------------===//
