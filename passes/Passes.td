@@ -86,7 +86,11 @@ def XfFuseEpilogues : Pass<"xf-fuse-epilogues", "mlir::func::FuncOp"> {
       pass over `dy`);
     - a widening `cast` that is a bf16/f16 matmul's one reader (a weight
       gradient going to its f32 master) -> the matmul stores f32; a
-      reduce_sum's widening folds into the fused bias gradient.
+      reduce_sum's widening folds into the fused bias gradient;
+    - `add(x, cast(y))` where the cast widens bf16/f16 `y` to `x`'s type ->
+      `add(x, y)` with mixed operands (the add widens `y` exactly as the cast
+      did): the bf16 branch joins the f32 residual stream without a widened
+      copy.
 
     A collective between a GEMM and its epilogue keeps them apart.
 

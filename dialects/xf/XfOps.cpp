@@ -205,6 +205,51 @@ LogicalResult MatmulBGradOp::verify() {
 // Elementwise and normalization
 //===----------------------------------------------------------------------===//
 
+LogicalResult AddOp::verify() {
+  auto result = cast<RankedTensorType>(getResult().getType());
+  Type elem = result.getElementType();
+  bool same = true;
+  for (auto [name, v] : {std::pair<const char *, Value>{"lhs", getLhs()}, {"rhs", getRhs()}}) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getShape() != result.getShape())
+      return emitOpError() << name << " shape " << t << " differs from the result's " << result;
+    Type e = t.getElementType();
+    if (e == elem)
+      continue;
+    same = false;
+    if (e.getIntOrFloatBitWidth() >= elem.getIntOrFloatBitWidth())
+      return emitOpError() << name << " element type " << e
+                           << " is neither the result's (" << elem
+                           << ") nor a narrower float the add widens";
+  }
+  if (!same && getLhs().getType() != result && getRhs().getType() != result)
+    return emitOpError() << "at most one operand may be narrower than the result " << result;
+  return success();
+}
+
+/// `%x, %y : T` when the three types agree, else `%x, %y : L, R -> T`.
+ParseResult AddOp::parse(OpAsmParser &parser, OperationState &state) {
+  SmallVector<OpAsmParser::UnresolvedOperand, 2> operands;
+  Type lhs, rhs, result;
+  if (parser.parseOperandList(operands, 2) || parser.parseOptionalAttrDict(state.attributes) ||
+      parser.parseColonType(lhs))
+    return failure();
+  rhs = result = lhs;
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseType(rhs) || parser.parseArrow() || parser.parseType(result)))
+    return failure();
+  state.addTypes(result);
+  return parser.resolveOperands(operands, {lhs, rhs}, parser.getNameLoc(), state.operands);
+}
+
+void AddOp::print(OpAsmPrinter &p) {
+  p << ' ' << getLhs() << ", " << getRhs();
+  p.printOptionalAttrDict((*this)->getAttrs());
+  p << " : " << getLhs().getType();
+  if (getLhs().getType() != getResult().getType() || getRhs().getType() != getResult().getType())
+    p << ", " << getRhs().getType() << " -> " << getResult().getType();
+}
+
 LogicalResult BiasAddOp::verify() {
   if (failed(verifyLastDimVector(*this, "bias", getX(), getBias())))
     return failure();

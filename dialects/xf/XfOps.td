@@ -91,16 +91,27 @@ def Xf_MatmulOp : Xf_DiffOp<"matmul"> {
   let hasVerifier = 1;
 }
 
-def Xf_AddOp : Xf_DiffOp<"add", [SameOperandsAndResultType]> {
+def Xf_AddOp : Xf_DiffOp<"add"> {
   let summary = "elementwise addition (residual connections)";
   let description = [{
+    One shape. The operands share the result's element type, or one of them
+    is a narrower float that the op widens as it reads it (exactly: what
+    `xf.cast` to the result's type would give), so that a bf16 branch is
+    added to an f32 residual stream without a separate widening cast
+    (`-xf-fuse-epilogues` folds such casts):
+
     ```mlir
     %r = xf.add %x, %y : tensor<4x64x128xf32>
+    %s = xf.add %x, %b : tensor<4x64x128xf32>, tensor<4x64x128xbf16> -> tensor<4x64x128xf32>
     ```
   }];
   let arguments = (ins Xf_FloatTensor:$lhs, Xf_FloatTensor:$rhs);
   let results = (outs Xf_FloatTensor:$result);
-  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasCustomAssemblyFormat = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+    build($_builder, $_state, lhs.getType(), lhs, rhs);
+  }]>];
 }
 
 def Xf_BiasAddOp : Xf_DiffOp<"bias_add", [AllTypesMatch<["x", "result"]>]> {

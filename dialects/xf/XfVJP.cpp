@@ -88,8 +88,10 @@ LogicalResult MatmulOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-LogicalResult AddOp::buildVJP(OpBuilder &, ArrayRef<Value> dys, SmallVectorImpl<Value> &grads) {
-  grads.append({dys[0], dys[0]});
+LogicalResult AddOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys, SmallVectorImpl<Value> &grads) {
+  // A narrower operand (widened by the add) gets the gradient in its own type.
+  grads.append({castElementsLike(b, getLoc(), dys[0], getLhs()),
+                castElementsLike(b, getLoc(), dys[0], getRhs())});
   return success();
 }
 

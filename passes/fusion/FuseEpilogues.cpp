@@ -16,6 +16,9 @@
 //   cast(matmul(bf16, bf16)) to f32      -> the matmul stores f32 (and a
 //                                           reduce_sum's widening folds into
 //                                           the bias gradient)
+//   add(x, cast(y)) widening y           -> add(x, y): the add widens y as it
+//                                           reads it (the bf16 branch into the
+//                                           f32 residual stream)
 //
 // A matmul fuses only where the op it feeds is its one reader. Runs on the
 // rank-local step (after partitioning), where a collective between a GEMM
@@ -67,6 +70,7 @@ public:
     widen(f);
     fuseBiasGradients(f);
     fuseForward(f);
+    foldWideningIntoAdds(f);
   }
 
 private:
@@ -83,6 +87,35 @@ private:
       mm.getResult().setType(c.getResult().getType());
       c.getResult().replaceAllUsesWith(mm.getResult());
       c.erase();
+    }
+  }
+
+  /// add(x, cast(y)) with y bf16/f16 widened to x's type: the add reads y
+  /// and widens it itself (exactly the cast's values), so y's widened copy
+  /// is never written or read back. After the GEMM fusions, whose own
+  /// widenings of a matmul output come first. The cast goes once nothing
+  /// else reads it.
+  void foldWideningIntoAdds(func::FuncOp f) {
+    SmallVector<AddOp> adds(f.getOps<AddOp>());
+    for (AddOp add : adds) {
+      Type elem = elementOf(add.getResult());
+      if (add.getLhs().getType() != add.getResult().getType() ||
+          add.getRhs().getType() != add.getResult().getType())
+        continue;
+      for (unsigned i = 0; i < 2; ++i) {
+        auto c = add->getOperand(i).getDefiningOp<CastOp>();
+        if (!c)
+          continue;
+        Type from = elementOf(c.getX());
+        if (!(from.isBF16() || from.isF16()) ||
+            from.getIntOrFloatBitWidth() >= elem.getIntOrFloatBitWidth() ||
+            elementOf(c.getResult()) != elem)
+          continue;
+        add->setOperand(i, c.getX());
+        if (c->use_empty())
+          c.erase();
+        break; // one narrow operand per add (the verifier's rule)
+      }
     }
   }
 

@@ -524,8 +524,10 @@ void CudaBackend::kernel(int call, void **buffers) {
   flushPending();
   // Deferred calls skip launch()'s alias copies: only calls that need none.
   const bool deferrable = !timing_ && operandsToCopy(d, buffers).empty();
-  if (d.kind == OpKind::Add && deferrable && d.operands[0].dtype == d.results[0].dtype &&
-      d.operands[1].dtype == d.results[0].dtype) {
+  // The fused kernel reads x and the residual each in its own dtype and forms
+  // h in the result's: an add whose one operand is narrower (a bf16 branch
+  // into the f32 stream, -xf-fuse-epilogues) fuses too.
+  if (d.kind == OpKind::Add && deferrable && d.operands[0].dtype == d.results[0].dtype) {
     // Wait one call for a layernorm/rmsnorm of the sum (the residual add).
     pendingAdd_.d = &d;
     std::copy(buffers, buffers + 3, pendingAdd_.buf);

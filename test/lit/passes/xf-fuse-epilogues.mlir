@@ -60,3 +60,35 @@ func.func @apart(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, 
   %6 = xf.matmul "bsh,bso->ho" %x, %dy : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<8x8xf32>
   return %0, %1, %4, %5, %6 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// The residual stream in f32, the branch in bf16: the widening cast folds
+// into the add (either operand); a cast that something else also reads
+// stays for that reader; a narrowing cast and an f32 -> f64 widening do not
+// fold.
+// CHECK-LABEL: func.func @residual_adds
+// CHECK: %[[A:.*]] = xf.add %arg0, %arg1 : tensor<2x4x8xf32>, tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+// CHECK: %[[B:.*]] = xf.add %arg2, %[[A]] : tensor<2x4x8xf16>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+// CHECK: %[[W:.*]] = xf.cast %arg1 : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+// CHECK: %[[C:.*]] = xf.add %[[B]], %arg1 : tensor<2x4x8xf32>, tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+// CHECK: %[[N:.*]] = xf.cast %[[C]] : tensor<2x4x8xf32> -> tensor<2x4x8xbf16>
+// CHECK: %[[D:.*]] = xf.add %[[N]], %arg1 : tensor<2x4x8xbf16>
+// CHECK: %[[E:.*]] = xf.cast %[[C]] : tensor<2x4x8xf32> -> tensor<2x4x8xf64>
+// CHECK: %[[F:.*]] = xf.add %arg3, %[[E]] : tensor<2x4x8xf64>
+// CHECK: return %[[C]], %[[W]], %[[D]], %[[F]]
+func.func @residual_adds(%x: tensor<2x4x8xf32>, %y: tensor<2x4x8xbf16>, %z: tensor<2x4x8xf16>,
+                         %g: tensor<2x4x8xf64>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xbf16>, tensor<2x4x8xf64>) {
+  %0 = xf.cast %y : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+  %1 = xf.add %x, %0 : tensor<2x4x8xf32>
+  %2 = xf.cast %z : tensor<2x4x8xf16> -> tensor<2x4x8xf32>
+  %3 = xf.add %2, %1 : tensor<2x4x8xf32>
+  %4 = xf.cast %y : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+  %5 = xf.add %3, %4 : tensor<2x4x8xf32>
+  %6 = xf.cast %5 : tensor<2x4x8xf32> -> tensor<2x4x8xbf16>
+  %7 = xf.add %6, %y : tensor<2x4x8xbf16>
+  %8 = xf.cast %5 : tensor<2x4x8xf32> -> tensor<2x4x8xf64>
+  %9 = xf.add %g, %8 : tensor<2x4x8xf64>
+  return %5, %4, %7, %9 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xbf16>, tensor<2x4x8xf64>
+}

@@ -41,6 +41,16 @@ func.func @contractions(%x: tensor<2x8x16xf32>, %w: tensor<16x48xf32>, %e: tenso
   return %0, %1, %2 : tensor<2x8x48xf32>, tensor<2x8x64xf32>, tensor<2x4x8x8xf32>
 }
 
+// A narrower operand: the add widens it (printed with all three types).
+// CHECK-LABEL: func.func @mixed_add
+// CHECK: xf.add %arg0, %arg1 : tensor<2x8xf32>, tensor<2x8xbf16> -> tensor<2x8xf32>
+// CHECK: xf.add %arg1, %arg0 : tensor<2x8xbf16>, tensor<2x8xf32> -> tensor<2x8xf32>
+func.func @mixed_add(%x: tensor<2x8xf32>, %y: tensor<2x8xbf16>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %0 = xf.add %x, %y : tensor<2x8xf32>, tensor<2x8xbf16> -> tensor<2x8xf32>
+  %1 = xf.add %y, %x : tensor<2x8xbf16>, tensor<2x8xf32> -> tensor<2x8xf32>
+  return %0, %1 : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
 // CHECK-LABEL: func.func @elementwise
 // CHECK: xf.bias_add %{{.*}}, %{{.*}} : tensor<2x8x16xf16>, tensor<16xf16>
 // CHECK: xf.add %{{.*}}, %{{.*}} : tensor<2x8x16xf16>

@@ -148,8 +148,25 @@ func.func @matmul_result_type(%a: tensor<2x8xf32>, %b: tensor<8x4xf32>) {
 // -----
 
 func.func @add_types(%a: tensor<2x8xf32>, %b: tensor<2x4xf32>) {
-  // expected-error @+1 {{requires the same type for all operands and results}}
+  // expected-error @+1 {{'xf.add' op rhs shape 'tensor<2x4xf32>' differs from the result's 'tensor<2x8xf32>'}}
   %0 = "xf.add"(%a, %b) : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// Only a narrower operand is widened by the add, never a wider one narrowed.
+func.func @add_wider_operand(%a: tensor<2x8xbf16>, %b: tensor<2x8xf32>) {
+  // expected-error @+1 {{'xf.add' op rhs element type 'f32' is neither the result's ('bf16') nor a narrower float the add widens}}
+  %0 = "xf.add"(%a, %b) : (tensor<2x8xbf16>, tensor<2x8xf32>) -> tensor<2x8xbf16>
+  return
+}
+
+// -----
+
+func.func @add_two_narrow(%a: tensor<2x8xbf16>, %b: tensor<2x8xf16>) {
+  // expected-error @+1 {{'xf.add' op at most one operand may be narrower than the result 'tensor<2x8xf32>'}}
+  %0 = "xf.add"(%a, %b) : (tensor<2x8xbf16>, tensor<2x8xf16>) -> tensor<2x8xf32>
   return
 }
 

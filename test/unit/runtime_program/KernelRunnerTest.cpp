@@ -409,6 +409,30 @@ TEST(KernelRunner, GemmEpiloguesRoundOnceInBf16) {
   expectSame(pre, toBf16(ref[1]));
 }
 
+TEST(KernelRunner, MixedAddIsTheWideningCastThenTheAdd) {
+  // -xf-fuse-epilogues folds add(x, cast(y)) into add(x, y) with y bf16: the
+  // add widens y as it reads it, so the sum is bit-identical to the cast
+  // followed by the f32 add, with y on either side.
+  const int64_t n = 37;
+  std::vector<uint16_t> Y(n);
+  cpu::fromCompute(randomFloats(n, 95).data(), n, rt::DType::BF16, Y.data());
+  std::vector<float> X = randomFloats(n, 96), widened(n);
+  cpu::toCompute(Y.data(), rt::DType::BF16, n, widened.data());
+  auto want = runF32("xf.add", {tensor("F32", {n}), tensor("F32", {n})},
+                     json::array({tensor("F32", {n})}), {}, {X, widened})[0];
+  for (bool yFirst : {false, true}) {
+    json ins = yFirst ? json::array({tensor("BF16", {n}), tensor("F32", {n})})
+                      : json::array({tensor("F32", {n}), tensor("BF16", {n})});
+    KernelRunner runner(oneCall(call("xf.add", ins, json::array({tensor("F32", {n})}), json::object())), 0,
+                        nullptr);
+    std::vector<float> out(n, -7.0f);
+    void *bufs[] = {yFirst ? static_cast<void *>(Y.data()) : X.data(),
+                    yFirst ? static_cast<void *>(X.data()) : Y.data(), out.data()};
+    runner.kernel(0, bufs, {});
+    expectSame(out, want);
+  }
+}
+
 TEST(KernelRunner, CrossEntropyWholeVocabulary) {
   const int64_t R = 6, V = 11;
   json maskT = tensor("F32", {2, 3});
