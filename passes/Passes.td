@@ -90,7 +90,10 @@ def XfFuseEpilogues : Pass<"xf-fuse-epilogues", "mlir::func::FuncOp"> {
     - `add(x, cast(y))` where the cast widens bf16/f16 `y` to `x`'s type ->
       `add(x, y)` with mixed operands (the add widens `y` exactly as the cast
       did): the bf16 branch joins the f32 residual stream without a widened
-      copy.
+      copy;
+    - `add(r, dx)` where `dx` is a `layernorm_grad` / `rmsnorm_grad` input
+      gradient read only by the add -> the norm's gradient with `plus r`:
+      the residual stream's gradient is added as `dx` is written.
 
     A collective between a GEMM and its epilogue keeps them apart.
 

@@ -80,13 +80,16 @@ def Xf_LayerNormGradOp : Xf_Op<"layernorm_grad",
   let description = [{
     `dy` has the shape of `x` and the type of the layernorm's result (written
     after `dy` only where it differs from `x`'s); `dx` has the type of `x`.
+    With `plus %r` (the type of `x`), `dx` is that gradient plus `%r`: the
+    residual stream's gradient added in the same pass (`-xf-fuse-epilogues`
+    folds an `xf.add` of the two into it).
   }];
   let arguments = (ins Xf_FloatTensor:$dy, Xf_FloatTensor:$x, Xf_FloatTensor:$gamma,
-                       F64Attr:$epsilon);
+                       Optional<Xf_FloatTensor>:$dresidual, F64Attr:$epsilon);
   let results = (outs Xf_FloatTensor:$dx, Xf_FloatTensor:$dgamma, Xf_FloatTensor:$dbeta);
   let assemblyFormat = [{
-    $dy `,` $x `,` $gamma `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma)
-    `` custom<GradientType>(ref(type($x)), type($dy))
+    $dy `,` $x `,` $gamma (`plus` $dresidual^ `:` type($dresidual))? `epsilon` `=` $epsilon
+    attr-dict `:` type($x) `,` type($gamma) `` custom<GradientType>(ref(type($x)), type($dy))
   }];
   let hasVerifier = 1;
 }
@@ -95,14 +98,15 @@ def Xf_RmsNormGradOp : Xf_Op<"rmsnorm_grad",
     [AllTypesMatch<["x", "dx"]>, AllTypesMatch<["gamma", "dgamma"]>]> {
   let summary = "VJP of xf.rmsnorm: (dx, dgamma); rstd recomputed from x";
   let description = [{
-    `dy` as in xf.layernorm_grad: the shape of `x`, the type of the result.
+    `dy` as in xf.layernorm_grad: the shape of `x`, the type of the result;
+    `plus %r` as there.
   }];
   let arguments = (ins Xf_FloatTensor:$dy, Xf_FloatTensor:$x, Xf_FloatTensor:$gamma,
-                       F64Attr:$epsilon);
+                       Optional<Xf_FloatTensor>:$dresidual, F64Attr:$epsilon);
   let results = (outs Xf_FloatTensor:$dx, Xf_FloatTensor:$dgamma);
   let assemblyFormat = [{
-    $dy `,` $x `,` $gamma `epsilon` `=` $epsilon attr-dict `:` type($x) `,` type($gamma)
-    `` custom<GradientType>(ref(type($x)), type($dy))
+    $dy `,` $x `,` $gamma (`plus` $dresidual^ `:` type($dresidual))? `epsilon` `=` $epsilon
+    attr-dict `:` type($x) `,` type($gamma) `` custom<GradientType>(ref(type($x)), type($dy))
   }];
   let hasVerifier = 1;
 }

@@ -279,11 +279,25 @@ LogicalResult RmsNormOp::verify() {
   return verifySameShape(*this, "the input", getX(), "the result", getResult());
 }
 
+namespace {
+/// The added residual gradient, if any, has dx's (= x's) type.
+LogicalResult verifyResidualGradient(Operation *op, Value x, Value dresidual) {
+  if (dresidual && dresidual.getType() != x.getType())
+    return op->emitOpError() << "the added residual gradient must have x's type " << x.getType()
+                             << ", got " << dresidual.getType();
+  return success();
+}
+} // namespace
+
 LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifyResidualGradient(*this, getX(), getDresidual())))
+    return failure();
   return verifySameShape(*this, "x", getX(), "dy", getDy());
 }
 
 LogicalResult RmsNormGradOp::verify() {
+  if (failed(verifyResidualGradient(*this, getX(), getDresidual())))
+    return failure();
   return verifySameShape(*this, "x", getX(), "dy", getDy());
 }
 

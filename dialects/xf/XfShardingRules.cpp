@@ -542,7 +542,11 @@ OpShardingRule LayerNormGradOp::getShardingRule() {
   rule.operands = {x, x, features};
   rule.results = {x, features, features};
   rule.linearGroups = {{0}};
-  rule.flops = 14 * numElements(getX());
+  if (getDresidual()) { // dx = f(dy) + dresidual: linear in the two together
+    rule.operands.push_back(x);
+    rule.linearGroups = {{0, 3}};
+  }
+  rule.flops = (getDresidual() ? 15 : 14) * numElements(getX());
   return rule;
 }
 
@@ -553,7 +557,11 @@ OpShardingRule RmsNormGradOp::getShardingRule() {
   rule.operands = {x, x, features};
   rule.results = {x, features};
   rule.linearGroups = {{0}};
-  rule.flops = 10 * numElements(getX());
+  if (getDresidual()) {
+    rule.operands.push_back(x);
+    rule.linearGroups = {{0, 3}};
+  }
+  rule.flops = (getDresidual() ? 11 : 10) * numElements(getX());
   return rule;
 }
 

@@ -158,7 +158,7 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
   // dx has the input's.
   Type g = getGamma().getType();
   auto op = LayerNormGradOp::create(b, getLoc(), getX().getType(), g, g, dys[0], getX(), getGamma(),
-                                    getEpsilonAttr());
+                                    /*dresidual=*/Value(), getEpsilonAttr());
   grads.append({op.getDx(), op.getDgamma(), op.getDbeta()});
   return success();
 }
@@ -166,7 +166,7 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
 LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
                                   SmallVectorImpl<Value> &grads) {
   auto op = RmsNormGradOp::create(b, getLoc(), getX().getType(), getGamma().getType(), dys[0], getX(),
-                                  getGamma(), getEpsilonAttr());
+                                  getGamma(), /*dresidual=*/Value(), getEpsilonAttr());
   grads.append({op.getDx(), op.getDgamma()});
   return success();
 }

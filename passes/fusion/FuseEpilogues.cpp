@@ -19,6 +19,9 @@
 //   add(x, cast(y)) widening y           -> add(x, y): the add widens y as it
 //                                           reads it (the bf16 branch into the
 //                                           f32 residual stream)
+//   add(r, layernorm_grad(dy, x, g).dx)  -> layernorm_grad(dy, x, g) plus r
+//                                           (rmsnorm_grad too): the residual
+//                                           gradient added as dx is written
 //
 // A matmul fuses only where the op it feeds is its one reader. Runs on the
 // rank-local step (after partitioning), where a collective between a GEMM
@@ -71,6 +74,7 @@ public:
     fuseBiasGradients(f);
     fuseForward(f);
     foldWideningIntoAdds(f);
+    foldResidualGradients(f);
   }
 
 private:
@@ -115,6 +119,36 @@ private:
         if (c->use_empty())
           c.erase();
         break; // one narrow operand per add (the verifier's rule)
+      }
+    }
+  }
+
+  /// add(r, dx) with dx a layernorm_grad / rmsnorm_grad's input gradient that
+  /// only the add reads, r of dx's type and defined before the norm's
+  /// gradient: the norm's kernel adds r as it writes dx (the residual
+  /// stream's gradient joining the branch's), so dx is written once and
+  /// never read back. f32: the same sum, rounded the same way.
+  void foldResidualGradients(func::FuncOp f) {
+    SmallVector<AddOp> adds(f.getOps<AddOp>());
+    for (AddOp add : adds) {
+      Type type = add.getResult().getType();
+      if (add.getLhs().getType() != type || add.getRhs().getType() != type)
+        continue;
+      for (unsigned i = 0; i < 2; ++i) {
+        Value dx = add->getOperand(i), r = add->getOperand(1 - i);
+        Operation *grad = dx.getDefiningOp();
+        if (!grad || !isa<LayerNormGradOp, RmsNormGradOp>(grad) || grad->getResult(0) != dx ||
+            grad->getNumOperands() != 3 || !dx.hasOneUse() || r == dx)
+          continue;
+        if (Operation *def = r.getDefiningOp(); def && !def->isBeforeInBlock(grad))
+          continue;
+        if (auto ln = dyn_cast<LayerNormGradOp>(grad))
+          ln.getDresidualMutable().assign(r);
+        else
+          cast<RmsNormGradOp>(grad).getDresidualMutable().assign(r);
+        add.getResult().replaceAllUsesWith(dx);
+        add.erase();
+        break;
       }
     }
   }

@@ -65,8 +65,9 @@ std::vector<OpSpec> build() {
       // Pointwise: all three inputs are read before either output is written.
       {C::SwigluGrad, "xf.swiglu_grad", 3, 3, 2, false, {}, allPairs(3, 2)},
       {C::SoftmaxGrad, "xf.softmax_grad", 2, 2, 1, false, {}, kFirst},
-      {C::LayerNormGrad, "xf.layernorm_grad", 3, 3, 3, false, eps, {}},
-      {C::RmsNormGrad, "xf.rmsnorm_grad", 3, 3, 2, false, eps, {}},
+      // The optional 4th operand is the residual gradient added to dx (in place).
+      {C::LayerNormGrad, "xf.layernorm_grad", 3, 4, 3, false, eps, {{3, 0}}},
+      {C::RmsNormGrad, "xf.rmsnorm_grad", 3, 4, 2, false, eps, {{3, 0}}},
       {C::AttentionGrad, "xf.attention_grad", 5, 5, 3, false, attention, {}},
       {C::EmbeddingGrad, "xf.embedding_grad", 2, 2, 1, false, {}, {}},
       {C::ReduceSum, "xf.reduce_sum", 1, 1, 1, false, {req("dims", I64Array)}, {}},

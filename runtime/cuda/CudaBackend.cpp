@@ -940,13 +940,15 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
   case OpKind::LayerNormGrad: {
     int64_t rows = rowsOf(ins[1]), cols = lastDim(ins[1]);
     layernorm_grad(in(0), in(1), in(2), out(0), out(1), out(2), rows, cols, d.epsilon,
-                   workspace(layernorm_grad_workspace_bytes(rows, cols)), s);
+                   workspace(layernorm_grad_workspace_bytes(rows, cols)), s,
+                   ins.size() == 4 ? in(3) : TView{});
     return;
   }
   case OpKind::RmsNormGrad: {
     int64_t rows = rowsOf(ins[1]), cols = lastDim(ins[1]);
     rmsnorm_grad(in(0), in(1), in(2), out(0), out(1), rows, cols, d.epsilon,
-                 workspace(rmsnorm_grad_workspace_bytes(rows, cols)), s);
+                 workspace(rmsnorm_grad_workspace_bytes(rows, cols)), s,
+                 ins.size() == 4 ? in(3) : TView{});
     return;
   }
   case OpKind::AttentionGrad: {

@@ -121,14 +121,17 @@ void softmax_grad(TView dy, TView y, TView dx, int64_t rows, int64_t cols, cudaS
 void layernorm(TView x, TView residual, TView gamma, TView beta, TView out, TView residualOut,
                int64_t rows, int64_t cols, double eps, cudaStream_t s);
 /// Backward of layernorm (recomputes the row statistics); dgamma/dbeta are
-/// summed over rows through `workspace`.
+/// summed over rows through `workspace`. With dresidual.p non-null, dx is the
+/// gradient plus dresidual (rounded once; dx may be dresidual itself).
 void layernorm_grad(TView dy, TView x, TView gamma, TView dx, TView dgamma, TView dbeta,
-                    int64_t rows, int64_t cols, double eps, void *workspace, cudaStream_t s);
+                    int64_t rows, int64_t cols, double eps, void *workspace, cudaStream_t s,
+                    TView dresidual = TView{});
 int64_t layernorm_grad_workspace_bytes(int64_t rows, int64_t cols);
 void rmsnorm(TView x, TView residual, TView gamma, TView out, TView residualOut, int64_t rows,
              int64_t cols, double eps, cudaStream_t s);
 void rmsnorm_grad(TView dy, TView x, TView gamma, TView dx, TView dgamma, int64_t rows,
-                  int64_t cols, double eps, void *workspace, cudaStream_t s);
+                  int64_t cols, double eps, void *workspace, cudaStream_t s,
+                  TView dresidual = TView{});
 int64_t rmsnorm_grad_workspace_bytes(int64_t rows, int64_t cols);
 /// Rotary embedding on [B, S, H, D] (rotate-half); `inverse` rotates by the
 /// opposite angle (the backward). Positions start at positionOffset.

@@ -419,6 +419,7 @@ __global__ void __launch_bounds__(T == 32 ? kWarpRowsCta : T) normKernel(NormFwd
 
 struct NormBwdArgs {
   TView dy, x, gamma, dx;
+  TView dres; ///< added to dx when non-null (the residual stream's gradient)
   float *partG, *partB; ///< [slots][cols] partial dgamma / dbeta
   int64_t rows, slots;
   int cols;
@@ -501,6 +502,13 @@ __global__ void __launch_bounds__(T == 32 ? kWarpRowsCta : T) normGradKernel(Nor
           xv[k] = rs * (g - t[0] / fc - xhat * (t[1] / fc));
         }
       });
+      if (a.dres.p) { // read where dx is written: dx may overwrite it
+        float rv[M];
+        loadRow<M, T>(a.dres, base, tid, cols, rv);
+#pragma unroll
+        for (int k = 0; k < M; ++k)
+          xv[k] = __fadd_rn(xv[k], rv[k]); // never contracted with the product
+      }
       storeRow<M, T>(a.dx, base, tid, cols, xv);
     }
 #pragma unroll
@@ -563,6 +571,8 @@ __global__ void __launch_bounds__(T == 32 ? kWarpRowsCta : T) normGradKernel(Nor
           pb[c] = firstRow ? dyc : pb[c] + dyc;
         }
         pg[c] = firstRow ? partG : pg[c] + partG;
+        if (a.dres.p)
+          d = __fadd_rn(d, load(a.dres, base + c));
         store(a.dx, base + c, d);
       }
     }
@@ -728,9 +738,10 @@ void normForward(TView x, TView residual, TView gamma, TView beta, TView out,
 
 template <bool kRms>
 void normBackward(TView dy, TView x, TView gamma, TView dx, TView dgamma, TView dbeta,
-                  int64_t rows, int64_t cols, double eps, void *workspace, cudaStream_t s) {
+                  int64_t rows, int64_t cols, double eps, void *workspace, cudaStream_t s,
+                  TView dres) {
   checkCols(kRms ? "rmsnorm_grad" : "layernorm_grad", cols);
-  checkDTypes(kRms ? "rmsnorm_grad" : "layernorm_grad", {dy, x, gamma, dx, dgamma, dbeta});
+  checkDTypes(kRms ? "rmsnorm_grad" : "layernorm_grad", {dy, x, gamma, dx, dgamma, dbeta, dres});
   if (cols <= 0)
     return;
   if (rows <= 0) {
@@ -741,8 +752,8 @@ void normBackward(TView dy, TView x, TView gamma, TView dx, TView dgamma, TView 
   }
   const int64_t slots = gradSlots(rows, cols);
   float *partG = static_cast<float *>(workspace);
-  NormBwdArgs a{dy,         x,     gamma,     dx, partG, kRms ? nullptr : partG + slots * cols,
-                rows,       slots, int(cols), float(eps)};
+  NormBwdArgs a{dy,    x,     gamma,     dx,        dres, partG, kRms ? nullptr : partG + slots * cols,
+                rows,  slots, int(cols), float(eps)};
   dispatchCols<true>(cols, [&](auto m, auto t) {
     constexpr int M = decltype(m)::value, T = decltype(t)::value;
     normGradKernel<M, T, kRms><<<blocksOf<T>(slots, false), threadsOf<T>(), 0, s>>>(a);
@@ -810,13 +821,14 @@ int64_t rmsnorm_grad_workspace_bytes(int64_t rows, int64_t cols) {
 }
 
 void layernorm_grad(TView dy, TView x, TView gamma, TView dx, TView dgamma, TView dbeta,
-                    int64_t rows, int64_t cols, double eps, void *workspace, cudaStream_t s) {
-  normBackward<false>(dy, x, gamma, dx, dgamma, dbeta, rows, cols, eps, workspace, s);
+                    int64_t rows, int64_t cols, double eps, void *workspace, cudaStream_t s,
+                    TView dresidual) {
+  normBackward<false>(dy, x, gamma, dx, dgamma, dbeta, rows, cols, eps, workspace, s, dresidual);
 }
 
 void rmsnorm_grad(TView dy, TView x, TView gamma, TView dx, TView dgamma, int64_t rows,
-                  int64_t cols, double eps, void *workspace, cudaStream_t s) {
-  normBackward<true>(dy, x, gamma, dx, dgamma, TView{}, rows, cols, eps, workspace, s);
+                  int64_t cols, double eps, void *workspace, cudaStream_t s, TView dresidual) {
+  normBackward<true>(dy, x, gamma, dx, dgamma, TView{}, rows, cols, eps, workspace, s, dresidual);
 }
 
 void rope(TView x, TView out, int64_t B, int64_t S, int64_t H, int64_t D, double theta,

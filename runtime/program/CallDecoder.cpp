@@ -480,11 +480,15 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     break;
   case OpKind::LayerNormGrad:
   case OpKind::RmsNormGrad:
-    for (size_t i = 0; i < 3; ++i)
+    for (size_t i = 0; i < in.size(); ++i)
       floatOperand(i);
     floatResults();
     sameNumel(0, 0);
     sameNumel(1, 0);
+    if (in.size() == 4) {
+      sameNumel(3, 0);
+      need(d, in[3].dtype == out[0].dtype, "the added residual gradient must have dx's dtype");
+    }
     need(d, in[2].numel() == lastDim(in[1]), "gamma must have the last dim of x");
     for (size_t r = 1; r < out.size(); ++r)
       need(d, out[r].numel() == lastDim(in[1]), "dgamma and dbeta must have the last dim of x");

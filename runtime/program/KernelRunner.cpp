@@ -596,21 +596,29 @@ void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx
     dx.done();
     return;
   }
-  case OpKind::LayerNormGrad: {
-    In<C> dy = in(0), x = in(1), g = in(2);
-    Out<C> dx = out(0), dg = out(1), db = out(2);
-    cpu::layernorm_backward(dy.get(), x.get(), g.get(), dx.get(), dg.get(), db.get(),
-                            rowsOf(ins[1]), lastDim(ins[1]), d.epsilon);
-    dx.done();
-    dg.done();
-    db.done();
-    return;
-  }
+  case OpKind::LayerNormGrad:
   case OpKind::RmsNormGrad: {
+    // With a 4th operand dx = the norm's gradient + that residual gradient,
+    // rounded once; dx may be written over it (in place), so it is read first.
+    std::vector<C> dres;
+    if (ins.size() == 4) {
+      In<C> r = in(3);
+      dres.assign(r.get(), r.get() + ins[3].numel());
+    }
     In<C> dy = in(0), x = in(1), g = in(2);
     Out<C> dx = out(0), dg = out(1);
-    cpu::rmsnorm_backward(dy.get(), x.get(), g.get(), dx.get(), dg.get(), rowsOf(ins[1]),
-                          lastDim(ins[1]), d.epsilon);
+    if (d.kind == OpKind::LayerNormGrad) {
+      Out<C> db = out(2);
+      cpu::layernorm_backward(dy.get(), x.get(), g.get(), dx.get(), dg.get(), db.get(),
+                              rowsOf(ins[1]), lastDim(ins[1]), d.epsilon);
+      db.done();
+    } else {
+      cpu::rmsnorm_backward(dy.get(), x.get(), g.get(), dx.get(), dg.get(), rowsOf(ins[1]),
+                            lastDim(ins[1]), d.epsilon);
+    }
+    C *p = dx.get();
+    for (size_t i = 0; i < dres.size(); ++i)
+      p[i] += dres[i];
     dx.done();
     dg.done();
     return;

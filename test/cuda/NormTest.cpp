@@ -239,6 +239,42 @@ TEST_P(Norm, LayerNormGradAndRmsNormGrad) {
     }
 }
 
+// The residual stream's gradient added as dx is written (xf.layernorm_grad
+// / xf.rmsnorm_grad with `plus`, -xf-fuse-epilogues): f32 bit-identical to
+// the gradient followed by the add kernel, out of place and written over the
+// residual gradient (in place), over the narrow and the wide kernels.
+TEST(NormGradPlus, IsTheGradThenTheAddBitForBit) {
+  uint32_t seed = 700;
+  for (bool rms : {false, true})
+    for (int64_t cols : {1, 64, 768, 1600, 9000})
+      for (bool inPlace : {false, true}) {
+        SCOPED_TRACE(testing::Message() << (rms ? "rmsnorm_grad" : "layernorm_grad") << " cols "
+                                        << cols << (inPlace ? " in place" : ""));
+        const int64_t rows = 37, n = rows * cols;
+        const DType t = DType::F32;
+        auto x = randomIn(t, n, seed++, -1.0, 3.0), dy = randomIn(t, n, seed++),
+             gamma = randomIn(t, cols, seed++, 0.5, 1.5), res = randomIn(t, n, seed++);
+        const int64_t ws = rms ? cuda::rmsnorm_grad_workspace_bytes(rows, cols)
+                               : cuda::layernorm_grad_workspace_bytes(rows, cols);
+        DeviceBuffer work(size_t(std::max<int64_t>(ws, 1)));
+        DeviceTensor ddy(dy, t), dx(x, t), dg(gamma, t), dres(res, t), plain(t, n), sum(t, n),
+            fused(t, n), dgam(t, cols), dbet(t, cols);
+        auto grad = [&](cuda::TView out, cuda::TView plus) {
+          if (rms)
+            cuda::rmsnorm_grad(ddy.view(), dx.view(), dg.view(), out, dgam.view(), rows, cols,
+                               kEps, work.get(), nullptr, plus);
+          else
+            cuda::layernorm_grad(ddy.view(), dx.view(), dg.view(), out, dgam.view(), dbet.view(),
+                                 rows, cols, kEps, work.get(), nullptr, plus);
+        };
+        grad(plain.view(), cuda::TView{});
+        cuda::add(dres.view(), plain.view(), sum.view(), n, nullptr);
+        grad(inPlace ? dres.view() : fused.view(), dres.view());
+        deviceSync();
+        EXPECT_EQ((inPlace ? dres : fused).bytes(), sum.bytes());
+      }
+}
+
 // The mixed storage of bf16 activations (-xf-mixed-precision): an f32
 // residual stream normalized into a bf16 result, and the gradient reading a
 // bf16 dy against the f32 x, returning an f32 dx.

@@ -92,3 +92,30 @@ func.func @residual_adds(%x: tensor<2x4x8xf32>, %y: tensor<2x4x8xbf16>, %z: tens
   %9 = xf.add %g, %8 : tensor<2x4x8xf64>
   return %5, %4, %7, %9 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xbf16>, tensor<2x4x8xf64>
 }
+
+// -----
+
+// The residual stream's gradient joins a norm's input gradient in the norm's
+// kernel: the first add folds (r on either side); the second does not (its
+// dx is also returned), nor the third (its other operand is defined after
+// the norm's gradient).
+// CHECK-LABEL: func.func @residual_gradients
+// CHECK: %[[G1:[a-z_0-9]+]], %{{.*}}, %{{.*}} = xf.layernorm_grad %arg0, %arg1, %arg2 plus %arg3 : tensor<2x4x8xf32> epsilon
+// CHECK: %[[G2:[a-z_0-9]+]], %{{.*}} = xf.rmsnorm_grad %arg0, %arg1, %arg2 epsilon
+// CHECK: %[[A2:.*]] = xf.add %[[G1]], %[[G2]]
+// CHECK: %[[G3:[a-z_0-9]+]], %{{.*}}, %{{.*}} = xf.layernorm_grad %arg0, %arg1, %arg2 epsilon
+// CHECK: %[[L:.*]] = xf.gelu %arg1
+// CHECK: %[[A3:.*]] = xf.add %[[G3]], %[[L]]
+// CHECK: return %[[A2]], %[[G2]], %[[A3]]
+func.func @residual_gradients(%dy: tensor<2x4x8xbf16>, %x: tensor<2x4x8xf32>, %g: tensor<8xf32>,
+                              %r: tensor<2x4x8xf32>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %0:3 = xf.layernorm_grad %dy, %x, %g epsilon = 1.0e-5 : tensor<2x4x8xf32>, tensor<8xf32> dy tensor<2x4x8xbf16>
+  %1 = xf.add %r, %0#0 : tensor<2x4x8xf32>
+  %2:2 = xf.rmsnorm_grad %dy, %x, %g epsilon = 1.0e-6 : tensor<2x4x8xf32>, tensor<8xf32> dy tensor<2x4x8xbf16>
+  %3 = xf.add %1, %2#0 : tensor<2x4x8xf32>
+  %4:3 = xf.layernorm_grad %dy, %x, %g epsilon = 1.0e-5 : tensor<2x4x8xf32>, tensor<8xf32> dy tensor<2x4x8xbf16>
+  %5 = xf.gelu %x : tensor<2x4x8xf32>
+  %6 = xf.add %4#0, %5 : tensor<2x4x8xf32>
+  return %3, %2#0, %6 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}

@@ -92,6 +92,17 @@ func.func @norms_storage(%x: tensor<2x8x16xf32>, %g: tensor<16xf32>, %b: tensor<
   return %3#0 : tensor<2x8x16xf32>
 }
 
+// The residual gradient added as dx is written (`plus`).
+// CHECK-LABEL: func.func @norm_grads_plus
+// CHECK: xf.layernorm_grad %arg0, %arg1, %arg2 plus %arg3 : tensor<2x8x16xf32> epsilon = 1.000000e-05 : tensor<2x8x16xf32>, tensor<16xf32> dy tensor<2x8x16xbf16>
+// CHECK: xf.rmsnorm_grad %{{.*}}, %arg1, %arg2 plus %arg3 : tensor<2x8x16xf32> epsilon = {{.*}} : tensor<2x8x16xf32>, tensor<16xf32>{{$}}
+func.func @norm_grads_plus(%dy: tensor<2x8x16xbf16>, %x: tensor<2x8x16xf32>, %g: tensor<16xf32>,
+                           %r: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  %0:3 = xf.layernorm_grad %dy, %x, %g plus %r : tensor<2x8x16xf32> epsilon = 1.0e-5 : tensor<2x8x16xf32>, tensor<16xf32> dy tensor<2x8x16xbf16>
+  %1:2 = xf.rmsnorm_grad %0#0, %x, %g plus %r : tensor<2x8x16xf32> epsilon = 1.0e-6 : tensor<2x8x16xf32>, tensor<16xf32>
+  return %1#0 : tensor<2x8x16xf32>
+}
+
 // CHECK-LABEL: func.func @attention
 // CHECK: xf.rope %{{.*}} theta = 1.000000e+04 : tensor<2x8x4x8xf32>
 // CHECK: xf.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 0.35355339059327373 : tensor<2x8x4x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x2x8xf32>

@@ -220,6 +220,15 @@ func.func @layernorm_result_shape(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: te
 
 // -----
 
+func.func @layernorm_grad_plus_type(%dy: tensor<2x8xbf16>, %x: tensor<2x8xf32>, %g: tensor<8xf32>,
+                                    %r: tensor<2x8xbf16>) {
+  // expected-error @+1 {{the added residual gradient must have x's type 'tensor<2x8xf32>', got 'tensor<2x8xbf16>'}}
+  %0:3 = xf.layernorm_grad %dy, %x, %g plus %r : tensor<2x8xbf16> epsilon = 1.0e-5 : tensor<2x8xf32>, tensor<8xf32> dy tensor<2x8xbf16>
+  return
+}
+
+// -----
+
 func.func @layernorm_grad_dy_shape(%dy: tensor<2x4xbf16>, %x: tensor<2x8xf32>, %g: tensor<8xf32>) {
   // expected-error @+1 {{dy 'tensor<2x4xbf16>' must have the shape of x 'tensor<2x8xf32>'}}
   %0:3 = xf.layernorm_grad %dy, %x, %g epsilon = 1.0e-5 : tensor<2x8xf32>, tensor<8xf32> dy tensor<2x4xbf16>

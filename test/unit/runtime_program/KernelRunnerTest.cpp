@@ -433,6 +433,38 @@ TEST(KernelRunner, MixedAddIsTheWideningCastThenTheAdd) {
   }
 }
 
+TEST(KernelRunner, NormGradPlusResidualIsTheGradThenTheAdd) {
+  // -xf-fuse-epilogues folds add(r, layernorm_grad(..).dx) into the norm's
+  // gradient with a 4th operand: f32 results bit-identical to the two calls,
+  // also written over r (in place, as the planner may place it).
+  const int64_t R = 5, C = 12, n = R * C;
+  auto DY = randomFloats(n, 100), X = randomFloats(n, 101, -1, 3), G = randomFloats(C, 102, 0.5, 1.5),
+       RES = randomFloats(n, 103);
+  json x = tensor("F32", {R, C}), g = tensor("F32", {C}), eps = {{"epsilon", 1e-5}};
+  for (const char *op : {"xf.layernorm_grad", "xf.rmsnorm_grad"}) {
+    SCOPED_TRACE(op);
+    const bool ln = std::string(op) == "xf.layernorm_grad";
+    json results = ln ? json::array({x, g, g}) : json::array({x, g});
+    auto plain = runF32(op, {x, x, g}, results, eps, {DY, X, G});
+    auto want = runF32("xf.add", {x, x}, json::array({x}), {}, {RES, plain[0]})[0];
+    auto fused = runF32(op, {x, x, g, x}, results, eps, {DY, X, G, RES});
+    expectSame(fused[0], want);
+    expectSame(fused[1], plain[1]);
+    // In place: dx over the residual gradient's buffer.
+    KernelRunner runner(oneCall(call(op, {x, x, g, x}, results, eps)), 0, nullptr);
+    std::vector<float> dy = DY, xs = X, gs = G, res = RES, dg(C), db(C);
+    std::vector<void *> bufs = {dy.data(), xs.data(), gs.data(), res.data(), res.data(), dg.data()};
+    if (ln)
+      bufs.push_back(db.data());
+    runner.kernel(0, bufs.data(), {});
+    expectSame(res, want);
+  }
+  // The added gradient must have dx's dtype: a decoder error naming the call.
+  EXPECT_THROW(runF32("xf.layernorm_grad", {x, x, g, tensor("BF16", {R, C})},
+                      json::array({x, g, g}), eps, {DY, X, G, RES}),
+               rt::Error);
+}
+
 TEST(KernelRunner, CrossEntropyWholeVocabulary) {
   const int64_t R = 6, V = 11;
   json maskT = tensor("F32", {2, 3});
