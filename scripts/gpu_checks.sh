@@ -30,6 +30,8 @@
 #   124m      GPT-2 124M B=64 step against bench/torch_gpt2.py (bench/gpu_step.sh)
 #   1.5b      GPT-2 1.5B B=8 step against bench/torch_gpt2.py
 #   profile   --profile of the 124M step: ms per step per kernel family
+# At the end, bench/gpu_results.py turns the figures into OUTDIR/gpu.jsonl (the rows
+# of bench/results/gpu.jsonl) and prints them with their ratios.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mode=${1:-}
@@ -201,6 +203,10 @@ for stage in "${stages[@]}"; do
       ;;
   esac
 done
+# The figures as bench/results/gpu.jsonl rows (shardc against the same job's baseline).
+"$py" "$root/bench/gpu_results.py" "$out" >"$out/gpu.jsonl" 2>"$out/gpu-figures.txt" && packup
 echo
 echo "== summary ($out)"
 cat "$out/summary.txt"
+[[ -s $out/gpu-figures.txt ]] && { echo "== figures (gpu.jsonl rows: what, shardc, baseline, unit, ratio)"; cat "$out/gpu-figures.txt"; }
+exit 0

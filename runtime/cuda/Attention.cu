@@ -56,6 +56,7 @@
 // expect a fraction of cuDNN/FlashAttention; AttentionTC.cu is the fast path.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/AttentionInternal.h"
 #include "runtime/cuda/CudaCheck.h"
 #include "runtime/cuda/DeviceKernels.h"
 
@@ -63,7 +64,6 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -810,20 +810,10 @@ bool vectorizable(DType t, int64_t D, std::initializer_list<const void *> ptrs) 
 
 int paddedHeadDim(int64_t D) { return D <= 32 ? 32 : D <= 64 ? 64 : 128; }
 
-/// Launches kernel K with smemBytes of dynamic shared memory. Going past
-/// 48 KB needs a per-function opt-in (cudaFuncSetAttribute, a host-side call,
-/// not a stream operation); it is made once per kernel and device (bit d of
-/// `optedIn`) so that steady-state launches, and CUDA graph captures after
-/// the first step, make no driver calls besides the launch.
+/// Launches kernel K with smemBytes of dynamic shared memory (opted in past
+/// 48 KB once per kernel and device).
 template <auto K> void launch(int smemBytes, int64_t blocks, const AttnParams &p, cudaStream_t s) {
-  static std::atomic<uint64_t> optedIn{0};
-  int dev = 0;
-  SHARDC_CUDA(cudaGetDevice(&dev));
-  const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
-  if (!bit || !(optedIn.load(std::memory_order_acquire) & bit)) {
-    SHARDC_CUDA(cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes));
-    optedIn.fetch_or(bit, std::memory_order_release);
-  }
+  detail::optInSharedMemory<K>(smemBytes);
   K<<<unsigned(blocks), kThreads, smemBytes, s>>>(p);
   SHARDC_CUDA_LAUNCH();
 }
@@ -883,15 +873,8 @@ int64_t statsBytes(int64_t B, int64_t S, int64_t Hq) {
 
 } // namespace
 
-// The tensor-core path (AttentionTC.cu): bf16/f16, D in {64, 128}, 16-byte
-// aligned tensors; false when it does not apply (nothing launched).
-bool attention_forward_tc(TView q, TView k, TView v, TView out, float *lse, int64_t B, int64_t S,
-                          int64_t Hq, int64_t Hkv, int64_t D, bool causal, double scale,
-                          cudaStream_t s);
-bool attention_backward_tc(TView dout, TView q, TView k, TView v, TView out, TView dq, TView dk,
-                           TView dv, int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                           bool causal, double scale, float *lse2, float *delta,
-                           cudaStream_t s);
+using detail::attention_backward_tc;
+using detail::attention_forward_tc;
 
 void attention_forward(TView q, TView k, TView v, TView out, float *lse, int64_t B, int64_t S,
                        int64_t Hq, int64_t Hkv, int64_t D, bool causal, double scale,

@@ -51,6 +51,7 @@
 //  256-byte aligned), fully written by pass 1 before pass 2 reads it.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/AttentionInternal.h"
 #include "runtime/cuda/CudaCheck.h"
 #include "runtime/cuda/DeviceKernels.h"
 
@@ -58,7 +59,6 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -677,19 +677,11 @@ __global__ void __launch_bounds__(32 * W) attnBwdDkDvTc(const TcParams p) {
 // Host side
 //===----------------------------------------------------------------------===//
 
-/// Launches K over `blocks` CTAs; the > 48 KB shared-memory opt-in is made
-/// once per kernel and device (bit d of `optedIn`), so that steady-state
-/// launches and CUDA graph captures make no other driver call.
+/// Launches K over `blocks` CTAs (opted in past 48 KB of shared memory once
+/// per kernel and device).
 template <auto K, int Threads = kThreads>
 void launch(int smemBytes, int64_t blocks, const TcParams &p, cudaStream_t s) {
-  static std::atomic<uint64_t> optedIn{0};
-  int dev = 0;
-  SHARDC_CUDA(cudaGetDevice(&dev));
-  const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
-  if (!bit || !(optedIn.load(std::memory_order_acquire) & bit)) {
-    SHARDC_CUDA(cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes));
-    optedIn.fetch_or(bit, std::memory_order_release);
-  }
+  detail::optInSharedMemory<K>(smemBytes);
   K<<<unsigned(blocks), Threads, smemBytes, s>>>(p);
   SHARDC_CUDA_LAUNCH();
 }
@@ -740,9 +732,9 @@ template <class T> void backwardD(int64_t D, const TcParams &p, cudaStream_t s) 
 
 /// Called by attention_forward after its argument checks (non-empty shape);
 /// false: not a tensor-core case, nothing launched.
-bool attention_forward_tc(TView q, TView k, TView v, TView out, float *lse, int64_t B, int64_t S,
-                          int64_t Hq, int64_t Hkv, int64_t D, bool causal, double scale,
-                          cudaStream_t s) {
+bool detail::attention_forward_tc(TView q, TView k, TView v, TView out, float *lse, int64_t B,
+                                  int64_t S, int64_t Hq, int64_t Hkv, int64_t D, bool causal,
+                                  double scale, cudaStream_t s) {
   if (!tcApplies(q.dtype, D, {q.p, k.p, v.p, out.p}))
     return false;
   TcParams p = makeParams(B, S, Hq, Hkv, causal, scale);
@@ -758,10 +750,10 @@ bool attention_forward_tc(TView q, TView k, TView v, TView out, float *lse, int6
 /// Called by attention_backward after its argument checks (non-empty shape,
 /// Hq > 0, workspace of attention_backward_workspace_bytes: lse2 then delta,
 /// each f32 [B, Hq, S] at a 256-byte aligned offset `statsBytes`).
-bool attention_backward_tc(TView dout, TView q, TView k, TView v, TView out, TView dq, TView dk,
-                           TView dv, int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                           bool causal, double scale, float *lse2, float *delta,
-                           cudaStream_t s) {
+bool detail::attention_backward_tc(TView dout, TView q, TView k, TView v, TView out, TView dq,
+                                   TView dk, TView dv, int64_t B, int64_t S, int64_t Hq,
+                                   int64_t Hkv, int64_t D, bool causal, double scale, float *lse2,
+                                   float *delta, cudaStream_t s) {
   if (!tcApplies(q.dtype, D, {q.p, k.p, v.p, out.p, dout.p, dq.p, dk.p, dv.p}))
     return false;
   TcParams p = makeParams(B, S, Hq, Hkv, causal, scale);
