@@ -438,6 +438,10 @@ def XfReportSharding : Pass<"xf-report-sharding", "mlir::func::FuncOp"> {
     Option<"schedule", "schedule", "std::string", "\"1f1b\"", "pipeline schedule">,
     Option<"virtualStages", "virtual-stages", "int64_t", "1", "pipeline chunks per stage">,
     Option<"cuts", "cuts", "std::string", "\"\"", "pipeline cut points (layer indices)">,
+    Option<"offloadActivations", "offload-activations", "bool", "false",
+           "plan memory with -xf-offload-activations (the host arena)">,
+    Option<"offloadMinBytes", "offload-min-bytes", "int64_t", "65536",
+           "-xf-offload-activations' min-bytes">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
            "gradient all-reduce buckets (as -rt-bucket-all-reduces; 0: one per tensor): ring "
            "latencies once per bucket">,
@@ -493,6 +497,33 @@ def XfSchedule : Pass<"xf-schedule", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"function", "function", "std::string", "\"train_step\"", "the step to reorder; empty: every function">,
+  ];
+}
+
+def XfOffloadActivations : Pass<"xf-offload-activations", "mlir::func::FuncOp"> {
+  let summary = "kept activations to the host arena, prefetched one layer ahead of the backward";
+  let description = [{
+    Runs on the rank-local training step before -xf-plan-memory (after
+    sharding, -xf-recompute and -xf-schedule). Every activation the backward
+    reads (a forward value depending on the data inputs, at least `min-bytes`
+    large) gets an `xf.offload` after its last forward use and an `xf.reload`
+    that the backward reads instead. Values are grouped by micro-batch and
+    layer (as -xf-recompute groups them) and the groups ordered by when the
+    backward first needs them; a group's reloads go before the first
+    backward read of the group needed just before it (the layer above), so
+    the copy back overlaps that layer's backward. The group needed first
+    (the last layer) stays on the device. -xf-plan-memory places the
+    offloaded copies in the `host` arena; lowering makes both copies
+    asynchronous (rt.copy_start / rt.wait on a copy stream). Values are not
+    changed: the step's results are bit-identical.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the training step; empty: every function">,
+    Option<"minBytes", "min-bytes", "int64_t", "65536", "offload only activations of at least this many bytes">,
+  ];
+  let statistics = [
+    Statistic<"offloadedValues", "offloaded-values", "activations offloaded">,
+    Statistic<"offloadedBytes", "offloaded-bytes", "bytes of the offloaded activations per step">
   ];
 }
 

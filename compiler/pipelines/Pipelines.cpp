@@ -106,6 +106,12 @@ void buildLoweringPipeline(OpPassManager &pm, const PipelineOptions &o) {
     schedule.function = kStepFunction;
     pm.nest<func::FuncOp>().addPass(createXfSchedule(schedule));
   }
+  if (o.offloadActivations) {
+    XfOffloadActivationsOptions offload;
+    offload.function = kStepFunction;
+    offload.minBytes = o.offloadMinBytes;
+    pm.nest<func::FuncOp>().addPass(createXfOffloadActivations(offload));
+  }
   XfPlanMemoryOptions plan;
   plan.function = kStepFunction;
   plan.evalFunction = o.eval ? kEvalFunction : "";

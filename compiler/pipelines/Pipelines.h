@@ -8,7 +8,8 @@
 //                       [pipeline stages and schedule (a `pp` component)],
 //                       then the rank-local fusions (one optimizer call, GEMM
 //                       epilogues; on one rank only these)
-//   shardc-lower        [eval twin] [schedule] plan memory, lower to rt, bucket
+//   shardc-lower        [eval twin] [schedule] [offload activations] plan memory,
+//                       lower to rt, bucket
 //                       and place the collectives
 //   shardc-compile      the three above: what `shardc compile` runs before codegen
 //
@@ -104,6 +105,15 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   // Lowering.
   Option<bool> eval{*this, "eval", llvm::cl::desc("also lower a loss-only twin (@shardc_eval)"),
                     llvm::cl::init(true)};
+  Option<bool> offloadActivations{
+      *this, "offload-activations",
+      llvm::cl::desc("keep the backward's activations in host memory, prefetched one layer "
+                     "ahead (-xf-offload-activations)"),
+      llvm::cl::init(false)};
+  Option<int64_t> offloadMinBytes{*this, "offload-min-bytes",
+                                  llvm::cl::desc("offload only activations of at least this "
+                                                 "many bytes"),
+                                  llvm::cl::init(65536)};
   Option<bool> overlap{*this, "overlap",
                        llvm::cl::desc("schedule for overlap (-xf-schedule, start/wait)"),
                        llvm::cl::init(true)};

@@ -135,10 +135,17 @@ LogicalResult CollectiveStartOp::verify() {
   return success();
 }
 
+LogicalResult CopyStartOp::verify() {
+  if (!getEvent().hasOneUse() || !isa<WaitOp>(*getEvent().getUsers().begin()))
+    return emitOpError("the event must be waited on exactly once (one rt.wait)");
+  return success();
+}
+
 LogicalResult WaitOp::verify() {
   Operation *start = getEvent().getDefiningOp();
-  if (!start || !isa<CollectiveStartOp>(start))
-    return emitOpError("waits on an event that no rt.collective_start produced");
+  if (!start || !isa<CollectiveStartOp, CopyStartOp>(start))
+    return emitOpError("waits on an event that no rt.collective_start or rt.copy_start "
+                       "produced");
   if (start->getBlock() == (*this)->getBlock() && !start->isBeforeInBlock(*this))
     return emitOpError("waits before its collective starts");
   return success();

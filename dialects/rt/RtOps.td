@@ -40,10 +40,11 @@ class Rt_Op<string mnemonic, list<Trait> traits = []> : Op<Rt_Dialect, mnemonic,
 
 def Rt_EventType : TypeDef<Rt_Dialect, "Event"> {
   let mnemonic = "event";
-  let summary = "a collective in flight on the communication stream";
+  let summary = "a collective or copy in flight";
   let description = [{
-    Produced by `rt.collective_start`, consumed by the one `rt.wait` after
-    which the collective's output is complete and its input may be written.
+    Produced by `rt.collective_start` (the communication stream) or
+    `rt.copy_start` (the copy stream), consumed by the one `rt.wait` after
+    which the output is complete and the input may be written.
   }];
 }
 
@@ -126,8 +127,29 @@ def Rt_CollectiveStartOp : Rt_Op<"collective_start"> {
   let hasVerifier = 1;
 }
 
+def Rt_CopyStartOp : Rt_Op<"copy_start", [AllTypesMatch<["source", "target"]>]> {
+  let summary = "starts a copy on the copy stream (activation offload)";
+  let description = [{
+    Copies `source` into `target` asynchronously: between the workspace and
+    the host arena (-xf-offload-activations' `xf.offload` / `xf.reload`), on
+    a GPU a copy stream of its own, ordered after everything issued before
+    it. Until the matching `rt.wait` the source must not be written and the
+    target neither read nor written (-rt-schedule-collectives moves the pair
+    only where that holds).
+
+    ```mlir
+    %e = rt.copy_start %x to %h : memref<2x64x128xf32>
+    rt.wait %e
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$source, AnyStaticShapeMemRef:$target);
+  let results = (outs Rt_EventType:$event);
+  let assemblyFormat = "$source `to` $target attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
 def Rt_WaitOp : Rt_Op<"wait"> {
-  let summary = "waits for a collective started by rt.collective_start";
+  let summary = "waits for a collective or copy started by rt.collective_start / rt.copy_start";
   let description = [{
     ```mlir
     rt.wait %e

@@ -374,6 +374,20 @@ LogicalResult TransferOp::verify() {
   return success();
 }
 
+LogicalResult OffloadOp::verify() {
+  for (Operation *user : getResult().getUsers())
+    if (!isa<ReloadOp>(user))
+      return emitOpError() << "an offloaded value is read only by xf.reload, not by '"
+                           << user->getName() << "'";
+  return success();
+}
+
+LogicalResult ReloadOp::verify() {
+  if (!getInput().getDefiningOp<OffloadOp>())
+    return emitOpError("reloads a value that no xf.offload produced");
+  return success();
+}
+
 LogicalResult TransposeOp::verify() {
   auto in = cast<RankedTensorType>(getX().getType());
   ArrayRef<int64_t> perm = getPermutation();

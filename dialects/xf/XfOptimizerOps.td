@@ -192,6 +192,44 @@ def Xf_MultiAdamWOp : Xf_Op<"multi_adamw", [AttrSizedOperandSegments,
 }
 
 //===----------------------------------------------------------------------===//
+// Activation offload
+//===----------------------------------------------------------------------===//
+
+def Xf_OffloadOp : Xf_Op<"offload", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "a copy of a kept activation in host memory";
+  let description = [{
+    The value unchanged, held in the host arena (-xf-offload-activations
+    inserts it after a forward value's last forward use; -xf-plan-memory
+    places its result in the `host` arena, -xf-lower-to-rt turns it into an
+    asynchronous copy on the copy stream). Only `xf.reload` reads it.
+
+    ```mlir
+    %h = xf.offload %x : tensor<2x64x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Xf_ReloadOp : Xf_Op<"reload", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "an offloaded activation copied back for the backward";
+  let description = [{
+    The value of an `xf.offload` copied back into the workspace, placed one
+    layer ahead of the backward ops that read it (the prefetch).
+
+    ```mlir
+    %x2 = xf.reload %h : tensor<2x64x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Pipeline parallelism
 //===----------------------------------------------------------------------===//
 

@@ -488,6 +488,10 @@ OpShardingRule FillOp::getShardingRule() { return elementwiseRule(*this, 0); }
 
 OpShardingRule TransferOp::getShardingRule() { return elementwiseRule(*this, 0); }
 
+OpShardingRule OffloadOp::getShardingRule() { return elementwiseRule(*this, 0); }
+
+OpShardingRule ReloadOp::getShardingRule() { return elementwiseRule(*this, 0); }
+
 OpShardingRule ScaleOp::getShardingRule() {
   OpShardingRule rule = elementwiseRule(*this, 1);
   rule.linearGroups = {{0}};

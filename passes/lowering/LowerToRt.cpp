@@ -122,6 +122,17 @@ struct OpToRt : ConversionPattern {
       rewriter.replaceOp(op, outs);
       return success();
     }
+    if (isa<xf::OffloadOp, xf::ReloadOp>(op)) {
+      // Activation offload: an asynchronous copy between the workspace and
+      // the host arena (-rt-schedule-collectives moves its start and wait
+      // apart as far as the plan's buffers allow).
+      auto start = rt_dialect::CopyStartOp::create(
+          rewriter, loc, rt_dialect::EventType::get(op->getContext()), operands[0], outs[0]);
+      copyStage(op, start);
+      rt_dialect::WaitOp::create(rewriter, loc, start.getEvent());
+      rewriter.replaceOp(op, outs);
+      return success();
+    }
     if (isCollective) {
       auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
       auto c = rt_dialect::CollectiveOp::create(rewriter, loc, name, axes, operands[0], outs[0],
@@ -217,7 +228,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     int64_t total = 0;
     for (int a = 0; a < NumArenas; ++a) {
       arenas.push_back(json::Object{{"name", kArenaNames[a]}, {"bytes", arenaBytes[a]}});
-      total += arenaBytes[a];
+      total += onDevice(a) ? arenaBytes[a] : 0;
     }
     program["arenas"] = std::move(arenas);
     program["planned_peak_bytes"] = total;

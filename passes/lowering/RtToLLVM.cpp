@@ -71,6 +71,7 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     auto arenaFn = lookup("shardc_rt_arena"), kernelFn = lookup("shardc_rt_kernel");
     auto collectiveFn = lookup("shardc_rt_collective"), copyFn = lookup("shardc_rt_copy");
     auto startFn = lookup("shardc_rt_collective_start"), waitFn = lookup("shardc_rt_wait");
+    auto copyStartFn = lookup("shardc_rt_copy_start"), copyWaitFn = lookup("shardc_rt_copy_wait");
     auto declare = [&](StringRef n, Type result, ArrayRef<Type> args) {
       return LLVM::LLVMFuncOp::create(b, loc, n, LLVM::LLVMFunctionType::get(result, args));
     };
@@ -163,8 +164,20 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
           map.map(op.getResult(0), handle);
         }
         calls.push_back(std::move(call));
+      } else if (auto copy = dyn_cast<rt_dialect::CopyStartOp>(op)) {
+        // The event is the runtime's handle of the copy in flight.
+        Value handle =
+            LLVM::CallOp::create(b, loc, copyStartFn,
+                                 ValueRange{ctxArg, map.lookup(copy.getTarget()),
+                                            map.lookup(copy.getSource()),
+                                            constI64(memory::byteSize(copy.getSource().getType())),
+                                            constI32(stageOf(copy))})
+                .getResult();
+        map.map(copy.getEvent(), handle);
       } else if (auto wait = dyn_cast<rt_dialect::WaitOp>(op)) {
-        LLVM::CallOp::create(b, loc, waitFn, ValueRange{ctxArg, map.lookup(wait.getEvent())});
+        bool isCopy = wait.getEvent().getDefiningOp<rt_dialect::CopyStartOp>() != nullptr;
+        LLVM::CallOp::create(b, loc, isCopy ? copyWaitFn : waitFn,
+                             ValueRange{ctxArg, map.lookup(wait.getEvent())});
       } else if (auto copy = dyn_cast<rt_dialect::CopyOp>(op)) {
         LLVM::CallOp::create(b, loc, copyFn,
                              ValueRange{ctxArg, map.lookup(copy.getTarget()),
@@ -224,6 +237,8 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     declare("shardc_rt_copy", voidTy, {ptr, ptr, ptr, i64, i32});
     declare("shardc_rt_collective_start", i32, {ptr, i32, i32, ptr, ptr});
     declare("shardc_rt_wait", voidTy, {ptr, i32});
+    declare("shardc_rt_copy_start", i32, {ptr, ptr, ptr, i64, i32});
+    declare("shardc_rt_copy_wait", voidTy, {ptr, i32});
     json::Array calls, comms;
     std::map<std::vector<int16_t>, int64_t> commIndex;
     // The step, and the eval function (an empty one without -xf-extract-eval:

@@ -18,16 +18,25 @@ namespace shardc::memory {
 
 /// The arenas, in index order. Parameters, gradients and optimizer state are
 /// each one contiguous buffer (what MiCS and ZeRO want to gather, reduce and
-/// update in bulk); the workspace is shared by liveness.
-enum Arena : int { Params = 0, Grads = 1, Optimizer = 2, Inputs = 3, Workspace = 4, NumArenas = 5 };
-inline constexpr llvm::StringLiteral kArenaNames[NumArenas] = {"params", "grads", "optimizer",
-                                                               "inputs", "workspace"};
+/// update in bulk); the workspace is shared by liveness. The host arena holds
+/// offloaded activations (-xf-offload-activations' xf.offload results, also
+/// shared by liveness): host memory on every backend, so it is not part of
+/// the planned device peak.
+enum Arena : int {
+  Params = 0, Grads = 1, Optimizer = 2, Inputs = 3, Workspace = 4, Host = 5, NumArenas = 6
+};
+inline constexpr llvm::StringLiteral kArenaNames[NumArenas] = {
+    "params", "grads", "optimizer", "inputs", "workspace", "host"};
+
+/// Whether an arena is device memory (counted in the planned peak).
+inline constexpr bool onDevice(int arena) { return arena != Host; }
 
 /// On func arguments: array<i64: arena, offset>.
 inline constexpr llvm::StringLiteral kBufferAttr = "rt.buffer";
 /// On ops: one array<i64: arena, offset> per result.
 inline constexpr llvm::StringLiteral kBuffersAttr = "rt.buffers";
-/// On the function: array<i64: bytes per arena>, and their sum.
+/// On the function: array<i64: bytes per arena>, and the sum of the device
+/// arenas (all but the host arena).
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "rt.arena_bytes";
 inline constexpr llvm::StringLiteral kPlannedBytesAttr = "rt.planned_bytes";
 /// On a pipelined step's function: per stage, the planned workspace and

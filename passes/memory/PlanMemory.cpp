@@ -4,7 +4,8 @@
 // op to its last user (returned values to the end). Workspace values are
 // placed first-fit in a free list that is given back at each value's last
 // use, so the workspace high-water mark is the planned activation peak.
-// State, gradients and inputs get their own contiguous arenas.
+// State, gradients and inputs get their own contiguous arenas; offloaded
+// activations (xf.offload results) the host arena, by liveness too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,7 +103,7 @@ struct StagedTops {
       return;
     SmallVector<int64_t> bytes(numStages(), 0);
     for (int a = 0; a < NumArenas; ++a)
-      for (int64_t s = 0; s < numStages(); ++s)
+      for (int64_t s = 0; s < numStages() && onDevice(a); ++s)
         bytes[s] += tops[a][s];
     Builder b(f.getContext());
     f->setAttr(kStageWorkspaceAttr, b.getDenseI64ArrayAttr(tops[Workspace]));
@@ -181,7 +182,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     int64_t total = 0;
     for (int a = 0; a < NumArenas; ++a) {
       arenaBytes.push_back(top.size(static_cast<Arena>(a)));
-      total += arenaBytes.back();
+      total += onDevice(a) ? arenaBytes.back() : 0;
     }
     for (func::FuncOp f : {func, eval}) {
       f->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
@@ -288,6 +289,9 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     };
 
     std::vector<FreeList> workspaces(static_cast<size_t>(stages));
+    // Offloaded activations (xf.offload results): the host arena, by
+    // liveness as the workspace.
+    std::vector<FreeList> hostLists(static_cast<size_t>(stages));
     for (Operation &op : body) {
       if (&op == ret.getOperation())
         break;
@@ -387,6 +391,8 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           ++inPlaceResults;
         } else if (gradients.contains(r)) {
           p = {Grads, top.bump(Grads, xf::stageOf(r), bytes)};
+        } else if (isa<xf::OffloadOp>(op)) {
+          p = {Host, hostLists[opStage].allocate(bytes)};
         } else {
           p = {Workspace, workspace.allocate(bytes)};
         }
@@ -407,19 +413,25 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           dying.insert(owner(r));
       for (Value v : dying) {
         auto it = place.find(v);
-        if (it != place.end() && it->second.first == Workspace)
-          workspaces[std::max<int64_t>(xf::stageOf(v), 0)].release(
-              it->second.second, byteSize(cast<ShapedType>(v.getType())));
+        if (it == place.end())
+          continue;
+        size_t s = static_cast<size_t>(std::max<int64_t>(xf::stageOf(v), 0));
+        if (it->second.first == Workspace)
+          workspaces[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
+        else if (it->second.first == Host)
+          hostLists[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
       }
     }
-    for (int64_t s = 0; s < stages; ++s)
+    for (int64_t s = 0; s < stages; ++s) {
       top.tops[Workspace][s] = std::max(top.tops[Workspace][s], workspaces[s].top());
+      top.tops[Host][s] = std::max(top.tops[Host][s], hostLists[s].top());
+    }
 
     SmallVector<int64_t> arenaBytes;
     int64_t total = 0;
     for (int a = 0; a < NumArenas; ++a) {
       arenaBytes.push_back(top.size(static_cast<Arena>(a)));
-      total += arenaBytes.back();
+      total += onDevice(a) ? arenaBytes.back() : 0;
     }
     func->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
     func->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));

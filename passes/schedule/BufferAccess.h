@@ -36,8 +36,8 @@ inline std::optional<Range> rangeOf(mlir::Value v) {
                begin + memory::byteSize(view.getType())};
 }
 
-/// What an op reads and writes. A collective in flight (its start, its wait,
-/// or the blocking op) reads its input and writes its output. `known` is
+/// What an op reads and writes. A collective or copy in flight (its start,
+/// its wait, or the blocking op) reads its input and writes its output. `known` is
 /// false for ops the schedule must not move anything past.
 struct Access {
   llvm::SmallVector<Range, 4> reads, writes;
@@ -81,9 +81,12 @@ inline Access accessOf(mlir::Operation *op) {
   } else if (auto s = llvm::dyn_cast<rt_dialect::CollectiveStartOp>(op)) {
     add(a.reads, s.getInput());
     add(a.writes, s.getOutput());
+  } else if (auto s = llvm::dyn_cast<rt_dialect::CopyStartOp>(op)) {
+    add(a.reads, s.getSource());
+    add(a.writes, s.getTarget());
   } else if (auto w = llvm::dyn_cast<rt_dialect::WaitOp>(op)) {
-    auto s = w.getEvent().getDefiningOp<rt_dialect::CollectiveStartOp>();
-    if (!s)
+    mlir::Operation *s = w.getEvent().getDefiningOp();
+    if (!s || !llvm::isa<rt_dialect::CollectiveStartOp, rt_dialect::CopyStartOp>(s))
       a.known = false;
     else
       return accessOf(s);

@@ -1,6 +1,7 @@
 //===- ScheduleCollectives.cpp - overlap communication with compute -------===//
 //
-// Every rt.collective becomes an rt.collective_start / rt.wait pair; the
+// Every rt.collective becomes an rt.collective_start / rt.wait pair (and
+// the rt.copy_start / rt.wait pairs of activation offload are moved alike); the
 // start moves up past every op it does not conflict with (issued as soon as
 // its input is written and its output free), the wait moves down past every
 // op that does not touch its buffers (waited on just before the first op
@@ -49,8 +50,9 @@ struct RtScheduleCollectivesPass
     for (auto v : llvm::reverse(views))
       v->moveBefore(&block, block.begin());
 
-    SmallVector<rt_dialect::CollectiveStartOp> starts;
-    SmallVector<rt_dialect::WaitOp> waits;
+    // Starts and waits to move: every collective's, and the copies lowering
+    // already made asynchronous (activation offload's rt.copy_start).
+    SmallVector<Operation *> starts, waits;
     for (auto c : llvm::make_early_inc_range(block.getOps<rt_dialect::CollectiveOp>())) {
       OpBuilder b(c);
       auto start = rt_dialect::CollectiveStartOp::create(
@@ -63,10 +65,14 @@ struct RtScheduleCollectivesPass
       waits.push_back(wait);
       c.erase();
     }
+    for (auto copy : block.getOps<rt_dialect::CopyStartOp>()) {
+      starts.push_back(copy);
+      waits.push_back(*copy.getEvent().getUsers().begin());
+    }
     if (!overlap)
       return;
     int64_t movedUp = 0, movedDown = 0;
-    for (auto start : starts) {
+    for (Operation *start : starts) {
       Access mine = accessOf(start);
       while (Operation *prev = start->getPrevNode()) {
         if (isa<rt_dialect::ViewOp>(prev) || mine.conflicts(accessOf(prev)))
@@ -75,7 +81,7 @@ struct RtScheduleCollectivesPass
         ++movedUp;
       }
     }
-    for (auto wait : llvm::reverse(waits)) {
+    for (Operation *wait : llvm::reverse(waits)) {
       Access mine = accessOf(wait);
       while (Operation *next = wait->getNextNode()) {
         if (mine.conflicts(accessOf(next)))

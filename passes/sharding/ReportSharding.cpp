@@ -386,6 +386,12 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   XfScheduleOptions scheduleOptions;
   scheduleOptions.function = options.function;
   planner.nest<func::FuncOp>().addPass(createXfSchedule(scheduleOptions));
+  if (options.offloadActivations) {
+    XfOffloadActivationsOptions offload;
+    offload.function = options.function;
+    offload.minBytes = options.offloadMinBytes;
+    planner.nest<func::FuncOp>().addPass(createXfOffloadActivations(offload));
+  }
   XfPlanMemoryOptions planOptions;
   planOptions.function = options.function;
   planner.addPass(createXfPlanMemory(planOptions));
@@ -411,6 +417,11 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   }
   memory["total"] = total;
   os << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
+  // Offloaded activations live in host memory, outside the device's total.
+  memory["host"] = arenaBytes[memory::Host];
+  if (options.offloadActivations)
+    os << llvm::formatv("  {0,-16} {1,14}  (offloaded activations, host memory)\n", "host",
+                        arenaBytes[memory::Host]);
   if (!notTakenText.empty())
     os << "\nsplits not taken:\n" << notTakenText;
   llvm::json::Object pipelineJson;
@@ -567,6 +578,8 @@ public:
     options.virtualStages = virtualStages.getValue();
     options.cuts = cuts.getValue();
     options.bucketBytes = bucketBytes.getValue();
+    options.offloadActivations = offloadActivations.getValue();
+    options.offloadMinBytes = offloadMinBytes.getValue();
     FailureOr<StepReport> report = reportStep(func, options);
     if (failed(report))
       return signalPassFailure();

@@ -32,6 +32,10 @@ struct StepReportOptions {
   /// ring latencies are paid once per bucket.
   int64_t bucketBytes = 25 * 1024 * 1024;
   bool values = true; ///< list every value's sharding (the planner does not need them)
+  /// Plan memory with -xf-offload-activations (the offloaded activations in
+  /// the host arena, reported apart from the device's memory).
+  bool offloadActivations = false;
+  int64_t offloadMinBytes = 65536;
 };
 
 /// The report: `json` as `shardc explain --json` writes it (keys function,

@@ -26,6 +26,7 @@
 #include "passes/Debug.h"
 #include "passes/Passes.h"
 #include "passes/FunctionTarget.h"
+#include "passes/train/StepPhases.h"
 
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
@@ -78,54 +79,16 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
     }
     Block &body = func.getBody().front();
 
-    // Arguments: the layer of a parameter, the micro-batch of an input.
-    llvm::DenseMap<Value, int64_t> layer, microBatch;
-    for (BlockArgument arg : body.getArguments()) {
-      unsigned i = arg.getArgNumber();
-      int64_t l = -1, mb = -1;
-      if (auto p = func.getArgAttrOfType<ParamAttr>(i, XfDialect::kParamAttrName))
-        l = layerIndexOf(p.getName());
-      else if (auto st = func.getArgAttrOfType<StringAttr>(i, XfDialect::kStateAttrName);
-               st && st.getValue().starts_with("param:"))
-        l = layerIndexOf(st.getValue().drop_front(6));
-      if (auto m = func.getArgAttrOfType<IntegerAttr>(i, XfDialect::kMicroBatchAttrName))
-        mb = m.getInt();
-      layer[arg] = l;
-      microBatch[arg] = mb;
-    }
-
     // Forward and backward ops; layer and micro-batch of each forward op.
-    llvm::DenseSet<Operation *> backward;
-    llvm::DenseMap<Operation *, unsigned> position;
+    StepPhases phases = classifyStep(func);
+    const llvm::DenseSet<Operation *> &backward = phases.backward;
+    llvm::DenseMap<Operation *, unsigned> &position = phases.position;
     std::map<std::pair<int64_t, int64_t>, SmallVector<Operation *>> groups;
     llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> groupOf;
-    unsigned pos = 0;
     for (Operation &op : body.without_terminator()) {
-      position[&op] = pos++;
-      bool isBackward = isa<CrossEntropyGradOp, LinearCrossEntropyGradOp>(op);
-      for (Value v : op.getOperands())
-        if (Operation *def = v.getDefiningOp(); def && backward.contains(def))
-          isBackward = true;
-      if (isBackward) {
-        backward.insert(&op);
+      if (backward.contains(&op))
         continue;
-      }
-      int64_t paramLayer = -2, operandLayer = -1, mb = -1;
-      for (Value v : op.getOperands()) {
-        auto arg = dyn_cast<BlockArgument>(v);
-        int64_t l = layer.lookup(v);
-        if (arg && (func.getArgAttr(arg.getArgNumber(), XfDialect::kParamAttrName) ||
-                    func.getArgAttr(arg.getArgNumber(), XfDialect::kStateAttrName)))
-          paramLayer = std::max(paramLayer, l);
-        else
-          operandLayer = std::max(operandLayer, l);
-        mb = std::max(mb, microBatch.lookup(v));
-      }
-      int64_t l = paramLayer != -2 ? paramLayer : operandLayer;
-      for (Value r : op.getResults()) {
-        layer[r] = l;
-        microBatch[r] = mb;
-      }
+      int64_t l = phases.layer.lookup(&op), mb = phases.microBatch.lookup(&op);
       if (l >= 0 && l % every == 0 && op.getNumResults() > 0) {
         groups[{mb, l}].push_back(&op);
         groupOf[&op] = {mb, l};

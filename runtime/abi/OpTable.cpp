@@ -109,6 +109,11 @@ std::vector<OpSpec> build() {
       // Pipeline point-to-point: stage `from` sends, stage `to` receives.
       {C::Transfer, "xf.transfer", 1, 1, 1, true,
        {opt("grid_axes", Axes), req("from", I64), req("to", I64)}, {}},
+      // Activation offload (-xf-offload-activations): copies between the
+      // workspace and the host arena. Lowering makes them asynchronous
+      // copies (rt.copy_start); as kernels they are plain copies.
+      {C::Offload, "xf.offload", 1, 1, 1, false, {}, {}},
+      {C::Reload, "xf.reload", 1, 1, 1, false, {}, {}},
   };
   for (size_t i = 0; i < t.size(); ++i)
     if (static_cast<size_t>(t[i].code) != i) {

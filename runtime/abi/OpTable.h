@@ -40,7 +40,7 @@ enum class OpCode : uint8_t {
   RmsNormGrad, AttentionGrad, EmbeddingGrad, ReduceSum, SumSquares, ClipGradNorm, LrSchedule,
   AdamW, CountStep, LossScaleUpdate, MultiSumSquares, MultiAdamW, MatmulBias, MatmulBiasGelu, MatmulDGelu, MatmulBGrad,
   AllGather, AllReduce, ReduceScatter, AllSlice, AllToAll,
-  Transfer,
+  Transfer, Offload, Reload,
 };
 
 /// How an attribute is encoded (in rt IR / in the program's JSON).

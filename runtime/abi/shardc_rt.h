@@ -70,6 +70,19 @@ void shardc_rt_wait(shardc_rt_ctx *ctx, int32_t handle);
 void shardc_rt_copy(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes,
                     int32_t stage);
 
+/** Starts copying `bytes` bytes from `src` to `dst` (activation offload:
+ *  between the workspace and the host arena) on the ranks of pipeline stage
+ *  `stage` (-1: on every rank) and returns a handle for shardc_rt_copy_wait
+ *  (negative on a rank of another stage). The copy is ordered after every
+ *  call issued before it; until the wait `src` must not change and `dst`
+ *  must not be touched. */
+int32_t shardc_rt_copy_start(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes,
+                             int32_t stage);
+
+/** Completes the copy `handle` names (a negative handle does nothing): calls
+ *  issued after it see `dst` written. */
+void shardc_rt_copy_wait(shardc_rt_ctx *ctx, int32_t handle);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,12 @@
 // GPU per rank:
 //  - one cudaMalloc per arena of the memory plan (the step's views are
 //    offsets into them) and a host copy per arena for the boundary tensors;
+//    the "host" arena of offloaded activations (-xf-offload-activations) is
+//    pinned host memory instead, which the step addresses directly;
+//  - activation offload's copies (shardc_rt_copy_start / _wait) on a copy
+//    stream of their own, joined to the compute stream by an event pair as
+//    the collectives are, so the copy engine moves activations to and from
+//    the host while the compute stream goes on;
 //  - every call decoded once (CallDecoder.h) and run by cuBLASLt (Gemm.h) or
 //    the own kernels (DeviceKernels.h) on the compute stream;
 //  - collectives on a communication stream: collectiveStart records an event
@@ -147,6 +153,7 @@ public:
 
     SHARDC_CUDA(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
     SHARDC_CUDA(cudaStreamCreateWithFlags(&commStream_, cudaStreamNonBlocking));
+    SHARDC_CUDA(cudaStreamCreateWithFlags(&copyStream_, cudaStreamNonBlocking));
 
     // Arenas: one allocation each, zero-filled as on the CPU (on the compute
     // stream: a non-blocking stream does not wait for the legacy one).
@@ -155,6 +162,22 @@ public:
     for (const ArenaDesc &a : program.arenas) {
       void *p = nullptr;
       size_t bytes = static_cast<size_t>(std::max<int64_t>(a.bytes, 1));
+      if (a.name == kHostArenaName) {
+        // Offloaded activations: pinned host memory the step addresses
+        // directly (one address space), copied on the copy stream.
+        cudaError_t err = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+        if (err != cudaSuccess) {
+          cudaGetLastError();
+          throw Error("rank " + std::to_string(rank_) + ": cannot pin " + std::to_string(a.bytes) +
+                      " bytes of host memory for the offloaded activations: " +
+                      cudaGetErrorString(err));
+        }
+        std::memset(p, 0, bytes);
+        arenas_.push_back(p);
+        host_.push_back(static_cast<uint8_t *>(p));
+        pinned_.push_back(true);
+        continue;
+      }
       cudaError_t err = cudaMalloc(&p, bytes);
       if (err != cudaSuccess) {
         cudaGetLastError(); // clear the sticky-free allocation error
@@ -172,6 +195,7 @@ public:
       if (!h)
         throw Error("cannot allocate the host copy of arena '" + a.name + "'");
       host_.push_back(static_cast<uint8_t *>(h));
+      pinned_.push_back(false);
     }
 
     for (cudaEvent_t &ev : lossEvents_)
@@ -219,10 +243,16 @@ public:
     deviceComm_.reset();
     gemm_.reset();
     workspace_.reset();
-    for (void *p : arenas_)
-      cudaFree(p);
-    for (uint8_t *h : host_)
-      std::free(h);
+    for (size_t i = 0; i < arenas_.size(); ++i) {
+      if (pinned_[i]) {
+        cudaFreeHost(arenas_[i]);
+      } else {
+        cudaFree(arenas_[i]);
+        std::free(host_[i]);
+      }
+    }
+    for (cudaEvent_t ev : copyEvents_)
+      cudaEventDestroy(ev);
     if (scalars_)
       cudaFree(scalars_);
     if (hostScalars_)
@@ -235,6 +265,8 @@ public:
       cudaStreamDestroy(compute_);
     if (commStream_)
       cudaStreamDestroy(commStream_);
+    if (copyStream_)
+      cudaStreamDestroy(copyStream_);
   }
 
   std::string describe() const override {
@@ -246,12 +278,18 @@ public:
   void *arena(int i) override { return arenas_.at(i); }
   uint8_t *hostArena(int i) override { return host_.at(i); }
   void toDevice(int i, int64_t offset, int64_t bytes) override {
+    if (pinned_.at(i))
+      return; // the host arena is the step's own buffer
     SHARDC_CUDA(cudaMemcpyAsync(static_cast<uint8_t *>(arenas_.at(i)) + offset,
                                 host_.at(i) + offset, static_cast<size_t>(bytes),
                                 cudaMemcpyHostToDevice, compute_));
     SHARDC_CUDA(cudaStreamSynchronize(compute_));
   }
   void toHost(int i, int64_t offset, int64_t bytes) override {
+    if (pinned_.at(i)) {
+      SHARDC_CUDA(cudaStreamSynchronize(compute_));
+      return;
+    }
     SHARDC_CUDA(cudaMemcpyAsync(host_.at(i) + offset,
                                 static_cast<uint8_t *>(arenas_.at(i)) + offset,
                                 static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, compute_));
@@ -263,6 +301,8 @@ public:
   int collectiveStart(int call, int comm, const void *in, void *out) override;
   void collectiveWait(int handle) override;
   void copy(void *dst, const void *src, int64_t bytes) override;
+  int copyStart(void *dst, const void *src, int64_t bytes) override;
+  void copyWait(int handle) override;
 
   void setTiming(bool enabled) override {
     timing_ = enabled;
@@ -383,7 +423,12 @@ private:
   std::vector<std::unique_ptr<DecodedCall>> calls_;
   std::vector<void *> arenas_;
   std::vector<uint8_t *> host_;
-  cudaStream_t compute_ = nullptr, commStream_ = nullptr;
+  std::vector<bool> pinned_; ///< per arena: pinned host memory (the host arena)
+  cudaStream_t compute_ = nullptr, commStream_ = nullptr, copyStream_ = nullptr;
+  /// Activation copies in flight: per handle its "ready" (compute) and
+  /// "done" (copy stream) events.
+  std::vector<cudaEvent_t> copyEvents_;
+  std::vector<bool> copyInFlight_;
   std::vector<cudaEvent_t> events_;
   StepScalars *scalars_ = nullptr, *hostScalars_ = nullptr;
   KernelError *errors_ = nullptr;
@@ -908,6 +953,12 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
       SHARDC_CUDA(cudaMemcpyAsync(res[0], buf[0], static_cast<size_t>(ins[0].bytes()),
                                   cudaMemcpyDeviceToDevice, s));
     return;
+  case OpKind::Offload:
+  case OpKind::Reload:
+    // Between the workspace and the pinned host arena (one address space).
+    SHARDC_CUDA(cudaMemcpyAsync(res[0], buf[0], static_cast<size_t>(ins[0].bytes()),
+                                cudaMemcpyDefault, s));
+    return;
   case OpKind::Transpose:
     transpose(buf[0], res[0], dtype_size(ins[0].dtype), dimsOf(ins[0].shape, d),
               dimsOf(d.permutation, d), s);
@@ -1321,6 +1372,44 @@ void CudaBackend::copy(void *dst, const void *src, int64_t bytes) {
   }
   SHARDC_CUDA(
       cudaMemcpyAsync(d, s, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, compute_));
+}
+
+int CudaBackend::copyStart(void *dst, const void *src, int64_t bytes) {
+  flushPending();
+  auto start = std::chrono::steady_clock::now();
+  size_t handle = 0;
+  while (handle < copyInFlight_.size() && copyInFlight_[handle])
+    ++handle;
+  if (handle == copyInFlight_.size()) {
+    copyInFlight_.push_back(false);
+    for (int k = 0; k < 2; ++k) {
+      cudaEvent_t ev;
+      SHARDC_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+      copyEvents_.push_back(ev);
+    }
+  }
+  copyInFlight_[handle] = true;
+  cudaEvent_t ready = copyEvents_[2 * handle], done = copyEvents_[2 * handle + 1];
+  // Ordered after everything issued on the compute stream; the compute
+  // stream goes on while the copy engine moves the bytes.
+  SHARDC_CUDA(cudaEventRecord(ready, compute_));
+  SHARDC_CUDA(cudaStreamWaitEvent(copyStream_, ready, 0));
+  SHARDC_CUDA(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault,
+                              copyStream_));
+  SHARDC_CUDA(cudaEventRecord(done, copyStream_));
+  if (timing_) {
+    SHARDC_CUDA(cudaStreamSynchronize(copyStream_));
+    time(kernelSeconds_, "offload copy", start);
+  }
+  return static_cast<int>(handle);
+}
+
+void CudaBackend::copyWait(int handle) {
+  if (handle < 0 || handle >= static_cast<int>(copyInFlight_.size()) || !copyInFlight_[handle])
+    throw Error("wait on copy handle " + std::to_string(handle) + ", which is not in flight");
+  flushPending();
+  SHARDC_CUDA(cudaStreamWaitEvent(compute_, copyEvents_[2 * handle + 1], 0));
+  copyInFlight_[handle] = false;
 }
 
 } // namespace

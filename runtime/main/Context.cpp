@@ -87,4 +87,19 @@ void shardc_rt_copy(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t byte
   guarded(ctx, "copy", [&] { ctx->backend->copy(dst, src, bytes); });
 }
 
+int32_t shardc_rt_copy_start(shardc_rt_ctx *ctx, void *dst, const void *src, int64_t bytes,
+                             int32_t stage) {
+  int32_t handle = -1;
+  if (stage >= 0 && stage != ctx->stage)
+    return handle;
+  guarded(ctx, "copy", [&] { handle = ctx->backend->copyStart(dst, src, bytes); });
+  return handle;
+}
+
+void shardc_rt_copy_wait(shardc_rt_ctx *ctx, int32_t handle) {
+  if (handle < 0)
+    return;
+  guarded(ctx, "copy wait", [&] { ctx->backend->copyWait(handle); });
+}
+
 } // extern "C"

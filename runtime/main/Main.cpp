@@ -98,8 +98,11 @@ void describe(const Program &p) {
               static_cast<long long>(p.mesh.numRanks()));
   std::printf("arenas per rank:\n");
   for (const ArenaDesc &a : p.arenas)
-    std::printf("  %-20s %14lld bytes (%s)\n", a.name.c_str(), static_cast<long long>(a.bytes),
-                mib(a.bytes).c_str());
+    std::printf("  %-20s %14lld bytes (%s%s)\n", a.name.c_str(), static_cast<long long>(a.bytes),
+                mib(a.bytes).c_str(),
+                a.name == kHostArenaName
+                    ? "; offloaded activations, host memory outside the peak"
+                    : "");
   std::printf("planned peak per rank: %lld bytes (%s)\n",
               static_cast<long long>(p.plannedPeakBytes), mib(p.plannedPeakBytes).c_str());
   if (p.pipeline.axis >= 0) {

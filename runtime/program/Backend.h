@@ -6,7 +6,7 @@
 // host-staged MPI collectives, CUDA graphs). The step itself is identical.
 //
 // Arenas: `arena(i)` is what the compiled step addresses (device memory on a
-// GPU); `hostArena(i)` is where the runtime's main reads and writes the
+// GPU, except the "host" arena of offloaded activations: pinned host memory); `hostArena(i)` is where the runtime's main reads and writes the
 // boundary tensors (inputs, state, reports). On the CPU they are the same
 // buffer; on a GPU the host copy is synchronised explicitly, per byte range,
 // with toDevice / toHost (the runtime moves inputs up and reports down every
@@ -65,6 +65,12 @@ public:
   virtual int collectiveStart(int call, int comm, const void *in, void *out) = 0;
   virtual void collectiveWait(int handle) = 0;
   virtual void copy(void *dst, const void *src, int64_t bytes) = 0;
+  /// shardc_rt_copy_start / _copy_wait (activation offload): a copy between
+  /// the workspace and the host arena, ordered after the calls before it
+  /// (a GPU: on a copy stream, overlapping the compute); the handle is the
+  /// backend's own, completed by copyWait.
+  virtual int copyStart(void *dst, const void *src, int64_t bytes) = 0;
+  virtual void copyWait(int handle) = 0;
 
   /// --profile: wall time per op name of kernels and collectives (a GPU
   /// backend then runs eagerly and synchronises after every call).

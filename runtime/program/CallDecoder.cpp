@@ -390,6 +390,11 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     need(d, in[0].dtype == out[0].dtype && in[0].numel() == out[0].numel(),
          "the result must have the operand's dtype and size");
     break;
+  case OpKind::Offload:
+  case OpKind::Reload:
+    need(d, in[0].dtype == out[0].dtype && in[0].shape == out[0].shape,
+         "the result must have the operand's type");
+    break;
   case OpKind::Transpose: {
     need(d, in[0].dtype == out[0].dtype, "the result must have the operand's dtype");
     d.permutation = attrInts(c, d, "permutation");

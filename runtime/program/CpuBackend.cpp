@@ -55,6 +55,23 @@ public:
     // memmove: a state result may be planned over its own argument.
     std::memmove(dst, src, static_cast<size_t>(bytes));
   }
+  // The host arena is one more host buffer: the copy is done at its start
+  // (the program is the GPU's, so its offload path runs and is tested here).
+  int copyStart(void *dst, const void *src, int64_t bytes) override {
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+    size_t h = 0;
+    while (h < copies_.size() && copies_[h])
+      ++h;
+    if (h == copies_.size())
+      copies_.push_back(false);
+    copies_[h] = true;
+    return static_cast<int>(h);
+  }
+  void copyWait(int handle) override {
+    if (handle < 0 || handle >= static_cast<int>(copies_.size()) || !copies_[handle])
+      throw Error("wait on copy handle " + std::to_string(handle) + ", which is not in flight");
+    copies_[handle] = false;
+  }
 
   void setTiming(bool enabled) override { runner_->setTiming(enabled); }
   std::map<std::string, double> kernelSeconds() const override {
@@ -72,6 +89,7 @@ private:
   std::vector<std::unique_ptr<uint8_t, FreeDeleter>> arenas_;
   std::unique_ptr<KernelRunner> runner_;
   StepContext step_;
+  std::vector<bool> copies_; ///< copy handles in flight
 };
 
 } // namespace

@@ -280,6 +280,8 @@ void KernelRunner::runKernel(const Decoded &d, void **buf, const StepContext &ct
     cpu::iota(static_cast<int32_t *>(res[0]), d.results[0].shape, d.dim, d.block.offset);
     return;
   case OpKind::Reshape:
+  case OpKind::Offload:
+  case OpKind::Reload:
     if (res[0] != buf[0])
       std::memmove(res[0], buf[0], d.operands[0].bytes());
     return;

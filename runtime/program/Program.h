@@ -146,6 +146,10 @@ struct ArenaDesc {
   int64_t bytes = 0;
 };
 
+/// The arena of offloaded activations (-xf-offload-activations): host memory
+/// on every backend (pinned on a GPU), not part of the device's planned peak.
+inline constexpr const char *kHostArenaName = "host";
+
 struct Program {
   int version = 2;
   /// The op table's fingerprint the step was compiled against.

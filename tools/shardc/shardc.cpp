@@ -527,6 +527,24 @@ void addRecomputeOptions(Args &args) {
             "it stays f32, as under autocast");
 }
 
+/// --offload-activations and --offload-min-bytes (compile, explain): the
+/// options of -xf-offload-activations, on the compiled step's plan.
+void addOffloadOptions(Args &args) {
+  args.flag("offload-activations",
+            "keep the activations the backward reads in host memory (pinned on a GPU), copied "
+            "out after their last forward use and prefetched one layer ahead of the backward "
+            "(-xf-offload-activations)")
+      .option("offload-min-bytes", "n", "offload only activations of at least n bytes", "65536");
+}
+
+/// The offload options, checked.
+std::pair<bool, int64_t> offloadOptions(const Args &args) {
+  int64_t minBytes = args.integer("offload-min-bytes", 0);
+  if (args.str("offload-min-bytes") != "65536" && !args.isSet("offload-activations"))
+    throw UsageError{"option '--offload-min-bytes' goes with '--offload-activations'"};
+  return {args.isSet("offload-activations"), minBytes};
+}
+
 /// The training-step options of train and compile (the -xf-mixed-precision,
 /// -xf-autodiff and -xf-adamw settings).
 void addStepOptions(Args &args, const char *decayDefault) {
@@ -1068,6 +1086,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
       .option("max-tp", "n", "--plan auto: largest tensor-parallel group")
       .flag("no-overlap", "keep collectives where the partitioner put them, blocking");
   addStepOptions(args, "1000");
+  addOffloadOptions(args);
   addShardingOptions(args);
   if (!args.parse(argv))
     return 0;
@@ -1118,6 +1137,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
   if (args.has("mesh"))
     setShardingOptions(o, args);
   o.overlap = !args.isSet("no-overlap");
+  auto [offload, offloadMinBytes] = offloadOptions(args);
+  o.offloadActivations = offload;
+  o.offloadMinBytes = offloadMinBytes;
   double bucketMiB = args.real("bucket-mb");
   // Bounded before the conversion to bytes (a double past int64 is undefined).
   if (!(bucketMiB >= 0) || bucketMiB > 1048576)
@@ -1301,6 +1323,7 @@ int cmdExplain(const std::vector<std::string> &argv) {
       .flag("forward-only", "shard the forward function instead of the training step")
       .flag("json", "write the report as JSON");
   addRecomputeOptions(args);
+  addOffloadOptions(args);
   addShardingOptions(args);
   if (!args.parse(argv))
     return 0;
@@ -1328,6 +1351,12 @@ int cmdExplain(const std::vector<std::string> &argv) {
   report.hardware = args.str("hardware");
   report.output = args.str("o");
   report.json = args.isSet("json");
+  auto [offload, offloadMinBytes] = offloadOptions(args);
+  report.offloadActivations = offload;
+  report.offloadMinBytes = offloadMinBytes;
+  if (report.offloadActivations && args.isSet("forward-only"))
+    throw UsageError{"option '--offload-activations' needs the training step (drop "
+                     "'--forward-only')"};
   {
     PipelineOptions o;
     setShardingOptions(o, args); // checks the pipeline options

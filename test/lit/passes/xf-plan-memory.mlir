@@ -6,7 +6,7 @@
 // arena) is never overwritten.
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: rt.buffer = array<i64: 3, 0>
-// CHECK-SAME: rt.arena_bytes = array<i64: 0, 0, 0, 64, 64>, rt.planned_bytes = 128
+// CHECK-SAME: rt.arena_bytes = array<i64: 0, 0, 0, 64, 64, 0>, rt.planned_bytes = 128
 // CHECK: xf.gelu %arg0 {rt.buffers = [array<i64: 4, 0>]}
 // CHECK: xf.gelu %0 {rt.buffers = [array<i64: 4, 0>]}
 // CHECK: xf.gelu %1 {rt.buffers = [array<i64: 4, 0>]}
@@ -81,4 +81,27 @@ module {
   func.func @other(%x: tensor<16xf32>) -> tensor<16xf32> {
     return %x : tensor<16xf32>
   }
+}
+
+// -----
+
+// Offloaded activations (xf.offload results) live in the host arena (5), by
+// liveness: %h1 dies at its reload, so %h2 takes its bytes. The host arena is
+// not part of the planned (device) bytes. The offloaded value's workspace is
+// free from the offload on: the first gelu's result takes it.
+// CHECK-LABEL: func.func @chain(%arg0: tensor<16xf32> {rt.buffer = array<i64: 3, 0>}) -> tensor<16xf32> attributes {rt.arena_bytes = array<i64: 0, 0, 0, 64, 128, 64>
+// CHECK-SAME: rt.planned_bytes = 192
+// CHECK: %[[A:.*]] = xf.gelu %arg0 {rt.buffers = [array<i64: 4, 0>]}
+// CHECK: %[[H1:.*]] = xf.offload %[[A]] {rt.buffers = [array<i64: 5, 0>]}
+// CHECK: xf.reload %[[H1]] {rt.buffers = [array<i64: 4, {{[0-9]+}}>]}
+// CHECK: xf.offload %{{.*}} {rt.buffers = [array<i64: 5, 0>]}
+func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = xf.gelu %x : tensor<16xf32>
+  %h1 = xf.offload %a : tensor<16xf32>
+  %b = xf.gelu %x : tensor<16xf32>
+  %a2 = xf.reload %h1 : tensor<16xf32>
+  %c = xf.add %a2, %b : tensor<16xf32>
+  %h2 = xf.offload %c : tensor<16xf32>
+  %c2 = xf.reload %h2 : tensor<16xf32>
+  return %c2 : tensor<16xf32>
 }

@@ -1,0 +1,62 @@
+//===- StepPhases.cpp - forward and backward of a training step -----------===//
+
+#include "passes/train/StepPhases.h"
+
+#include "dialects/xf/Params.h"
+#include "dialects/xf/XfOps.h"
+
+using namespace mlir;
+using namespace shardc::xf;
+
+shardc::StepPhases shardc::classifyStep(func::FuncOp func) {
+  StepPhases phases;
+  Block &body = func.getBody().front();
+  // Arguments: the layer of a parameter, the micro-batch of an input.
+  llvm::DenseMap<Value, int64_t> layer, microBatch;
+  llvm::DenseSet<Value> parameters;
+  for (BlockArgument arg : body.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    int64_t l = -1, mb = -1;
+    if (auto p = func.getArgAttrOfType<ParamAttr>(i, XfDialect::kParamAttrName))
+      l = layerIndexOf(p.getName());
+    else if (auto st = func.getArgAttrOfType<StringAttr>(i, XfDialect::kStateAttrName);
+             st && st.getValue().starts_with("param:"))
+      l = layerIndexOf(st.getValue().drop_front(6));
+    if (func.getArgAttr(i, XfDialect::kParamAttrName) ||
+        func.getArgAttr(i, XfDialect::kStateAttrName))
+      parameters.insert(arg);
+    if (auto m = func.getArgAttrOfType<IntegerAttr>(i, XfDialect::kMicroBatchAttrName))
+      mb = m.getInt();
+    layer[arg] = l;
+    microBatch[arg] = mb;
+  }
+  unsigned pos = 0;
+  for (Operation &op : body.without_terminator()) {
+    phases.position[&op] = pos++;
+    bool isBackward = isa<CrossEntropyGradOp, LinearCrossEntropyGradOp>(op);
+    for (Value v : op.getOperands())
+      if (Operation *def = v.getDefiningOp(); def && phases.backward.contains(def))
+        isBackward = true;
+    if (isBackward) {
+      phases.backward.insert(&op);
+      continue;
+    }
+    int64_t paramLayer = -2, operandLayer = -1, mb = -1;
+    for (Value v : op.getOperands()) {
+      int64_t l = layer.lookup(v);
+      if (parameters.contains(v))
+        paramLayer = std::max(paramLayer, l);
+      else
+        operandLayer = std::max(operandLayer, l);
+      mb = std::max(mb, microBatch.lookup(v));
+    }
+    int64_t l = paramLayer != -2 ? paramLayer : operandLayer;
+    for (Value r : op.getResults()) {
+      layer[r] = l;
+      microBatch[r] = mb;
+    }
+    phases.layer[&op] = l;
+    phases.microBatch[&op] = mb;
+  }
+  return phases;
+}

@@ -1,0 +1,42 @@
+//===- StepPhases.h - forward and backward of a training step ---*- C++ -*-===//
+//
+// What -xf-recompute and -xf-offload-activations both need to know about a
+// synthesized training step (one block, after -xf-autodiff):
+//  - the backward ops: a loss gradient (cross_entropy_grad /
+//    linear_cross_entropy_grad) and every op that depends on one; the rest
+//    is forward (with micro-batches, each micro-batch's forward);
+//  - per forward op, its layer: the index in its parameters' names
+//    ("transformer.h.3.attn.q_proj.weight" -> 3); an op without parameters
+//    inherits the largest layer of its operands; the embedding, the final
+//    norm and the loss belong to none (-1);
+//  - per forward op, its micro-batch (its inputs'; -1 where none).
+// Works on the training step before sharding and on a partitioned rank-local
+// step alike (the arguments keep their xf.param / xf.state / micro-batch
+// attributes).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_PASSES_TRAIN_STEPPHASES_H
+#define SHARDC_PASSES_TRAIN_STEPPHASES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace shardc {
+
+struct StepPhases {
+  llvm::DenseSet<mlir::Operation *> backward;
+  /// Every op's index in the block.
+  llvm::DenseMap<mlir::Operation *, unsigned> position;
+  /// Forward ops and arguments: layer (-1: none) and micro-batch (-1: none).
+  llvm::DenseMap<mlir::Operation *, int64_t> layer, microBatch;
+
+  bool isBackward(mlir::Operation *op) const { return backward.contains(op); }
+};
+
+/// Classifies the ops of `func`'s single block.
+StepPhases classifyStep(mlir::func::FuncOp func);
+
+} // namespace shardc
+
+#endif // SHARDC_PASSES_TRAIN_STEPPHASES_H
