@@ -35,12 +35,14 @@
 #include "passes/memory/MemoryPlan.h"
 #include "passes/train/StepPhases.h"
 
+#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/IR/Builders.h"
 
 #include <limits>
 #include <map>
+#include <tuple>
 
 #define DEBUG_TYPE "xf-offload-activations"
 
@@ -53,6 +55,9 @@ using namespace mlir;
 using namespace shardc;
 
 namespace {
+
+/// (pipeline stage, micro-batch, layer); stage -1 without a pipeline.
+using Key = std::tuple<int64_t, int64_t, int64_t>;
 
 struct Candidate {
   Value value;
@@ -118,18 +123,23 @@ struct XfOffloadActivationsPass
     for (Operation *op : ops)
       if (!phases.isBackward(op) && phases.layer.lookup(op) >= 0)
         firstLayerOp.try_emplace(phases.microBatch.lookup(op), phases.position.lookup(op));
-    auto keyOf = [&](Operation *op) -> std::pair<int64_t, int64_t> {
+    // Keys are (pipeline stage, micro-batch, layer): in a pipelined step each
+    // stage's ranks run their own ops in block order, so offload and reload
+    // points are taken among the ops of the value's stage.
+    auto keyOf = [&](Operation *op) -> Key {
       int64_t mb = phases.microBatch.lookup(op), l = phases.layer.lookup(op);
+      auto stageAttr = op->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName);
+      int64_t stage = stageAttr ? stageAttr.getInt() : -1;
       if (l < 0) {
         auto first = firstLayerOp.find(mb);
         if (first != firstLayerOp.end() && phases.position.lookup(op) > first->second)
           l = kHead;
       }
-      return {mb, l};
+      return {stage, mb, l};
     };
 
     // Candidates, grouped by (micro-batch, layer) of their defining op.
-    std::map<std::pair<int64_t, int64_t>, SmallVector<Candidate>> groups;
+    std::map<Key, SmallVector<Candidate>> groups;
     for (Operation *op : ops) {
       if (phases.isBackward(op))
         continue;
@@ -138,8 +148,9 @@ struct XfOffloadActivationsPass
         if (!activation.contains(r) || !type || !type.hasStaticShape() ||
             memory::byteSize(type) < minBytes || memory::byteSize(type) == 0)
           continue;
-        std::pair<int64_t, int64_t> key = keyOf(op);
-        if (key.second == kHead)
+        Key key = keyOf(op);
+        std::get<0>(key) = xf::stageOf(r); // a transfer's result: its receiving stage
+        if (std::get<2>(key) == kHead)
           continue; // the head's backward comes first: nothing to gain
         Candidate c{r, phases.position.lookup(op), ~0u, true};
         for (Operation *user : r.getUsers()) {
@@ -159,7 +170,7 @@ struct XfOffloadActivationsPass
     }
 
     // Where each (micro-batch, layer)'s forward ends.
-    std::map<std::pair<int64_t, int64_t>, unsigned> forwardEnd;
+    std::map<Key, unsigned> forwardEnd;
     for (Operation *op : ops)
       if (!phases.isBackward(op)) {
         unsigned &end = forwardEnd[keyOf(op)];
@@ -168,9 +179,10 @@ struct XfOffloadActivationsPass
     // A value is offloaded at the end of the next layer's forward: its copy
     // (started right after its definition) has that layer to run in, as the
     // copy back has the backward of the layer above.
-    auto offloadPoint = [&](std::pair<int64_t, int64_t> key, const Candidate &c) {
+    auto offloadPoint = [&](const Key &key, const Candidate &c) {
       auto next = forwardEnd.upper_bound(key);
-      if (next == forwardEnd.end() || next->first.first != key.first)
+      if (next == forwardEnd.end() || std::get<0>(next->first) != std::get<0>(key) ||
+          std::get<1>(next->first) != std::get<1>(key))
         return c.lastForward;
       return std::max(c.lastForward, next->second);
     };
@@ -180,7 +192,7 @@ struct XfOffloadActivationsPass
     // value only the layer reads; a layer's output is read first by the
     // backward of the layer above).
     struct Group {
-      std::pair<int64_t, int64_t> key;
+      Key key;
       unsigned start = ~0u;
       SmallVector<Candidate> *members;
     };
@@ -198,14 +210,17 @@ struct XfOffloadActivationsPass
       order.push_back(g);
     }
     llvm::sort(order, [](const Group &a, const Group &b) {
-      return std::make_pair(a.key.first, a.start) < std::make_pair(b.key.first, b.start);
+      return std::make_tuple(std::get<0>(a.key), std::get<1>(a.key), a.start) <
+             std::make_tuple(std::get<0>(b.key), std::get<1>(b.key), b.start);
     });
 
     OpBuilder b(func.getContext());
     int64_t values = 0, bytes = 0;
     for (size_t i = 1; i < order.size(); ++i) {
-      // The layer the backward of a micro-batch needs first (its last) stays.
-      if (order[i - 1].key.first != order[i].key.first)
+      // The layer the backward of a micro-batch needs first (its last; in a
+    // pipeline, the stage's last) stays.
+      if (std::get<0>(order[i - 1].key) != std::get<0>(order[i].key) ||
+          std::get<1>(order[i - 1].key) != std::get<1>(order[i].key))
         continue;
       // Prefetched when the backward of the layer above starts.
       unsigned reloadAt = order[i - 1].start;
@@ -218,22 +233,24 @@ struct XfOffloadActivationsPass
         if (offloadAt >= reloadAt)
           offloadAt = c.lastForward;
         Value v = c.value;
-        Operation *def = v.getDefiningOp();
-        Attribute stage = def->getAttr(xf::XfDialect::kStageAttrName);
+        // A pipelined step: the copies run on the stage holding the value
+        // (a transfer's result is held by its receiving stage).
+        int64_t stage = xf::stageOf(v);
         b.setInsertionPointAfter(ops[offloadAt]);
         auto off = xf::OffloadOp::create(b, v.getLoc(), v.getType(), v);
         b.setInsertionPoint(ops[reloadAt]);
         auto back = xf::ReloadOp::create(b, v.getLoc(), v.getType(), off.getResult());
-        if (stage) {
-          off->setAttr(xf::XfDialect::kStageAttrName, stage);
-          back->setAttr(xf::XfDialect::kStageAttrName, stage);
+        if (stage >= 0) {
+          off->setAttr(xf::XfDialect::kStageAttrName, b.getI64IntegerAttr(stage));
+          back->setAttr(xf::XfDialect::kStageAttrName, b.getI64IntegerAttr(stage));
         }
         v.replaceUsesWithIf(back.getResult(),
                             [&](OpOperand &use) { return phases.isBackward(use.getOwner()); });
         ++values;
         bytes += memory::byteSize(cast<ShapedType>(v.getType()));
-        SHARDC_DEBUG(DBGS() << "micro-batch " << order[i].key.first << " layer "
-                            << order[i].key.second << ": offload " << v.getType()
+        SHARDC_DEBUG(DBGS() << "stage " << std::get<0>(order[i].key) << " micro-batch "
+                            << std::get<1>(order[i].key) << " layer "
+                            << std::get<2>(order[i].key) << ": offload " << v.getType()
                             << " after op " << offloadAt << ", reload before op "
                             << reloadAt << " (first backward read " << c.firstBackward
                             << ")\n");

@@ -633,10 +633,13 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
   const int64_t stepTokens = k * pl.B * pl.T;
   const double plannedMiB = p.plannedPeakBytes / kMiB;
   // The planned activations: the workspace arena (what recomputation shrinks).
-  double activationMiB = 0;
-  for (const ArenaDesc &a : p.arenas)
+  double activationMiB = 0, hostMiB = 0;
+  for (const ArenaDesc &a : p.arenas) {
     if (a.name == "workspace")
       activationMiB = a.bytes / kMiB;
+    if (a.name == kHostArenaName)
+      hostMiB = a.bytes / kMiB; // offloaded activations, outside the device peak
+  }
   const bool tty = lead && showProgress();
   if (lead) {
     std::printf("training steps %lld..%lld: %lld micro-batch(es) x %lld x %lld tokens, %s, "
@@ -646,8 +649,11 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
                 static_cast<long long>(pl.T), p.precision.c_str(), p.mesh.str().c_str(),
                 p.strategy.empty() ? "no preset" : p.strategy.c_str(),
                 static_cast<unsigned long long>(pl.seed));
-    std::printf("planned memory per rank: %.1f MiB, of which activations (workspace) %.1f MiB\n",
+    std::printf("planned memory per rank: %.1f MiB, of which activations (workspace) %.1f MiB",
                 plannedMiB, activationMiB);
+    if (hostMiB > 0)
+      std::printf("; offloaded activations (host) %.1f MiB", hostMiB);
+    std::printf("\n");
     if (!pl.resumeDir.empty())
       std::printf("resumed from %s (saved on mesh %s), data position %lld\n",
                   pl.resumeDir.c_str(), pl.manifest.mesh.str().c_str(),
@@ -710,6 +716,8 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
       rec.rssMib = rssMiB();
       rec.plannedMib = plannedMiB;
       rec.plannedActivationsMib = activationMiB;
+      if (hostMiB > 0)
+        rec.plannedHostMib = hostMiB;
       std::string line = format("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.4f",
                                 static_cast<long long>(i + 1), static_cast<long long>(o.steps),
                                 r.loss, r.lr, r.gradNorm);

@@ -43,6 +43,7 @@ nlohmann::json stepJson(const StepRecord &r) {
   put("rss_mib", r.rssMib);
   put("planned_mib", r.plannedMib);
   put("planned_activations_mib", r.plannedActivationsMib);
+  put("planned_host_mib", r.plannedHostMib);
   return j;
 }
 

@@ -6,11 +6,13 @@
 //   {"step": 3, "loss": 10.72, "lr": 0.00015, "grad_norm": 2.79,
 //    "skipped": false, "tokens_per_s": 216.4, "step_ms": 591.7,
 //    "eta_s": 12.3, "mfu": 0.0012, "loss_scale": 65536,
-//    "rss_mib": 229, "planned_mib": 34.5, "planned_activations_mib": 20.1}
+//    "rss_mib": 229, "planned_mib": 34.5, "planned_activations_mib": 20.1,
+//    "planned_host_mib": 2.1}
 //
 // Numbers are JSON doubles at full precision (round-trip). `mfu` is there
 // when a peak FLOP/s is known, `loss_scale` for fp16 steps, the planned
-// fields for compiled steps. A validation line is {"step", "val_loss"}. The
+// fields for compiled steps (planned_host_mib: offloaded activations, only
+// with --offload-activations). A validation line is {"step", "val_loss"}. The
 // progress bar and the ETA's text of both tools are here too.
 //
 // MFU is model FLOPs per token times tokens/s over the devices' peak, with
@@ -38,7 +40,8 @@ struct StepRecord {
   bool skipped = false;
   double tokensPerS = 0, stepMs = 0;
   double etaS = 0; ///< the remaining steps at the mean step time so far
-  std::optional<double> mfu, lossScale, rssMib, plannedMib, plannedActivationsMib;
+  std::optional<double> mfu, lossScale, rssMib, plannedMib, plannedActivationsMib,
+      plannedHostMib;
 };
 
 /// The fields every step has: tokens/s and ms from its `secs`, the ETA from
