@@ -57,8 +57,13 @@ static bool fromJSON(const llvm::json::Value &v, HardwareDesc &hw, llvm::json::P
   if (!(o && o.map("name", hw.name) && o.map("devices_per_node", hw.devicesPerNode) &&
         o.map("memory_bytes", hw.memoryBytes) && o.map("peak_flops", hw.peakFlops) &&
         o.map("links", hw.links) &&
-        o.mapOptional("achievable_flops_fraction", hw.achievableFraction)))
+        o.mapOptional("achievable_flops_fraction", hw.achievableFraction) &&
+        o.mapOptional("host_bandwidth", hw.hostBandwidth)))
     return false;
+  if (!(hw.hostBandwidth >= 0)) {
+    p.field("host_bandwidth").report("must be non-negative (bytes/s per device, one direction)");
+    return false;
+  }
   if (!(hw.achievableFraction > 0 && hw.achievableFraction <= 1)) {
     p.field("achievable_flops_fraction").report("must be in (0, 1]");
     return false;

@@ -56,6 +56,10 @@ struct HardwareDesc {
   double achievableFraction = 1.0;
   std::map<std::string, double> peakFlops; ///< keyed "f32", "bf16", "f16", "f64"
   std::vector<Link> links;                 ///< [0] within a node, [1] between nodes
+  /// Bytes/s one device moves to or from its host's memory (one direction:
+  /// PCIe to the CPU), what activation offload's copies run at; 0 when the
+  /// file gives none (offload is then not priced).
+  double hostBandwidth = 0;
 
   /// Parses a description; on failure `error` says what is wrong (and where).
   static mlir::FailureOr<HardwareDesc> parse(llvm::StringRef json, std::string &error);

@@ -80,6 +80,8 @@ std::vector<std::string> Candidate::flags(int64_t layers, const std::string &pre
   }
   if (recompute != "none")
     f.insert(f.end(), {"--recompute", recompute});
+  if (offload)
+    f.push_back("--offload-activations");
   return f;
 }
 
@@ -87,7 +89,7 @@ namespace {
 
 std::string label(const Candidate &c) {
   return llvm::formatv("{0} {1} mb={2}{3} recompute={4}", c.mesh(), c.strategy(), c.microBatches,
-                       c.pp > 1 ? " " + c.schedule : std::string(), c.recompute)
+                       c.pp > 1 ? " " + c.schedule : std::string(), c.memoryPolicy())
       .str();
 }
 
@@ -122,6 +124,9 @@ Raw fromReport(const llvm::json::Object &r) {
   p.forwardSeconds = number(r, "forward_compute_seconds");
   p.forwardGatherSeconds = number(r, "forward_parameter_gather_seconds");
   p.backwardGatherSeconds = number(r, "backward_parameter_gather_seconds");
+  p.offloadBytes = number(r, "offload_bytes");
+  p.offloadSeconds = number(r, "offload_seconds");
+  p.exposedOffloadSeconds = number(r, "exposed_offload_seconds");
   if (const llvm::json::Object *axes = r.getObject("bytes_per_axis"))
     for (const auto &[k, v] : *axes)
       p.bytesPerAxis[k.str()] = v.getAsNumber().value_or(0);
@@ -212,6 +217,7 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   ro.virtualStages = c.virtualStages;
   ro.cuts = o.pipelineCuts;
   ro.values = false;
+  ro.offloadActivations = c.offload;
   FailureOr<StepReport> report = reportStep(sharded, ro);
   if (failed(report))
     return failure();
@@ -239,6 +245,12 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
       0.0, p.commSeconds - std::min(p.forwardGatherSeconds, p.forwardSeconds) -
                std::min(p.gradientSeconds + p.backwardGatherSeconds, p.backwardSeconds));
   p.commBytes = affine(one.p.commBytes, two.p.commBytes, n);
+  // Offload: bytes grow with the layers; what the phases cannot hide, as the
+  // report computes it (reportStep).
+  p.offloadBytes = affine(one.p.offloadBytes, two.p.offloadBytes, n);
+  p.offloadSeconds = affine(one.p.offloadSeconds, two.p.offloadSeconds, n);
+  p.exposedOffloadSeconds = std::max(0.0, p.offloadSeconds - p.forwardSeconds) +
+                            std::max(0.0, p.offloadSeconds - p.backwardSeconds);
   for (auto &[k, v] : two.p.bytesPerAxis) {
     double a = one.p.bytesPerAxis.count(k) ? one.p.bytesPerAxis.at(k) : 0;
     p.bytesPerAxis[k] = affine(a, v, n);
@@ -247,6 +259,8 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
   for (auto &[k, v] : two.p.memory) {
     if (k == "total")
       continue;
+    // The host arena (offloaded activations) is not device memory.
+    bool host = k == "host";
     // Not below the deeper point: the plan's peak at 3 and 4 layers can fall
     // with depth (the head's peak giving way to the stack's), which a line
     // would carry on into negative bytes. An underestimate only costs a full
@@ -254,7 +268,8 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
     // screen out a candidate that does.
     double a = one.p.memory.count(k) ? one.p.memory.at(k) : 0;
     p.memory[k] = std::round(std::max(affine(a, v, n), v));
-    total += p.memory[k];
+    if (!host)
+      total += p.memory[k];
   }
   p.memory["total"] = total;
   if (!two.stageSeconds.empty() && two.stageSeconds.size() == one.stageSeconds.size()) {
@@ -267,7 +282,7 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
   } else {
     p.computeSeconds = affine(one.p.computeSeconds, two.p.computeSeconds, n);
   }
-  p.stepSeconds = p.computeSeconds + p.exposedSeconds;
+  p.stepSeconds = p.computeSeconds + p.exposedSeconds + p.exposedOffloadSeconds;
   return out;
 }
 
@@ -460,12 +475,23 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   };
 
   // Enumeration. Pruning by dominance on the cost model (documented in
-  // docs/design.md): recomputation adds compute and no communication, so a
-  // policy is tried only where every lighter one ran out of memory; without a
-  // pipeline, more micro-batches add no compute and no fewer bytes, so only
-  // the fewest that fit are kept.
+  // docs/design.md): recomputation adds compute and offload host-link
+  // traffic, neither communication, so a memory policy is tried only where
+  // every lighter one ran out of memory; without a pipeline, more
+  // micro-batches add no compute and no fewer bytes, so only the fewest that
+  // fit are kept. The ladder, by what it costs: nothing; selective
+  // recomputation (cheap ops replayed); offload of every kept activation
+  // (copies hidden behind the compute while the host link keeps up); full
+  // recomputation (one more forward); full recomputation with its layer
+  // inputs offloaded.
   int64_t maxTp = request.maxTp > 0 ? request.maxTp : std::max<int64_t>(1, hw->devicesPerNode);
-  static const char *kPolicies[] = {"none", "selective", "full"};
+  struct Policy {
+    const char *recompute;
+    bool offload;
+  };
+  static const Policy kPolicies[] = {
+      {"none", false}, {"selective", false}, {"none", true}, {"full", false}, {"full", true}};
+  constexpr size_t kNumPolicies = std::size(kPolicies);
   for (int64_t pp : divisors(request.devices)) {
     if (pp > 1 && (!config || plan.layers < 1 || plan.layers % pp != 0))
       continue;
@@ -520,17 +546,18 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
               // The bubble shrinks with more micro-batches: every count, unless
               // the bound says the candidate cannot make the ranking.
               for (int64_t m : mbs)
-                for (size_t r = 0; r < 3; ++r) {
+                for (size_t r = 0; r < kNumPolicies; ++r) {
                   Candidate c = base;
                   c.microBatches = m;
-                  c.recompute = kPolicies[r];
+                  c.recompute = kPolicies[r].recompute;
+                  c.offload = kPolicies[r].offload;
                   if (lowerBound(c) > incumbent()) {
                     ++plan.bounded;
                     break;
                   }
                   Evaluated &e = run(c);
                   if (e.fits || !e.error.empty()) {
-                    plan.skipped += static_cast<int64_t>(2 - r);
+                    plan.skipped += static_cast<int64_t>(kNumPolicies - 1 - r);
                     break;
                   }
                 }
@@ -539,12 +566,13 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
             // Without a pipeline: per policy the fewest micro-batches that
             // fit; a heavier policy only below the count a lighter one needed.
             size_t limit = mbs.size();
-            for (size_t r = 0; r < 3 && limit > 0; ++r) {
+            for (size_t r = 0; r < kNumPolicies && limit > 0; ++r) {
               size_t found = limit;
               for (size_t i = 0; i < limit; ++i) {
                 Candidate c = base;
                 c.microBatches = mbs[i];
-                c.recompute = kPolicies[r];
+                c.recompute = kPolicies[r].recompute;
+                c.offload = kPolicies[r].offload;
                 Evaluated &e = run(c);
                 if (e.fits || !e.error.empty()) {
                   found = i;
@@ -710,7 +738,7 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
                  : "-";
     os << llvm::formatv(" {0,-3} {1,-18} {2,-16} {3,4} {4,-14} {5,-10} {6,10:F2} {7,11:F0} "
                         "{8,5:F1}% {9,9} {10,7:F3}  {11}\n",
-                        r + 1, c.mesh(), c.strategy(), c.microBatches, sched, c.recompute,
+                        r + 1, c.mesh(), c.strategy(), c.microBatches, sched, c.memoryPolicy(),
                         p.stepSeconds * 1e3, p.tokensPerSecond, p.mfu * 100,
                         gib(p.memory.at("total")), p.bubble,
                         succeeded(hw) ? linkText(bytesPerLink(c, p, *hw)) : "");
@@ -793,6 +821,8 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
                               {"communication_seconds", p.commSeconds},
                               {"exposed_communication_seconds", p.exposedSeconds},
                               {"communication_bytes", p.commBytes},
+                              {"offload_bytes", p.offloadBytes},
+                              {"exposed_offload_seconds", p.exposedOffloadSeconds},
                               {"bytes_per_axis", std::move(axes)},
                               {"memory_bytes", std::move(mem)},
                               {"bubble", p.bubble},
@@ -813,6 +843,7 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
                          {"virtual_stages", c.virtualStages},
                          {"pipeline_cuts", c.cuts(plan.layers)},
                          {"recompute", c.recompute},
+                         {"offload_activations", c.offload},
                          {"flags", std::move(flags)},
                          {"fits", e.fits}};
     if (!e.error.empty())

@@ -67,11 +67,14 @@ struct Candidate {
   std::string schedule = "1f1b"; ///< 1f1b | interleaved (pp > 1)
   int64_t virtualStages = 1;
   std::string recompute = "none"; ///< none | selective | full
+  bool offload = false; ///< --offload-activations (kept activations in host memory)
 
   std::string mesh() const;     ///< "pp=2,dp=2,tp=2" (axes of size 1 left out)
   std::string strategy() const; ///< "pp+zero1+tp+sp"
   /// Layer indices where pipeline chunks 1.. start (even chunks); "" for pp = 1.
   std::string cuts(int64_t layers) const;
+  /// "none", "selective", "full", with "+offload" when offloading.
+  std::string memoryPolicy() const { return recompute + (offload ? "+offload" : ""); }
   /// The `shardc compile`/`explain` flags that build this candidate.
   std::vector<std::string> flags(int64_t layers, const std::string &precision) const;
   /// Layers per extrapolation unit: one per pipeline chunk.
@@ -85,8 +88,13 @@ struct Prediction {
   double gradientSeconds = 0, backwardSeconds = 0; ///< the overlap's two sides
   double forwardSeconds = 0, forwardGatherSeconds = 0, backwardGatherSeconds = 0;
   double commBytes = 0;
+  /// Activation offload: bytes copied out (and back) per step, seconds each
+  /// way on the host link, and what of it the forward/backward cannot hide.
+  double offloadBytes = 0, offloadSeconds = 0, exposedOffloadSeconds = 0;
   std::map<std::string, double> bytesPerAxis;
-  std::map<std::string, double> memory; ///< arenas and "total", bytes per device
+  /// Arenas (parameters, gradients, optimizer state, inputs, activations),
+  /// "total" (device memory) and "host" (offloaded activations), bytes per device.
+  std::map<std::string, double> memory;
   double bubble = 0;
   double tokensPerSecond = 0, mfu = 0;
   bool exact = false; ///< evaluated on the full model

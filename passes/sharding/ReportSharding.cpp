@@ -22,6 +22,7 @@
 #include "passes/sharding/StepReport.h"
 
 #include "dialects/xf/XfDialect.h"
+#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/IR/AsmState.h"
@@ -419,6 +420,16 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   os << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
   // Offloaded activations live in host memory, outside the device's total.
   memory["host"] = arenaBytes[memory::Host];
+  // The bytes each rank copies out (and back) per step: on the busiest
+  // pipeline stage.
+  std::map<int64_t, double> offloadPerStage;
+  work.walk([&](xf::OffloadOp op) {
+    offloadPerStage[xf::stageOf(op.getResult())] +=
+        static_cast<double>(memory::byteSize(cast<ShapedType>(op.getType())));
+  });
+  double offloadBytes = 0;
+  for (auto [stage, bytes] : offloadPerStage)
+    offloadBytes = std::max(offloadBytes, bytes);
   if (options.offloadActivations)
     os << llvm::formatv("  {0,-16} {1,14}  (offloaded activations, host memory)\n", "host",
                         arenaBytes[memory::Host]);
@@ -522,14 +533,38 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   }
   double exposed = commSeconds - std::min(forwardGathers, forwardShare) -
                    std::min(gradientSeconds + backwardGathers, backwardShare);
+  // Activation offload: the copies out run during the forward, the copies
+  // back during the backward, on the host link (the copy engine, beside the
+  // compute and the network); what exceeds its phase is exposed.
+  double offloadSeconds = 0, exposedOffload = 0;
+  if (offloadBytes > 0 && hw->hostBandwidth > 0) {
+    offloadSeconds = offloadBytes / hw->hostBandwidth;
+    exposedOffload = std::max(0.0, offloadSeconds - forwardShare) +
+                     std::max(0.0, offloadSeconds - backwardShare);
+  }
+  if (offloadBytes > 0) {
+    if (hw->hostBandwidth > 0)
+      os << llvm::formatv("\nactivation offload: {0} bytes out and back per step over the host "
+                          "link ({1:F1} GB/s): {2:F3} ms each way, exposed {3:F3} ms\n",
+                          static_cast<int64_t>(offloadBytes), hw->hostBandwidth / 1e9,
+                          offloadSeconds * 1e3, exposedOffload * 1e3);
+    else
+      os << llvm::formatv("\nactivation offload: {0} bytes out and back per step (not priced: "
+                          "the hardware file gives no host_bandwidth)\n",
+                          static_cast<int64_t>(offloadBytes));
+  }
   os << llvm::formatv("\nmodelled step: compute {0:F3} ms + exposed communication {1:F3} ms "
-                      "= {2:F3} ms (communication {3:F3} ms; the gradient reductions' {4:F3} "
+                      "{10}= {2:F3} ms (communication {3:F3} ms; the gradient reductions' {4:F3} "
                       "ms and parameter gathers' {5:F3} ms overlap the backward's {6:F3} ms, "
                       "parameter gathers' {7:F3} ms the forward's {8:F3} ms{9})\n",
-                      computeSeconds * 1e3, exposed * 1e3, (computeSeconds + exposed) * 1e3,
+                      computeSeconds * 1e3, exposed * 1e3,
+                      (computeSeconds + exposed + exposedOffload) * 1e3,
                       commSeconds * 1e3, gradientSeconds * 1e3, backwardGathers * 1e3,
                       backwardShare * 1e3, forwardGathers * 1e3, forwardShare * 1e3,
-                      pipelineJson.empty() ? "" : "; compute: slowest stage over 1 - bubble");
+                      pipelineJson.empty() ? "" : "; compute: slowest stage over 1 - bubble",
+                      exposedOffload > 0
+                          ? llvm::formatv("+ exposed offload {0:F3} ms ", exposedOffload * 1e3).str()
+                          : std::string());
 
   llvm::json::Object root{{"function", options.function},
                           {"mesh", mesh->str()},
@@ -547,7 +582,10 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                           {"forward_parameter_gather_seconds", forwardGathers},
                           {"backward_parameter_gather_seconds", backwardGathers},
                           {"exposed_communication_seconds", exposed},
-                          {"step_seconds", computeSeconds + exposed},
+                          {"offload_bytes", offloadBytes},
+                          {"offload_seconds", offloadSeconds},
+                          {"exposed_offload_seconds", exposedOffload},
+                          {"step_seconds", computeSeconds + exposed + exposedOffload},
                           {"memory_bytes", std::move(memory)}};
   if (!pipelineJson.empty())
     root["pipeline"] = std::move(pipelineJson);

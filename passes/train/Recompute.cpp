@@ -14,9 +14,11 @@
 //    that reads one of them, from the values that enter the layer (its input
 //    on the residual stream, the weights): only layer inputs are kept (a
 //    layer's output, the next layer's input, is read as kept, not replayed);
-//  - policy "selective": the GEMM and attention outputs are kept and the
-//    cheap ops between them (norms, activations, dropout, bias and residual
-//    adds, reshapes, casts) are replayed;
+//  - policy "selective": the GEMM and attention outputs are kept (a GEMM's
+//    with its epilogue: the bias add and a GELU after it, which
+//    -xf-fuse-epilogues computes in the GEMM) and the cheap ops between them
+//    (norms, other activations, dropout, residual adds, reshapes, casts) are
+//    replayed;
 //  - `every=k` recomputes only layers whose index is a multiple of k.
 // The replayed ops are the same ops on the same inputs (dropout keeps its key,
 // so its mask), so the step computes bit-identical results.
@@ -96,10 +98,23 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
     }
 
     // Which ops of a group are replayed (the others' results are kept).
+    // Selective: the GEMM outputs are kept with their epilogue (a bias add
+    // of a GEMM's result, and a GELU of that): -xf-fuse-epilogues computes
+    // them in the GEMM's epilogue, rounded once under bf16, so replaying
+    // them apart would round twice and change the numbers.
+    auto isGemm = [](Value v) { return v.getDefiningOp<MatmulOp>() != nullptr; };
+    auto isGemmBias = [&](Value v) {
+      auto bias = v.getDefiningOp<BiasAddOp>();
+      return bias && isGemm(bias->getOperand(0));
+    };
     auto replayable = [&](Operation *op) {
       if (policy == "full")
         return true;
-      return !isa<MatmulOp, AttentionOp>(op);
+      if (isa<MatmulOp, AttentionOp>(op))
+        return false;
+      if (isa<BiasAddOp>(op) && isGemm(op->getOperand(0)))
+        return false;
+      return !(isa<GeluOp>(op) && isGemmBias(op->getOperand(0)));
     };
 
     OpBuilder b(func.getContext());

@@ -4,6 +4,7 @@
 
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
+#include "runtime/abi/StateNames.h"
 
 using namespace mlir;
 using namespace shardc::xf;
@@ -22,6 +23,9 @@ shardc::StepPhases shardc::classifyStep(func::FuncOp func) {
     else if (auto st = func.getArgAttrOfType<StringAttr>(i, XfDialect::kStateAttrName);
              st && st.getValue().starts_with("param:"))
       l = layerIndexOf(st.getValue().drop_front(6));
+    else if (st && !abi::lowPrecisionCopyOf(st.getValue()).empty())
+      // The bf16/f16 copy the optimizer writes: its parameter's layer.
+      l = layerIndexOf(abi::lowPrecisionCopyOf(st.getValue()));
     if (func.getArgAttr(i, XfDialect::kParamAttrName) ||
         func.getArgAttr(i, XfDialect::kStateAttrName))
       parameters.insert(arg);

@@ -1077,7 +1077,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
       .option("emit-object", "file", "keep the object file")
       .option("bucket-mb", "x", "gradient all-reduce buckets of at most x MiB (0: none)", "25")
       .option("plan", "file|auto",
-              "take mesh, strategy, micro-batches, schedule, cuts and recomputation from "
+              "take mesh, strategy, micro-batches, schedule, cuts, recomputation and offload from "
               "`shardc plan --json` output, or plan here (auto, with --devices)")
       .option("plan-candidate", "k", "the plan's k-th ranked candidate", "1")
       .option("devices", "n", "--plan auto: devices to plan for")
