@@ -58,8 +58,13 @@ static bool fromJSON(const llvm::json::Value &v, HardwareDesc &hw, llvm::json::P
         o.map("memory_bytes", hw.memoryBytes) && o.map("peak_flops", hw.peakFlops) &&
         o.map("links", hw.links) &&
         o.mapOptional("achievable_flops_fraction", hw.achievableFraction) &&
-        o.mapOptional("host_bandwidth", hw.hostBandwidth)))
+        o.mapOptional("host_bandwidth", hw.hostBandwidth) &&
+        o.mapOptional("host_memory_bytes", hw.hostMemoryBytes)))
     return false;
+  if (!(hw.hostMemoryBytes >= 0)) {
+    p.field("host_memory_bytes").report("must be non-negative (bytes per device)");
+    return false;
+  }
   if (!(hw.hostBandwidth >= 0)) {
     p.field("host_bandwidth").report("must be non-negative (bytes/s per device, one direction)");
     return false;

@@ -60,6 +60,9 @@ struct HardwareDesc {
   /// PCIe to the CPU), what activation offload's copies run at; 0 when the
   /// file gives none (offload is then not priced).
   double hostBandwidth = 0;
+  /// Host memory per device (the node's system memory over its devices):
+  /// the room offloaded activations have; 0 when the file gives none.
+  double hostMemoryBytes = 0;
 
   /// Parses a description; on failure `error` says what is wrong (and where).
   static mlir::FailureOr<HardwareDesc> parse(llvm::StringRef json, std::string &error);

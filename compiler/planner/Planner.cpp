@@ -333,6 +333,14 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   Plan plan;
   plan.hardwareName = hw->name;
   plan.memoryLimit = request.memoryBytes > 0 ? request.memoryBytes : hw->memoryBytes;
+  plan.hostMemoryLimit = hw->hostMemoryBytes;
+  // Device memory within the limit, and offloaded activations within the
+  // host's share per device.
+  auto fitsMemory = [&](Prediction &p) {
+    double host = p.memory.count("host") ? p.memory.at("host") : 0;
+    return p.memory["total"] <= plan.memoryLimit &&
+           (plan.hostMemoryLimit <= 0 || host <= plan.hostMemoryLimit);
+  };
   if (!(plan.memoryLimit > 0))
     return emitError(loc) << "plan: the hardware description gives no memory_bytes; pass --memory";
   const char *peakKey = request.precision == "bf16"   ? "bf16"
@@ -436,7 +444,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     if (succeeded(raw)) {
       e.prediction = raw->p;
       finish(e.prediction);
-      e.fits = e.prediction.memory["total"] <= plan.memoryLimit;
+      e.fits = fitsMemory(e.prediction);
     } else if (e.error.empty()) {
       e.error = "the compiler rejected it";
     }
@@ -628,7 +636,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       e.prediction.exact = true;
       finish(e.prediction);
       bool wasFit = e.fits;
-      e.fits = e.prediction.memory["total"] <= plan.memoryLimit;
+      e.fits = fitsMemory(e.prediction);
       if (!e.fits) {
         plan.overMemoryWhenExact += wasFit;
         continue;
@@ -868,6 +876,7 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
                             {"devices", request.devices},
                             {"hardware", plan.hardwareName},
                             {"memory_limit_bytes", plan.memoryLimit},
+                            {"host_memory_limit_bytes", plan.hostMemoryLimit},
                             {"peak_flops", plan.peakFlops},
                             {"flops_per_token", plan.flopsPerToken},
                             {"extrapolated", plan.extrapolated},

@@ -115,6 +115,8 @@ struct Plan {
   int64_t layers = 0, globalBatch = 0, seq = 0;
   double parameters = 0, flopsPerToken = 0;
   double memoryLimit = 0, peakFlops = 0;
+  /// Host memory per device for offloaded activations (0: not limited).
+  double hostMemoryLimit = 0;
   std::string hardwareName;
   bool extrapolated = false; ///< evaluated on 3 and 4 layers per chunk
   std::string exactReason;   ///< why not (when !extrapolated)

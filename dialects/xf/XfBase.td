@@ -75,6 +75,9 @@ def Xf_Dialect : Dialect {
     /// On an op of a pipelined step: the stage (the coordinate on the
     /// pipeline axis) whose ranks run it.
     static constexpr llvm::StringLiteral kStageAttrName = "xf.stage";
+    /// On an op -xf-recompute cloned into the backward (a replay of the
+    /// forward): what the step report counts as recomputation.
+    static constexpr llvm::StringLiteral kRecomputedAttrName = "xf.recomputed";
     /// On a pipelined step: its pipeline (axis, stages, schedule, the layers
     /// of each stage and the static schedule's time slots), a dictionary.
     static constexpr llvm::StringLiteral kPipelineAttrName = "xf.pipeline";

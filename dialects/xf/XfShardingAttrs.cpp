@@ -179,6 +179,11 @@ LogicalResult XfDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
       return op->emitOpError() << "'" << name << "' must be a non-negative integer";
     return success();
   }
+  if (name == kRecomputedAttrName) {
+    if (!isa<UnitAttr>(value) || !isa<ShardingRuleOpInterface>(op))
+      return op->emitOpError() << "'" << name << "' must be a unit attribute on an xf op";
+    return success();
+  }
   if (name == kPipelineAttrName) {
     if (!isa<FunctionOpInterface>(op) || !isa<DictionaryAttr>(value))
       return op->emitOpError() << "'" << name << "' must be a dictionary on a function";

@@ -53,10 +53,12 @@ Type elementOf(Value v) { return cast<RankedTensorType>(v.getType()).getElementT
 /// The one op reading `v`, if exactly one op reads it (once).
 Operation *soleUser(Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; }
 
-/// The fused op runs where the GEMM ran: its pipeline stage.
+/// The fused op runs where the GEMM ran: its pipeline stage; and it is a
+/// replay where the GEMM was (-xf-recompute's mark).
 void keepStage(Operation *fused, Operation *gemm) {
-  if (Attribute stage = gemm->getAttr(XfDialect::kStageAttrName))
-    fused->setAttr(XfDialect::kStageAttrName, stage);
+  for (llvm::StringRef name : {XfDialect::kStageAttrName, XfDialect::kRecomputedAttrName})
+    if (Attribute a = gemm->getAttr(name))
+      fused->setAttr(name, a);
 }
 
 class FuseEpilogues : public shardc::impl::XfFuseEpiloguesBase<FuseEpilogues> {

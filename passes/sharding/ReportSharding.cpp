@@ -241,6 +241,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   // the loss gradient, the optimizer excluded.
   llvm::DenseSet<Operation *> backward;
   double backwardSeconds = 0, forwardSeconds = 0, computeSum = 0;
+  // FLOPs of the whole step and of its replays (-xf-recompute's clones).
+  double computeFlops = 0, recomputeFlops = 0, recomputeSum = 0;
   // Parameter gathers (ZeRO-3/FSDP, MiCS: an all-gather of a state argument)
   // do not depend on the computation: -xf-schedule issues them a layer ahead,
   // so they overlap the phase whose ops use them.
@@ -310,6 +312,11 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       double seconds = cost.computeTime(rule.flops, cost::pricingType(op));
       computeSeconds += seconds;
       computeSum += seconds;
+      computeFlops += rule.flops;
+      if (op->hasAttr(xf::XfDialect::kRecomputedAttrName)) {
+        recomputeFlops += rule.flops;
+        recomputeSum += seconds;
+      }
       bool isBackward = isa<xf::CrossEntropyGradOp, xf::LinearCrossEntropyGradOp>(op) ||
                         llvm::any_of(op->getOperands(), [&](Value v) {
                           return v.getDefiningOp() && backward.contains(v.getDefiningOp());
@@ -542,6 +549,11 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     exposedOffload = std::max(0.0, offloadSeconds - forwardShare) +
                      std::max(0.0, offloadSeconds - backwardShare);
   }
+  if (recomputeFlops > 0)
+    os << llvm::formatv("\nrecomputation: {0:E3} FLOP replayed per step, {1:F1}% of the step's "
+                        "{2:E3} ({3:F3} ms of the modelled compute)\n",
+                        recomputeFlops, 100.0 * recomputeFlops / computeFlops, computeFlops,
+                        computeSum > 0 ? computeSeconds * recomputeSum / computeSum * 1e3 : 0.0);
   if (offloadBytes > 0) {
     if (hw->hostBandwidth > 0)
       os << llvm::formatv("\nactivation offload: {0} bytes out and back per step over the host "
@@ -582,6 +594,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                           {"forward_parameter_gather_seconds", forwardGathers},
                           {"backward_parameter_gather_seconds", backwardGathers},
                           {"exposed_communication_seconds", exposed},
+                          {"compute_flops", computeFlops},
+                          {"recompute_flops", recomputeFlops},
                           {"offload_bytes", offloadBytes},
                           {"offload_seconds", offloadSeconds},
                           {"exposed_offload_seconds", exposedOffload},

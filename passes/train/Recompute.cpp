@@ -168,7 +168,7 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
       b.setInsertionPoint(first);
       IRMapping map;
       for (Operation *op : order)
-        b.clone(*op, map);
+        b.clone(*op, map)->setAttr(XfDialect::kRecomputedAttrName, b.getUnitAttr());
       replayed += static_cast<int64_t>(order.size());
       ++layers;
       for (Value v : needed)

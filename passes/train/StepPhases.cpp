@@ -37,7 +37,9 @@ shardc::StepPhases shardc::classifyStep(func::FuncOp func) {
   unsigned pos = 0;
   for (Operation &op : body.without_terminator()) {
     phases.position[&op] = pos++;
-    bool isBackward = isa<CrossEntropyGradOp, LinearCrossEntropyGradOp>(op);
+    // A replay -xf-recompute cloned into the backward runs in the backward.
+    bool isBackward = isa<CrossEntropyGradOp, LinearCrossEntropyGradOp>(op) ||
+                      op.hasAttr(XfDialect::kRecomputedAttrName);
     for (Value v : op.getOperands())
       if (Operation *def = v.getDefiningOp(); def && phases.backward.contains(def))
         isBackward = true;

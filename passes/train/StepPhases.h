@@ -3,8 +3,9 @@
 // What -xf-recompute and -xf-offload-activations both need to know about a
 // synthesized training step (one block, after -xf-autodiff):
 //  - the backward ops: a loss gradient (cross_entropy_grad /
-//    linear_cross_entropy_grad) and every op that depends on one; the rest
-//    is forward (with micro-batches, each micro-batch's forward);
+//    linear_cross_entropy_grad), the replays -xf-recompute cloned into the
+//    backward (`xf.recomputed`) and every op that depends on one; the rest is
+//    forward (with micro-batches, each micro-batch's forward);
 //  - per forward op, its layer: the index in its parameters' names
 //    ("transformer.h.3.attn.q_proj.weight" -> 3); an op without parameters
 //    inherits the largest layer of its operands; the embedding, the final

@@ -788,7 +788,11 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
     if (peaks.size() <= 16)
       list += format("%s%.0f", i ? ", " : "", peaks[i]);
   }
-  std::printf("memory per rank: planned %.1f MiB (arenas), peak RSS %s MiB%s\n", plannedMiB,
+  // The host arena (offloaded activations) is host memory on every backend:
+  // part of a CPU rank's RSS, not of a GPU's planned peak.
+  std::printf("memory per rank: planned %.1f MiB (arenas)%s, peak RSS %s MiB%s\n", plannedMiB,
+              hostMiB > 0 ? format(" + %.1f MiB offloaded activations (host)", hostMiB).c_str()
+                          : "",
               peaks.size() <= 16 ? list.c_str() : format("max %.0f", maxPeak).c_str(),
               peaks.size() <= 16 ? " (ranks 0..)" : "");
   std::fflush(stdout);

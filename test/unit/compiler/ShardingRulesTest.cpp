@@ -219,6 +219,8 @@ func.func @other(%x: tensor<4x8x16xf32>, %ids: tensor<4x8xi32>, %m: tensor<4x8xf
   %sq = xf.sum_squares %x : tensor<4x8x16xf32>
   %n, %gs, %inf = xf.clip_grad_norm %sq max_norm = 0.0
   %xfer = xf.transfer %x from 0 to 1 grid_axes = [0] : tensor<4x8x16xf32>
+  %off = xf.offload %x : tensor<4x8x16xf32>
+  %rel = xf.reload %off : tensor<4x8x16xf32>
   %b = xf.fill 0.0 : tensor<32xf32>
   %mb = xf.matmul_bias "bsh,ho->bso" %x, %w, %b : tensor<4x8x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<4x8x32xf32>
   %mg, %pre = xf.matmul_bias_gelu "bsh,ho->bso" %x, %w, %b : tensor<4x8x16xf32>, tensor<16x32xf32>, tensor<32xf32> -> tensor<4x8x32xf32>, tensor<4x8x32xf32>
