@@ -22,7 +22,9 @@
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the attention,
 #             norm, loss and optimizer tests
 #   tiny      GPT-2 tiny steps, 20 steps on the GPU against the CPU backend (fp32
-#             with the fused CE, the default, 1e-4; bf16 1e-2; unfused CE 1e-4) and
+#             with the fused CE, the default, 1e-4; bf16 1e-2; unfused CE 1e-4;
+#             --offload-activations on 4 layers, fp32 1e-4 and bf16 + full
+#             recomputation 1e-2: the pinned host arena and the copy stream) and
 #             CUDA graphs against eager launches (test/compiled/check_compiled.py gpu)
 #   mpi       two ranks on the one GPU through --comm mpi (dp=2, tp=2), with the
 #             bundled Open MPI's mpirun (NCCL needs two GPUs: not run)
@@ -50,6 +52,13 @@ if [[ $mode == prepare ]]; then
   "$shardc" compile "$tiny" -o "$dir/tiny_fp32" "${TRAIN[@]}"
   "$shardc" compile "$tiny" -o "$dir/tiny_bf16" --precision bf16 "${TRAIN[@]}"
   "$shardc" compile "$tiny" -o "$dir/tiny_unfused" --no-fuse-linear-ce "${TRAIN[@]}"
+  # Activation offload: the pinned host arena and the copy stream (4 layers,
+  # every activation offloaded), bf16 with full recomputation's layer inputs too.
+  "$shardc" gen --preset gpt2-tiny --layers 4 -o "$dir/tiny4.mlir"
+  "$shardc" compile "$dir/tiny4.mlir" -o "$dir/tiny_offload" --offload-activations \
+    --offload-min-bytes 0 "${TRAIN[@]}"
+  "$shardc" compile "$dir/tiny4.mlir" -o "$dir/tiny_offload_bf16" --precision bf16 \
+    --recompute full --offload-activations --offload-min-bytes 0 "${TRAIN[@]}"
   "$shardc" compile "$tiny" -o "$dir/tiny_dp2" --mesh dp=2 --strategy dp "${TRAIN[@]}"
   "$shardc" compile "$tiny" -o "$dir/tiny_tp2" --mesh tp=2 --strategy tp "${TRAIN[@]}"
   for t in test/cuda/shardc_cuda_tests test/cuda/shardc_cuda_backend_test test/cuda/shardc_gpu_probe \
@@ -167,6 +176,8 @@ for stage in "${stages[@]}"; do
       check step-fp32 120 tiny_gpu step-fp32 tiny_fp32 1e-4
       check step-bf16 120 tiny_gpu step-bf16 tiny_bf16 1e-2
       check step-unfused-ce 120 tiny_gpu step-unfused-ce tiny_unfused 1e-4
+      check step-offload 120 tiny_gpu step-offload tiny_offload 1e-4
+      check step-offload-bf16 120 tiny_gpu step-offload-bf16 tiny_offload_bf16 1e-2
       ;;
     mpi)
       m=$(mpirun_bin)
