@@ -8,7 +8,9 @@
 //    on the GPU equal the CPU backend (the compiler's GEMMs with epilogues:
 //    bias, bias + GELU, dGELU, bias gradient as cuBLASLt epilogues; one
 //    multi-tensor AdamW call and a single one; residual adds fused into
-//    layernorm/rmsnorm), eager and replayed from a CUDA graph.
+//    layernorm/rmsnorm), eager and replayed from a CUDA graph; activation
+//    offload's copies to and from the pinned host arena (also on the CPU
+//    backend, so that part runs everywhere).
 //
 //===----------------------------------------------------------------------===//
 
@@ -248,6 +250,58 @@ TEST(CudaBackend, FusedResidualNormMatchesTheCpu) {
     auto gpu = makeCudaBackend(p, nullptr, o);
     SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
     expectClose(runCalls(*gpu, p, offsets, init, graphs), want, 1e-5);
+  }
+}
+
+/// Activation offload's copies (shardc_rt_copy_start / _copy_wait): a value
+/// copied from the device workspace to the pinned host arena, the workspace
+/// overwritten by a kernel in between, and copied back; the same on the CPU
+/// backend. Eager and from a CUDA graph (the copy stream forks from and
+/// joins the captured compute stream).
+TEST(CudaBackend, OffloadCopiesRoundTrip) {
+  constexpr int64_t N = 1 << 16; // floats
+  Program p = oneArena(3 * N * 4);
+  p.arenas.push_back(ArenaDesc{kHostArenaName, N * 4});
+  p.calls = {call("xf.scale", {f32({N})}, {f32({N})}, {{"factor", 0.0}})};
+  std::vector<float> init(3 * N);
+  shardc::rng::init_normal(init.data(), N, 0, 5, "backend-offload-test", 0.0, 1.0);
+  auto check = [&](Backend &b, bool graphs) {
+    auto *ws = static_cast<uint8_t *>(b.arena(0));
+    auto *host = static_cast<uint8_t *>(b.arena(1));
+    auto entry = [&] {
+      int out = b.copyStart(host, ws, N * 4); // x -> host
+      b.copyWait(out);
+      void *bufs[] = {ws, ws};                // x *= 0 over its own bytes
+      b.kernel(0, bufs);
+      int back = b.copyStart(ws + N * 4, host, N * 4); // host -> second slot
+      b.copyWait(back);
+    };
+    StepContext step{1234, 0, true};
+    for (int r = 0; r < (graphs ? 3 : 1); ++r) {
+      std::memcpy(b.hostArena(0), init.data(), init.size() * 4);
+      b.toDevice(0, 0, static_cast<int64_t>(init.size() * 4));
+      b.run(entry, 0, step);
+      b.toHost(0, 0, static_cast<int64_t>(init.size() * 4));
+      b.toHost(1, 0, N * 4);
+      const auto *got = reinterpret_cast<const float *>(b.hostArena(0));
+      for (int64_t i = 0; i < N; ++i) {
+        ASSERT_EQ(got[i], 0.0f) << "run " << r << ", the scaled value " << i;
+        ASSERT_EQ(got[N + i], init[i]) << "run " << r << ", the copied-back value " << i;
+      }
+      ASSERT_EQ(std::memcmp(b.hostArena(1), init.data(), N * 4), 0) << "run " << r;
+    }
+    EXPECT_THROW(b.copyWait(0), Error); // nothing in flight
+  };
+  auto cpu = makeCpuBackend(p, nullptr);
+  check(*cpu, false);
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device (the CPU backend passed)";
+  for (bool graphs : {false, true}) {
+    CudaOptions o;
+    o.graphs = graphs;
+    auto gpu = makeCudaBackend(p, nullptr, o);
+    SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
+    check(*gpu, graphs);
   }
 }
 
