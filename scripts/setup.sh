@@ -12,6 +12,7 @@ packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   libopenblas-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
+  slurm-wlm munge
   python3-torch python3-numpy
   fortunes bible-kjv
 )
