@@ -218,19 +218,21 @@ struct XfOffloadActivationsPass
     int64_t values = 0, bytes = 0;
     for (size_t i = 1; i < order.size(); ++i) {
       // The layer the backward of a micro-batch needs first (its last; in a
-    // pipeline, the stage's last) stays.
+      // pipeline, the stage's last) stays.
       if (std::get<0>(order[i - 1].key) != std::get<0>(order[i].key) ||
           std::get<1>(order[i - 1].key) != std::get<1>(order[i].key))
         continue;
       // Prefetched when the backward of the layer above starts.
       unsigned reloadAt = order[i - 1].start;
       for (const Candidate &c : *order[i].members) {
+        // Back before its first backward read at the latest.
+        unsigned backAt = std::min(reloadAt, c.firstBackward);
         // Nothing to gain where the copy back would start before the value
         // is offloaded (the backward that needs it first follows its forward).
-        if (reloadAt <= c.lastForward)
+        if (backAt <= c.lastForward)
           continue;
         unsigned offloadAt = offloadPoint(order[i].key, c);
-        if (offloadAt >= reloadAt)
+        if (offloadAt >= backAt)
           offloadAt = c.lastForward;
         Value v = c.value;
         // A pipelined step: the copies run on the stage holding the value
@@ -238,7 +240,7 @@ struct XfOffloadActivationsPass
         int64_t stage = xf::stageOf(v);
         b.setInsertionPointAfter(ops[offloadAt]);
         auto off = xf::OffloadOp::create(b, v.getLoc(), v.getType(), v);
-        b.setInsertionPoint(ops[reloadAt]);
+        b.setInsertionPoint(ops[backAt]);
         auto back = xf::ReloadOp::create(b, v.getLoc(), v.getType(), off.getResult());
         if (stage >= 0) {
           off->setAttr(xf::XfDialect::kStageAttrName, b.getI64IntegerAttr(stage));
@@ -252,7 +254,7 @@ struct XfOffloadActivationsPass
                             << std::get<1>(order[i].key) << " layer "
                             << std::get<2>(order[i].key) << ": offload " << v.getType()
                             << " after op " << offloadAt << ", reload before op "
-                            << reloadAt << " (first backward read " << c.firstBackward
+                            << backAt << " (first backward read " << c.firstBackward
                             << ")\n");
       }
     }
