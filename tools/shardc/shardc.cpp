@@ -532,7 +532,7 @@ void addRecomputeOptions(Args &args) {
 void addOffloadOptions(Args &args) {
   args.flag("offload-activations",
             "keep the activations the backward reads in host memory (pinned on a GPU), copied "
-            "out after their last forward use and prefetched one layer ahead of the backward "
+            "out during the next layer's forward and prefetched one layer ahead of the backward "
             "(-xf-offload-activations)")
       .option("offload-min-bytes", "n", "offload only activations of at least n bytes", "65536");
 }
