@@ -297,10 +297,14 @@ private:
   Value positions() {
     return xf::IotaOp::create(b, loc, ids({c.batch, c.seq}), b.getI64IntegerAttr(1));
   }
+  /// The mean token loss over the true vocabulary: the padding columns of a
+  /// padded vocabulary never receive probability (`classes`).
   Value crossEntropy(Value logits, Value targets) {
     auto loss = RankedTensorType::get({}, elt.isF64() ? b.getF64Type() : b.getF32Type());
+    IntegerAttr classes =
+        c.paddedVocab() > c.vocab ? b.getI64IntegerAttr(c.vocab) : IntegerAttr();
     return xf::CrossEntropyOp::create(b, loc, loss, logits, targets, Value(),
-                                      b.getI64IntegerAttr(-100));
+                                      b.getI64IntegerAttr(-100), classes);
   }
 
   /// N(0, std) for matrices; output projections that feed the residual get

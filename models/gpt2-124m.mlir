@@ -270,7 +270,7 @@ module attributes {xf.model = {batch = 4 : i64, dropout = 0.000000e+00 : f64, dt
     %267 = xf.add %260, %266 : tensor<4x1024x768xf32>
     %268 = xf.layernorm %267, %arg196, %arg197 epsilon = 1.000000e-05 : tensor<4x1024x768xf32>, tensor<768xf32>, tensor<768xf32>
     %269 = xf.matmul "bsh,vh->bsv" %268, %arg2 : tensor<4x1024x768xf32>, tensor<50304x768xf32> -> tensor<4x1024x50304xf32>
-    %270 = xf.cross_entropy %269, %arg1 ignore_index = -100 : tensor<4x1024x50304xf32>, tensor<4x1024xi32> -> tensor<f32>
+    %270 = xf.cross_entropy %269, %arg1 ignore_index = -100 classes = 50257 : tensor<4x1024x50304xf32>, tensor<4x1024xi32> -> tensor<f32>
     return %270 : tensor<f32>
   }
 }

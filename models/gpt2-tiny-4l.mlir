@@ -94,7 +94,7 @@ module attributes {xf.model = {batch = 4 : i64, dropout = 0.000000e+00 : f64, dt
     %91 = xf.add %84, %90 : tensor<4x32x64xf32>
     %92 = xf.layernorm %91, %arg68, %arg69 epsilon = 1.000000e-05 : tensor<4x32x64xf32>, tensor<64xf32>, tensor<64xf32>
     %93 = xf.matmul "bsh,vh->bsv" %92, %arg2 : tensor<4x32x64xf32>, tensor<50304x64xf32> -> tensor<4x32x50304xf32>
-    %94 = xf.cross_entropy %93, %arg1 ignore_index = -100 : tensor<4x32x50304xf32>, tensor<4x32xi32> -> tensor<f32>
+    %94 = xf.cross_entropy %93, %arg1 ignore_index = -100 classes = 50257 : tensor<4x32x50304xf32>, tensor<4x32xi32> -> tensor<f32>
     return %94 : tensor<f32>
   }
 }

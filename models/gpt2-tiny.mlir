@@ -50,7 +50,7 @@ module attributes {xf.model = {batch = 4 : i64, dropout = 0.000000e+00 : f64, dt
     %47 = xf.add %40, %46 : tensor<4x32x64xf32>
     %48 = xf.layernorm %47, %arg36, %arg37 epsilon = 1.000000e-05 : tensor<4x32x64xf32>, tensor<64xf32>, tensor<64xf32>
     %49 = xf.matmul "bsh,vh->bsv" %48, %arg2 : tensor<4x32x64xf32>, tensor<50304x64xf32> -> tensor<4x32x50304xf32>
-    %50 = xf.cross_entropy %49, %arg1 ignore_index = -100 : tensor<4x32x50304xf32>, tensor<4x32xi32> -> tensor<f32>
+    %50 = xf.cross_entropy %49, %arg1 ignore_index = -100 classes = 50257 : tensor<4x32x50304xf32>, tensor<4x32xi32> -> tensor<f32>
     return %50 : tensor<f32>
   }
 }

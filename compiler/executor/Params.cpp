@@ -5,6 +5,7 @@
 #include "runtime/checkpoint/InitFrom.h"
 #include "runtime/checkpoint/Safetensors.h"
 #include "runtime/cpu/Kernels.h"
+#include "runtime/data/MaskedLM.h"
 #include "runtime/data/TokenFile.h"
 #include "runtime/rng/Philox.h"
 
@@ -173,18 +174,9 @@ void shardc::exec::fillInputs(func::FuncOp func, std::vector<HostTensor> &args,
         break;
       }
   }
-  if (mlm) {
-    // Masked LM on the same tokens: targets are the original ids at masked
-    // positions; the mask decision depends only on (seed, position + i).
-    const uint64_t stream = rng::name_key("mlm-mask");
-    for (int64_t i = 0; i < tokensT.numel(); ++i) {
-      int32_t &tok = tokensT.data<int32_t>()[i];
-      bool masked = rng::uniform(seed, stream, static_cast<uint64_t>(position + i)) < 0.15f;
-      targetsT.data<int32_t>()[i] = masked ? tok : -100;
-      if (masked)
-        tok = maskToken;
-    }
-  }
+  if (mlm) // masked LM on the same tokens (the rule compiled steps use too)
+    data::applyMaskedLM(tokensT.data<int32_t>(), targetsT.data<int32_t>(), tokensT.numel(),
+                        position, seed, maskToken);
   for (const xf::InputArg &in : inputs) {
     if (in.kind == "tokens") {
       args[in.index] = tokensT;

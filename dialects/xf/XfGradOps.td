@@ -138,10 +138,12 @@ def Xf_EmbeddingGradOp : Xf_Op<"embedding_grad"> {
 def Xf_CrossEntropyGradOp : Xf_Op<"cross_entropy_grad", [AllTypesMatch<["logits", "dlogits"]>]> {
   let summary = "VJP of xf.cross_entropy: dloss / count * (softmax - onehot)";
   let arguments = (ins Xf_Scalar:$dloss, Xf_FloatTensor:$logits, Xf_IdTensor:$targets,
-                       Optional<Xf_FloatTensor>:$mask, I64Attr:$ignore_index);
+                       Optional<Xf_FloatTensor>:$mask, I64Attr:$ignore_index,
+                       OptionalAttr<I64Attr>:$classes);
   let results = (outs Xf_FloatTensor:$dlogits);
   let assemblyFormat = [{
-    $dloss `,` $logits `,` $targets (`mask` $mask^)? `ignore_index` `=` $ignore_index attr-dict
+    $dloss `,` $logits `,` $targets (`mask` $mask^)? `ignore_index` `=` $ignore_index
+    (`classes` `=` $classes^)? attr-dict
     `:` type($dloss) `,` type($logits) `,` type($targets) (`,` type($mask)^)?
   }];
   let hasVerifier = 1;
@@ -152,11 +154,12 @@ def Xf_LinearCrossEntropyGradOp : Xf_Op<"linear_cross_entropy_grad",
   let summary = "VJP of xf.linear_cross_entropy: (dx, dweight), logits recomputed in chunks";
   let arguments = (ins Xf_Scalar:$dloss, Xf_FloatTensor:$x, Xf_FloatTensor:$weight,
                        Xf_IdTensor:$targets, Optional<Xf_FloatTensor>:$mask,
-                       UnitAttr:$vocab_major, I64Attr:$ignore_index);
+                       UnitAttr:$vocab_major, I64Attr:$ignore_index,
+                       OptionalAttr<I64Attr>:$classes);
   let results = (outs Xf_FloatTensor:$dx, Xf_FloatTensor:$dweight);
   let assemblyFormat = [{
     $dloss `,` $x `,` $weight `,` $targets (`mask` $mask^)? (`vocab_major` $vocab_major^)?
-    `ignore_index` `=` $ignore_index attr-dict
+    `ignore_index` `=` $ignore_index (`classes` `=` $classes^)? attr-dict
     `:` type($dloss) `,` type($x) `,` type($weight) `,` type($targets) (`,` type($mask)^)?
   }];
   let hasVerifier = 1;

@@ -437,9 +437,32 @@ static LogicalResult verifyLossOperands(Operation *op, RankedTensorType input, S
   return success();
 }
 
+/// `classes` (the true vocabulary size, when given) is in [1, vocab]. On a
+/// partitioned op whose vocabulary is split (it keeps its factor axes) the
+/// operand holds one block and `classes` stays global: only >= 1 here (the
+/// runtime checks it against the global vocabulary).
+static LogicalResult verifyClasses(Operation *op, std::optional<int64_t> classes, int64_t vocab) {
+  if (op->hasAttr(XfDialect::kFactorAxesAttrName))
+    vocab = ShapedType::kDynamic;
+  if (classes && (*classes < 1 || (!ShapedType::isDynamic(vocab) && *classes > vocab)))
+    return op->emitOpError() << "classes = " << *classes << " must be in [1, "
+                             << (ShapedType::isDynamic(vocab) ? std::string("the vocabulary")
+                                                              : std::to_string(vocab))
+                             << "] (the vocabulary dimension)";
+  return success();
+}
+
+/// The vocabulary size of a linear loss's weight.
+static int64_t weightVocab(RankedTensorType w, bool vocabMajor) {
+  return w.getRank() == 2 ? w.getDimSize(vocabMajor ? 0 : 1) : ShapedType::kDynamic;
+}
+
 LogicalResult CrossEntropyOp::verify() {
-  return verifyLossOperands(*this, getLogits().getType(), "logits", getTargets(), getMask(),
-                            getLoss().getType());
+  RankedTensorType logits = getLogits().getType();
+  if (failed(verifyLossOperands(*this, logits, "logits", getTargets(), getMask(),
+                                getLoss().getType())))
+    return failure();
+  return verifyClasses(*this, getClasses(), logits.getShape().back());
 }
 
 LogicalResult LinearCrossEntropyOp::verify() {
@@ -454,7 +477,9 @@ LogicalResult LinearCrossEntropyOp::verify() {
     return emitOpError() << "hidden size of x (" << (x.getRank() ? x.getShape().back() : 0)
                          << ") does not match the weight " << w
                          << (getVocabMajor() ? " ([vocab, hidden])" : " ([hidden, vocab])");
-  return verifyLossOperands(*this, x, "x", getTargets(), getMask(), getLoss().getType());
+  if (failed(verifyLossOperands(*this, x, "x", getTargets(), getMask(), getLoss().getType())))
+    return failure();
+  return verifyClasses(*this, getClasses(), weightVocab(w, getVocabMajor()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -489,15 +514,20 @@ LogicalResult EmbeddingGradOp::verify() {
 
 LogicalResult CrossEntropyGradOp::verify() {
   // dlogits has the logits' type by AllTypesMatch.
-  return verifyLossOperands(*this, getLogits().getType(), "logits", getTargets(), getMask(),
-                            getDloss().getType());
+  RankedTensorType logits = getLogits().getType();
+  if (failed(verifyLossOperands(*this, logits, "logits", getTargets(), getMask(),
+                                getDloss().getType())))
+    return failure();
+  return verifyClasses(*this, getClasses(), logits.getShape().back());
 }
 
 LogicalResult LinearCrossEntropyGradOp::verify() {
   RankedTensorType x = getX().getType(), w = getWeight().getType();
   if (w.getRank() != 2 || w.getElementType() != x.getElementType())
     return emitOpError() << "weight must be a rank-2 tensor of x's element type, got " << w;
-  return verifyLossOperands(*this, x, "x", getTargets(), getMask(), getDloss().getType());
+  if (failed(verifyLossOperands(*this, x, "x", getTargets(), getMask(), getDloss().getType())))
+    return failure();
+  return verifyClasses(*this, getClasses(), weightVocab(w, getVocabMajor()));
 }
 
 //===----------------------------------------------------------------------===//

@@ -357,16 +357,26 @@ def Xf_CrossEntropyOp : Xf_DiffOp<"cross_entropy"> {
     is a scalar in f32 (f64 for f64 logits); softmax statistics are kept in
     fp32 or wider whatever the logits' type.
 
+    `classes`, when given, is the model's true vocabulary size: the logit
+    columns at index `classes` and above are padding (a vocabulary padded to
+    a multiple of 64 or 128 for the GEMMs) that never receives probability
+    mass — they are left out of the log-sum-exp and get a zero gradient — and
+    every counted target must be below it. Without it every column is a
+    class.
+
     ```mlir
     %loss = xf.cross_entropy %logits, %targets ignore_index = -100 : tensor<4x64x512xf32>, tensor<4x64xi32> -> tensor<f32>
     %mlm = xf.cross_entropy %logits, %targets mask %m ignore_index = -100 : tensor<4x64x512xf32>, tensor<4x64xi32>, tensor<4x64xf32> -> tensor<f32>
+    %padded = xf.cross_entropy %logits, %targets ignore_index = -100 classes = 500 : tensor<4x64x512xf32>, tensor<4x64xi32> -> tensor<f32>
     ```
   }];
   let arguments = (ins Xf_FloatTensor:$logits, Xf_IdTensor:$targets,
-                       Optional<Xf_FloatTensor>:$mask, I64Attr:$ignore_index);
+                       Optional<Xf_FloatTensor>:$mask, I64Attr:$ignore_index,
+                       OptionalAttr<I64Attr>:$classes);
   let results = (outs Xf_Scalar:$loss);
   let assemblyFormat = [{
-    $logits `,` $targets (`mask` $mask^)? `ignore_index` `=` $ignore_index attr-dict
+    $logits `,` $targets (`mask` $mask^)? `ignore_index` `=` $ignore_index
+    (`classes` `=` $classes^)? attr-dict
     `:` type($logits) `,` type($targets) (`,` type($mask)^)? `->` type($loss)
   }];
   let hasVerifier = 1;
@@ -378,8 +388,9 @@ def Xf_LinearCrossEntropyOp : Xf_DiffOp<"linear_cross_entropy"> {
     Equal to `cross_entropy(x @ W, targets)` without materializing the
     `tokens x vocab` logits. `x` is `[tokens..., hidden]`; `weight` is
     `[vocab, hidden]` when `vocab_major` is set (a tied embedding) and
-    `[hidden, vocab]` otherwise. `mask` and `ignore_index` are as in
-    `xf.cross_entropy`.
+    `[hidden, vocab]` otherwise. `mask`, `ignore_index` and `classes` are as
+    in `xf.cross_entropy` (with `classes`, only the weight's first `classes`
+    vocabulary rows/columns are multiplied).
 
     ```mlir
     %loss = xf.linear_cross_entropy %x, %wte, %targets vocab_major ignore_index = -100 : tensor<4x64x128xf32>, tensor<512x128xf32>, tensor<4x64xi32> -> tensor<f32>
@@ -387,11 +398,11 @@ def Xf_LinearCrossEntropyOp : Xf_DiffOp<"linear_cross_entropy"> {
   }];
   let arguments = (ins Xf_FloatTensor:$x, Xf_FloatTensor:$weight, Xf_IdTensor:$targets,
                        Optional<Xf_FloatTensor>:$mask, UnitAttr:$vocab_major,
-                       I64Attr:$ignore_index);
+                       I64Attr:$ignore_index, OptionalAttr<I64Attr>:$classes);
   let results = (outs Xf_Scalar:$loss);
   let assemblyFormat = [{
     $x `,` $weight `,` $targets (`mask` $mask^)? (`vocab_major` $vocab_major^)?
-    `ignore_index` `=` $ignore_index attr-dict
+    `ignore_index` `=` $ignore_index (`classes` `=` $classes^)? attr-dict
     `:` type($x) `,` type($weight) `,` type($targets) (`,` type($mask)^)? `->` type($loss)
   }];
   let hasVerifier = 1;

@@ -214,7 +214,7 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
                                        SmallVectorImpl<Value> &grads) {
   grads.push_back(CrossEntropyGradOp::create(b, getLoc(), getLogits().getType(), dys[0],
                                              getLogits(), getTargets(), getMask(),
-                                             getIgnoreIndexAttr()));
+                                             getIgnoreIndexAttr(), getClassesAttr()));
   grads.push_back(nullptr); // targets
   if (getMask())
     grads.push_back(nullptr); // a mask selects tokens; it has no gradient
@@ -225,7 +225,7 @@ LogicalResult LinearCrossEntropyOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
                                              SmallVectorImpl<Value> &grads) {
   auto op = LinearCrossEntropyGradOp::create(
       b, getLoc(), getX().getType(), getWeight().getType(), dys[0], getX(), getWeight(),
-      getTargets(), getMask(), getVocabMajorAttr(), getIgnoreIndexAttr());
+      getTargets(), getMask(), getVocabMajorAttr(), getIgnoreIndexAttr(), getClassesAttr());
   grads.append({op.getDx(), op.getDweight(), nullptr});
   if (getMask())
     grads.push_back(nullptr);

@@ -47,8 +47,9 @@ struct FuseLinearCrossEntropy : OpRewritePattern<CrossEntropyOp> {
       return rewriter.notifyMatchFailure(ce, "token dimensions are reordered");
     bool vocabMajor = e->rhs[0] == v;
     rewriter.replaceOpWithNewOp<LinearCrossEntropyOp>(
-        ce, ce.getType(), mm.getLhs(), mm.getRhs(), ce.getTargets(), ce.getMask(), vocabMajor,
-        ce.getIgnoreIndex());
+        ce, ce.getType(), mm.getLhs(), mm.getRhs(), ce.getTargets(), ce.getMask(),
+        vocabMajor ? rewriter.getUnitAttr() : UnitAttr(), ce.getIgnoreIndexAttr(),
+        ce.getClassesAttr());
     rewriter.eraseOp(mm);
     return success();
   }

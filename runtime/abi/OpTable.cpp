@@ -31,10 +31,12 @@ const std::vector<InPlace> kEither = {{0, 0}, {1, 0}};
 
 std::vector<OpSpec> build() {
   using C = OpCode;
-  // The cross-entropy family: the token mean's group and the ignored id.
-  std::vector<AttrSpec> ce = {req("ignore_index", I64), opt("token_axes", Axes)};
-  std::vector<AttrSpec> linearCe = {req("ignore_index", I64), opt("vocab_major", Unit),
-                                    opt("token_axes", Axes)};
+  // The cross-entropy family: the ignored id, the true vocabulary size of a
+  // padded one and the token mean's group.
+  std::vector<AttrSpec> ce = {req("ignore_index", I64), opt("classes", I64),
+                              opt("token_axes", Axes)};
+  std::vector<AttrSpec> linearCe = {req("ignore_index", I64), opt("classes", I64),
+                                    opt("vocab_major", Unit), opt("token_axes", Axes)};
   std::vector<AttrSpec> attention = {opt("causal", Unit), req("scale", F64)};
   std::vector<AttrSpec> eps = {req("epsilon", F64)};
   std::vector<OpSpec> t = {

@@ -680,6 +680,34 @@ void writeGpt2Config(const json &model, const std::map<std::string, TensorData> 
     throw rt::Error("cannot write " + path);
 }
 
+/// The tables of a causal LM with one row per vocabulary entry (token
+/// embeddings, LM heads), by the names the GPT-2 and LLaMA models use.
+bool isVocabularyTable(const std::string &name) {
+  for (const char *t : {"transformer.wte.weight", "model.embed_tokens.weight", "lm_head.weight"})
+    if (name == t)
+      return true;
+  return false;
+}
+
+/// A causal LM's padded vocabulary (the model's `vocab` below its tables'
+/// rows) is exported with its true rows: the padding rows are no classes
+/// (the loss never gives them probability, no token id reads them), and
+/// Hugging Face's models take vocab_size from the table. (BERT keeps them:
+/// its default [MASK] id is the last padding row.)
+void dropVocabularyPadding(const json &model, std::map<std::string, TensorData> &params) {
+  int64_t vocab = model.value("vocab", int64_t{0});
+  std::string family = model.value("family", "");
+  if (vocab <= 0 || (family != "gpt2" && family != "llama"))
+    return;
+  for (auto &[name, t] : params) {
+    if (!isVocabularyTable(name) || t.shape.empty() || t.shape[0] <= vocab)
+      continue;
+    size_t rowBytes = t.bytes.size() / static_cast<size_t>(t.shape[0]);
+    t.bytes.resize(rowBytes * static_cast<size_t>(vocab));
+    t.shape[0] = vocab;
+  }
+}
+
 } // namespace
 
 void consolidateCheckpoint(const std::string &checkpoint, const std::string &outFile) {
@@ -729,6 +757,7 @@ void consolidateCheckpoint(const std::string &checkpoint, const std::string &out
     params.erase(v);
     params[prefix + "c_attn." + suffix] = std::move(*fused);
   }
+  dropVocabularyPadding(manifest.model, params);
   write_safetensors(outFile, params,
                     {{"format", "pt"},
                      {"step", std::to_string(manifest.step)},

@@ -170,7 +170,10 @@ void loadBlocks(const std::string &stepDir, const Manifest &manifest,
 /// rank) of a checkpoint as one safetensors file named as Hugging Face GPT-2
 /// and, for a GPT-2 step whose manifest records its model, a Hugging Face
 /// `config.json` in the same directory (GPT2LMHeadModel; vocab_size the
-/// table's rows, padding included, so the file loads as it is):
+/// model's true vocabulary). A GPT-2 or LLaMA step's padded vocabulary
+/// (the model's `vocab` below the token table's / LM head's rows) is written
+/// without its padding rows — the loss gives them no probability and no
+/// token reads them — so the tables have the true vocabulary's rows:
 /// `attn.q_proj/k_proj/v_proj.{weight,bias}` become the fused
 /// `attn.c_attn.{weight,bias}` (weights [in, out] concatenated on dim 1,
 /// biases on dim 0); every other name is kept. `checkpoint` is a checkpoint

@@ -93,12 +93,14 @@ template <class T>
 void crossEntropyRowGrads(const T *logits, const int32_t *targets,
                           const T *mask, const double *rowMax,
                           const double *rowSumExp, T *dlogits, int64_t rows,
-                          int64_t vocabBegin, int64_t blockVocab,
+                          int64_t vocabBegin, int64_t blockVocab, int64_t ld,
                           int64_t ignoreIndex, double coef) {
-#pragma omp parallel for schedule(static) if (rows * blockVocab >= kParallelGrain)
+#pragma omp parallel for schedule(static) if (rows * ld >= kParallelGrain)
   for (int64_t r = 0; r < rows; ++r) {
-    const T *row = logits + r * blockVocab;
-    T *drow = dlogits + r * blockVocab;
+    const T *row = logits + r * ld;
+    T *drow = dlogits + r * ld;
+    // Padding columns (a padded vocabulary) are no class: zero gradient.
+    std::fill(drow + blockVocab, drow + ld, T(0));
     if (!isCounted(targets, mask, r, ignoreIndex)) {
       std::fill(drow, drow + blockVocab, T(0));
       continue;
@@ -565,17 +567,17 @@ void cross_entropy_block_backward(double dloss, const T *logits,
                                   const double *rowSumExp, T *dlogits,
                                   int64_t rows, int64_t vocab,
                                   int64_t vocabBegin, int64_t blockVocab,
-                                  int64_t ignoreIndex) {
-  checkVocabBlock("cross_entropy_backward", vocab, vocabBegin, blockVocab,
-                  rowMax, rowSumExp);
+                                  int64_t ignoreIndex, int64_t ld) {
+  ld = checkVocabBlock("cross_entropy_backward", vocab, vocabBegin, blockVocab,
+                       rowMax, rowSumExp, ld);
   int64_t count = countTargets("cross_entropy_backward", targets, mask, rows,
                                vocab, ignoreIndex);
   if (count == 0) {
-    std::fill(dlogits, dlogits + rows * blockVocab, T(0));
+    std::fill(dlogits, dlogits + rows * ld, T(0));
     return;
   }
   crossEntropyRowGrads(logits, targets, mask, rowMax, rowSumExp, dlogits, rows,
-                       vocabBegin, blockVocab, ignoreIndex,
+                       vocabBegin, blockVocab, ld, ignoreIndex,
                        dloss / double(count));
 }
 
@@ -594,18 +596,30 @@ void linear_cross_entropy_block_backward(
     const int32_t *targets, const T *mask, const double *rowMax,
     const double *rowSumExp, T *dx, T *dw, int64_t rows, int64_t hidden,
     int64_t vocab, int64_t vocabBegin, int64_t blockVocab,
-    int64_t ignoreIndex) {
+    int64_t ignoreIndex, int64_t ld) {
   if (hidden <= 0 || vocab <= 0)
     throw rt::Error(
         "linear_cross_entropy_backward: hidden = " + std::to_string(hidden) +
         " and vocab = " + std::to_string(vocab) + " must be positive");
-  checkVocabBlock("linear_cross_entropy_backward", vocab, vocabBegin,
-                  blockVocab, rowMax, rowSumExp);
+  ld = checkVocabBlock("linear_cross_entropy_backward", vocab, vocabBegin,
+                       blockVocab, rowMax, rowSumExp, ld);
   int64_t count = countTargets("linear_cross_entropy_backward", targets, mask,
                                rows, vocab, ignoreIndex);
   double coef = count > 0 ? dloss / double(count) : 0.0;
   int64_t bv = blockVocab;
-  int64_t ldw = wIsVocabMajor ? hidden : bv;
+  // W's padding rows (vocab-major) or columns (hidden-major, stride ld) are
+  // no class: their gradient is zero and they are never multiplied.
+  if (wIsVocabMajor) {
+    std::fill(dw + bv * hidden, dw + ld * hidden, T(0));
+  } else {
+    for (int64_t h = 0; h < hidden; ++h)
+      std::fill(dw + h * ld + bv, dw + (h + 1) * ld, T(0));
+  }
+  if (bv == 0) {
+    std::fill(dx, dx + rows * hidden, T(0));
+    return;
+  }
+  int64_t ldw = wIsVocabMajor ? hidden : ld;
   int64_t chunkRows =
       std::clamp<int64_t>(kLogitsScratchElems / bv, 1, kMaxChunkRows);
   std::vector<T> dlogits(count > 0 ? std::min(chunkRows, rows) * bv : 0);
@@ -627,7 +641,7 @@ void linear_cross_entropy_block_backward(
     crossEntropyRowGrads(dlogits.data(), targets + r0, chunkMask,
                          rowMax ? rowMax + r0 : nullptr,
                          rowSumExp ? rowSumExp + r0 : nullptr, dlogits.data(),
-                         n, vocabBegin, bv, ignoreIndex, coef);
+                         n, vocabBegin, bv, bv, ignoreIndex, coef);
     // dx = dlogits @ W^T in the logits' orientation.
     gemm<T>(false, !wIsVocabMajor, n, hidden, bv, T(1), dlogits.data(), bv, w,
             ldw, T(0), dx + r0 * hidden, hidden);
@@ -638,11 +652,16 @@ void linear_cross_entropy_block_backward(
               hidden, beta, dw, hidden);
     else
       gemm<T>(true, false, hidden, bv, n, T(1), xChunk, hidden, dlogits.data(),
-              bv, beta, dw, bv);
+              bv, beta, dw, ld);
     dwWritten = true;
   }
-  if (!dwWritten)
-    std::fill(dw, dw + bv * hidden, T(0));
+  if (!dwWritten) {
+    if (wIsVocabMajor)
+      std::fill(dw, dw + bv * hidden, T(0));
+    else
+      for (int64_t h = 0; h < hidden; ++h)
+        std::fill(dw + h * ld, dw + h * ld + bv, T(0));
+  }
 }
 
 template <class T>
@@ -681,14 +700,15 @@ void linear_cross_entropy_backward(double dloss, const T *x, const T *w,
                                           int64_t);                            \
   template void cross_entropy_block_backward<T>(                               \
       double, const T *, const int32_t *, const T *, const double *,           \
-      const double *, T *, int64_t, int64_t, int64_t, int64_t, int64_t);      \
+      const double *, T *, int64_t, int64_t, int64_t, int64_t, int64_t,        \
+      int64_t);                                                                \
   template void linear_cross_entropy_backward<T>(                              \
       double, const T *, const T *, bool, const int32_t *, const T *, T *,     \
       T *, int64_t, int64_t, int64_t, int64_t);                                \
   template void linear_cross_entropy_block_backward<T>(                        \
       double, const T *, const T *, bool, const int32_t *, const T *,          \
       const double *, const double *, T *, T *, int64_t, int64_t, int64_t,     \
-      int64_t, int64_t, int64_t);
+      int64_t, int64_t, int64_t, int64_t);
 SHARDC_INSTANTIATE(float)
 SHARDC_INSTANTIATE(double)
 #undef SHARDC_INSTANTIATE

@@ -277,6 +277,14 @@ void linear_cross_entropy_backward(double dloss, const T *x, const T *w, bool wI
 //
 // Row statistics are double arrays of `rows` entries. Rows that do not count
 // (ignored target, zero mask) get 0 everywhere and are never read back.
+//
+// A padded vocabulary (xf's `classes`): `vocab` is then the number of
+// classes, a block holds only its class columns [vocabBegin, vocabBegin +
+// blockVocab) — possibly none — and `ld` (0: blockVocab) is the block's
+// allocated extent: the row stride of logits/dlogits and the vocabulary
+// extent of W/dW. Columns [blockVocab, ld) are padding: never read into the
+// statistics, their gradients written as zeros. An empty block's counted
+// rows get rowMax = -inf, rowSumExp = 0 (they add nothing when combined).
 //===----------------------------------------------------------------------===//
 
 /// Statistics of logits [rows, blockVocab], the block's columns: for counted
@@ -289,7 +297,7 @@ template <class T>
 int64_t cross_entropy_block_stats(const T *logits, const int32_t *targets, const T *mask,
                                   int64_t rows, int64_t vocab, int64_t vocabBegin,
                                   int64_t blockVocab, int64_t ignoreIndex, double *rowMax,
-                                  double *rowSumExp, double *targetLogit);
+                                  double *rowSumExp, double *targetLogit, int64_t ld = 0);
 
 /// The same for logits = x[rows, hidden] @ W_block: w is the block of the
 /// weight, [blockVocab, hidden] if wIsVocabMajor, else [hidden, blockVocab].
@@ -300,7 +308,7 @@ int64_t linear_cross_entropy_block_stats(const T *x, const T *w, bool wIsVocabMa
                                          int64_t hidden, int64_t vocab, int64_t vocabBegin,
                                          int64_t blockVocab, int64_t ignoreIndex,
                                          double *rowMax, double *rowSumExp,
-                                         double *targetLogit);
+                                         double *targetLogit, int64_t ld = 0);
 
 /// Combines the statistics of `blocks` vocabulary blocks (block b's arrays
 /// are rowMax[b], rowSumExp[b], targetLogit[b]) in block order:
@@ -332,7 +340,7 @@ template <class T>
 void cross_entropy_block_backward(double dloss, const T *logits, const int32_t *targets,
                                   const T *mask, const double *rowMax, const double *rowSumExp,
                                   T *dlogits, int64_t rows, int64_t vocab, int64_t vocabBegin,
-                                  int64_t blockVocab, int64_t ignoreIndex);
+                                  int64_t blockVocab, int64_t ignoreIndex, int64_t ld = 0);
 
 /// The block of linear_cross_entropy_backward given the combined statistics
 /// (or null statistics for the whole vocabulary, as above): with dlogits the
@@ -345,7 +353,8 @@ void linear_cross_entropy_block_backward(double dloss, const T *x, const T *w,
                                          const T *mask, const double *rowMax,
                                          const double *rowSumExp, T *dx, T *dw, int64_t rows,
                                          int64_t hidden, int64_t vocab, int64_t vocabBegin,
-                                         int64_t blockVocab, int64_t ignoreIndex);
+                                         int64_t blockVocab, int64_t ignoreIndex,
+                                         int64_t ld = 0);
 
 //===----------------------------------------------------------------------===//
 // Optimizer (Optimizer.cpp)

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace shardc::cpu {
@@ -29,11 +30,12 @@ constexpr int64_t kLogitsScratchElems = int64_t(1) << 23;
 constexpr int64_t kMaxChunkRows = 256;
 
 
-/// Statistics of the counted rows of logits [rows, blockVocab], the block
-/// starting at vocabBegin: max, sum of exp(x - max) (summed in double) and the
-/// target logit if the target is in the block; zeros for the other rows.
+/// Statistics of the counted rows of logits [rows, blockVocab] (row stride
+/// ld), the block starting at vocabBegin: max, sum of exp(x - max) (summed in
+/// double) and the target logit if the target is in the block; zeros for the
+/// other rows. An empty block (all padding): -inf, 0, 0.
 template <class T>
-void rowStats(const T *logits, const int32_t *targets, const T *mask,
+void rowStats(const T *logits, int64_t ld, const int32_t *targets, const T *mask,
               int64_t rows, int64_t vocabBegin, int64_t blockVocab,
               int64_t ignoreIndex, double *rowMax, double *rowSumExp,
               double *targetLogit) {
@@ -43,7 +45,12 @@ void rowStats(const T *logits, const int32_t *targets, const T *mask,
       rowMax[r] = rowSumExp[r] = targetLogit[r] = 0.0;
       continue;
     }
-    const T *row = logits + r * blockVocab;
+    if (blockVocab == 0) {
+      rowMax[r] = -std::numeric_limits<double>::infinity();
+      rowSumExp[r] = targetLogit[r] = 0.0;
+      continue;
+    }
+    const T *row = logits + r * ld;
     T mx = *std::max_element(row, row + blockVocab);
     rowMax[r] = double(mx);
     rowSumExp[r] = expShiftedSum<T>(row, mx, blockVocab, nullptr);
@@ -69,14 +76,15 @@ int64_t cross_entropy_block_stats(const T *logits, const int32_t *targets,
                                   const T *mask, int64_t rows, int64_t vocab,
                                   int64_t vocabBegin, int64_t blockVocab,
                                   int64_t ignoreIndex, double *rowMax,
-                                  double *rowSumExp, double *targetLogit) {
-  checkVocabBlock("cross_entropy", vocab, vocabBegin, blockVocab, rowMax,
-                  rowSumExp);
+                                  double *rowSumExp, double *targetLogit,
+                                  int64_t ld) {
+  ld = checkVocabBlock("cross_entropy", vocab, vocabBegin, blockVocab, rowMax,
+                       rowSumExp, ld);
   int64_t count =
       countTargets("cross_entropy", targets, mask, rows, vocab, ignoreIndex);
   if (count > 0) {
-    rowStats(logits, targets, mask, rows, vocabBegin, blockVocab, ignoreIndex,
-             rowMax, rowSumExp, targetLogit);
+    rowStats(logits, ld, targets, mask, rows, vocabBegin, blockVocab,
+             ignoreIndex, rowMax, rowSumExp, targetLogit);
   } else {
     std::fill(rowMax, rowMax + rows, 0.0);
     std::fill(rowSumExp, rowSumExp + rows, 0.0);
@@ -90,19 +98,27 @@ int64_t linear_cross_entropy_block_stats(
     const T *x, const T *w, bool wIsVocabMajor, const int32_t *targets,
     const T *mask, int64_t rows, int64_t hidden, int64_t vocab,
     int64_t vocabBegin, int64_t blockVocab, int64_t ignoreIndex,
-    double *rowMax, double *rowSumExp, double *targetLogit) {
+    double *rowMax, double *rowSumExp, double *targetLogit, int64_t ld) {
   if (hidden <= 0 || vocab <= 0)
     throw rt::Error("linear_cross_entropy: hidden = " + std::to_string(hidden) +
                     " and vocab = " + std::to_string(vocab) +
                     " must be positive");
-  checkVocabBlock("linear_cross_entropy", vocab, vocabBegin, blockVocab,
-                  rowMax, rowSumExp);
+  ld = checkVocabBlock("linear_cross_entropy", vocab, vocabBegin, blockVocab,
+                       rowMax, rowSumExp, ld);
   int64_t count = countTargets("linear_cross_entropy", targets, mask, rows,
                                vocab, ignoreIndex);
   std::fill(rowMax, rowMax + rows, 0.0);
   std::fill(rowSumExp, rowSumExp + rows, 0.0);
   std::fill(targetLogit, targetLogit + rows, 0.0);
   int64_t bv = blockVocab;
+  if (bv == 0) { // all padding: only the counted rows' empty statistics
+    rowStats<T>(nullptr, 0, targets, mask, rows, vocabBegin, 0, ignoreIndex,
+                rowMax, rowSumExp, targetLogit);
+    return count;
+  }
+  // Only the class columns are multiplied: W's first bv rows (vocab-major)
+  // or columns (hidden-major, row stride ld).
+  int64_t ldw = wIsVocabMajor ? hidden : ld;
   int64_t chunkRows =
       std::clamp<int64_t>(kLogitsScratchElems / bv, 1, kMaxChunkRows);
   std::vector<T> logits(count > 0 ? std::min(chunkRows, rows) * bv : 0);
@@ -115,8 +131,8 @@ int64_t linear_cross_entropy_block_stats(
     if (!anyCounted)
       continue;
     gemm<T>(false, wIsVocabMajor, n, bv, hidden, T(1), x + r0 * hidden, hidden,
-            w, wIsVocabMajor ? hidden : bv, T(0), logits.data(), bv);
-    rowStats(logits.data(), targets + r0, chunkMask, n, vocabBegin, bv,
+            w, ldw, T(0), logits.data(), bv);
+    rowStats(logits.data(), bv, targets + r0, chunkMask, n, vocabBegin, bv,
              ignoreIndex, rowMax + r0, rowSumExp + r0, targetLogit + r0);
   }
   return count;
@@ -198,11 +214,11 @@ double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
       int64_t, int64_t, int64_t, int64_t *);                                 \
   template int64_t cross_entropy_block_stats<T>(                               \
       const T *, const int32_t *, const T *, int64_t, int64_t, int64_t,        \
-      int64_t, int64_t, double *, double *, double *);                         \
+      int64_t, int64_t, double *, double *, double *, int64_t);                \
   template int64_t linear_cross_entropy_block_stats<T>(                        \
       const T *, const T *, bool, const int32_t *, const T *, int64_t,         \
       int64_t, int64_t, int64_t, int64_t, int64_t, double *, double *,         \
-      double *);                                                               \
+      double *, int64_t);                                                      \
   template double cross_entropy_from_stats<T>(                                 \
       const double *, const double *, const double *, const int32_t *,         \
       const T *, int64_t, int64_t, int64_t *);

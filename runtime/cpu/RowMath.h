@@ -72,17 +72,26 @@ int64_t countTargets(const char *kernel, const int32_t *targets, const T *mask, 
 }
 
 /// Validates the vocabulary block [vocabBegin, vocabBegin + blockVocab) of a
-/// loss kernel: it lies in [0, vocab), and without combined statistics
-/// (rowMax and rowSumExp both null) it is the whole vocabulary.
-inline void checkVocabBlock(const char *kernel, int64_t vocab, int64_t vocabBegin,
-                            int64_t blockVocab, const double *rowMax,
-                            const double *rowSumExp) {
-  if (vocabBegin < 0 || blockVocab < 0 || vocabBegin + blockVocab > vocab ||
-      (blockVocab == 0 && vocab > 0))
+/// loss kernel and returns its allocated extent ld (0: blockVocab): the block
+/// lies in [0, vocab); ld >= blockVocab; padding (ld > blockVocab) only
+/// follows the last class (the block ends at vocab, or is empty and starts at
+/// or past it); without combined statistics (rowMax and rowSumExp both null)
+/// it is the whole vocabulary.
+inline int64_t checkVocabBlock(const char *kernel, int64_t vocab, int64_t vocabBegin,
+                               int64_t blockVocab, const double *rowMax,
+                               const double *rowSumExp, int64_t ld = 0) {
+  if (ld == 0)
+    ld = blockVocab;
+  bool ok = vocab > 0 && vocabBegin >= 0 && blockVocab >= 0 && ld >= blockVocab && ld > 0;
+  if (ok && blockVocab > 0)
+    ok = vocabBegin + blockVocab <= vocab && (ld == blockVocab || vocabBegin + blockVocab == vocab);
+  else if (ok)
+    ok = vocabBegin >= vocab;
+  if (!ok)
     throw rt::Error(std::string(kernel) + ": vocabulary block [" + std::to_string(vocabBegin) +
-                    ", " + std::to_string(vocabBegin + blockVocab) +
-                    ") is empty or not inside the vocabulary [0, " + std::to_string(vocab) +
-                    ")");
+                    ", " + std::to_string(vocabBegin + blockVocab) + ") of extent " +
+                    std::to_string(ld) + " is empty or not inside the vocabulary [0, " +
+                    std::to_string(vocab) + ")");
   if ((rowMax == nullptr) != (rowSumExp == nullptr))
     throw rt::Error(std::string(kernel) + ": give both row statistics or neither");
   if (!rowMax && blockVocab != vocab)
@@ -90,6 +99,7 @@ inline void checkVocabBlock(const char *kernel, int64_t vocab, int64_t vocabBegi
                     std::to_string(vocabBegin) + ", " +
                     std::to_string(vocabBegin + blockVocab) +
                     ") needs the combined row statistics of the whole vocabulary");
+  return ld;
 }
 
 } // namespace shardc::cpu

@@ -43,6 +43,7 @@
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/Gemm.h"
 #include "runtime/cuda/LinearCrossEntropy.h"
+#include "runtime/cuda/LossInternal.h"
 #include "runtime/program/CallDecoder.h"
 #include "runtime/program/KernelRunner.h"
 
@@ -1135,12 +1136,22 @@ void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
   if ((members > 1 || tokenMembers > 1) && !deviceComm_)
     failCall(d, "a split loss needs communicators");
 
+  // A padded vocabulary: only the block's first `cols` columns are classes;
+  // the rest get no probability and a zero gradient.
+  const int64_t cols = classColumns(b, d.classes);
+  if (cols == 0)
+    failCall(d, "this rank's vocabulary block [" + std::to_string(b.offset) + ", " +
+                    std::to_string(b.offset + b.local) + ") is all padding (classes = " +
+                    std::to_string(d.classes) +
+                    "): the GPU needs at least one class per rank of the vocabulary split");
+  if (linear && cols < b.local && !d.vocabMajor)
+    failCall(d, "a padded vocabulary needs a [vocab, hidden] weight on the GPU");
   LinearCrossEntropyShape shape;
   shape.rows = rows;
   shape.hidden = hidden;
-  shape.vocab = b.global;
+  shape.vocab = d.classes;
   shape.vocabBegin = b.offset;
-  shape.blockVocab = b.local;
+  shape.blockVocab = cols;
   shape.ignoreIndex = d.ignoreIndex;
   shape.vocabMajor = d.vocabMajor;
 
@@ -1157,8 +1168,9 @@ void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
   if (linear)
     linear_cross_entropy_stats(*gemm_, x, w, targets, mask, shape, stats, lceWs, err, compute_);
   else
-    cross_entropy_block_stats(logits, targets, mask, rows, b.global, b.offset, b.local,
-                              d.ignoreIndex, stats, stats + rows, stats + 2 * rows, err, compute_);
+    detail::ce_stats(logits, b.local, targets, mask, rows, d.classes, b.offset, cols,
+                     d.ignoreIndex, stats, stats + rows, stats + 2 * rows, /*merge=*/false,
+                     /*positionOffset=*/0, err, compute_);
   if (members > 1) {
     groupAllGatherStats(b.axes, stats, 3 * rows, gathered);
     cross_entropy_combine_stats(gathered, members, rows, stats, compute_);
@@ -1172,13 +1184,24 @@ void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
     cross_entropy_loss(stats, targets, mask, rows, d.ignoreIndex, groupCount_,
                        view(res[0], d.results[0]), compute_);
   } else if (linear) {
+    TView dw = view(res[1], d.results[1]);
     linear_cross_entropy_backward(*gemm_, dloss, x, w, targets, mask, shape, stats, groupCount_,
-                                  view(res[0], d.results[0]), view(res[1], d.results[1]), lceWs,
-                                  compute_);
+                                  view(res[0], d.results[0]), dw, lceWs, compute_);
+    if (cols < b.local) { // the padding rows of [vocab, hidden]
+      const size_t rowBytes = size_t(hidden) * dtype_size(dw.dtype);
+      SHARDC_CUDA(cudaMemsetAsync(static_cast<char *>(dw.p) + size_t(cols) * rowBytes, 0,
+                                  size_t(b.local - cols) * rowBytes, compute_));
+    }
   } else {
-    cross_entropy_block_grad(dloss, logits, targets, mask, stats, groupCount_,
-                             view(res[0], d.results[0]), rows, b.offset, b.local, d.ignoreIndex,
-                             compute_);
+    TView dl = view(res[0], d.results[0]);
+    detail::ce_grad(dloss, logits, b.local, targets, mask, stats, stats + rows, groupCount_, dl,
+                    b.local, rows, b.offset, cols, d.ignoreIndex, compute_);
+    if (cols < b.local && rows > 0) { // the padding columns of every row
+      const size_t es = dtype_size(dl.dtype);
+      SHARDC_CUDA(cudaMemset2DAsync(static_cast<char *>(dl.p) + size_t(cols) * es,
+                                    size_t(b.local) * es, 0, size_t(b.local - cols) * es,
+                                    size_t(rows), compute_));
+    }
   }
 }
 

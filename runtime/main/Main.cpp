@@ -22,6 +22,7 @@
 #include "runtime/checkpoint/InitFrom.h"
 #include "runtime/cpu/ComputeType.h"
 #include "runtime/cpu/Kernels.h"
+#include "runtime/data/MaskedLM.h"
 #include "runtime/data/TokenFile.h"
 #include "runtime/rng/Philox.h"
 #include "runtime/abi/StateNames.h"
@@ -273,11 +274,14 @@ void initFromFile(shardc_rt_ctx &ctx, int64_t rank, const std::string &path) {
 /// The inputs of one micro-batch.
 struct MicroBatchInputs {
   const BoundaryTensor *tokens = nullptr, *targets = nullptr;
+  /// BERT's segment ids (all zero: one segment); its presence makes the
+  /// step a masked LM (data::applyMaskedLM on the global batch).
+  const BoundaryTensor *tokenTypes = nullptr;
   std::vector<const BoundaryTensor *> masks; ///< loss_mask: all ones
 };
 
-/// The step's inputs by micro-batch, checked once: tokens and targets of one
-/// global [B, T], no masked LM.
+/// The step's inputs by micro-batch, checked once: tokens, targets and
+/// token types of one global [B, T].
 std::vector<MicroBatchInputs> stepInputs(const Program &p, int64_t &B, int64_t &T) {
   std::vector<MicroBatchInputs> mbs(std::max<int64_t>(p.microBatches, 1));
   for (const BoundaryTensor &t : p.tensors) {
@@ -287,14 +291,11 @@ std::vector<MicroBatchInputs> stepInputs(const Program &p, int64_t &B, int64_t &
       throw Error("input '" + t.name + "' is of micro-batch " + std::to_string(t.microBatch) +
                   " but the step has " + std::to_string(mbs.size()));
     MicroBatchInputs &mb = mbs[t.microBatch];
-    if (t.name == "token_types")
-      throw Error("the step has a 'token_types' input (masked LM, BERT): compiled steps do "
-                  "not support masked LM yet; train it with `shardc train`");
-    if (t.name == "tokens" || t.name == "targets") {
+    if (t.name == "tokens" || t.name == "targets" || t.name == "token_types") {
       if (t.local.dtype != DType::I32 || t.globalShape.size() != 2)
         throw Error("input '" + t.name + "' must be I32 [batch, seq], got " +
                     dtype_name(t.local.dtype) + " " + shape_str(t.globalShape));
-      (t.name == "tokens" ? mb.tokens : mb.targets) = &t;
+      (t.name == "tokens" ? mb.tokens : t.name == "targets" ? mb.targets : mb.tokenTypes) = &t;
     } else if (t.name == "loss_mask") {
       mb.masks.push_back(&t);
     } else {
@@ -306,6 +307,10 @@ std::vector<MicroBatchInputs> stepInputs(const Program &p, int64_t &B, int64_t &
       throw Error("the step has no 'tokens' input for micro-batch " + std::to_string(j));
     if (mbs[j].targets && mbs[j].targets->globalShape != mbs[j].tokens->globalShape)
       throw Error("inputs 'tokens' and 'targets' differ in global shape");
+    if (mbs[j].tokenTypes && mbs[j].tokenTypes->globalShape != mbs[j].tokens->globalShape)
+      throw Error("inputs 'tokens' and 'token_types' differ in global shape");
+    if ((mbs[j].tokenTypes != nullptr) != (mbs[0].tokenTypes != nullptr))
+      throw Error("only some micro-batches have a 'token_types' input");
     if (mbs[j].tokens->globalShape != mbs[0].tokens->globalShape)
       throw Error("the micro-batches' 'tokens' differ in global shape");
   }
@@ -314,16 +319,25 @@ std::vector<MicroBatchInputs> stepInputs(const Program &p, int64_t &B, int64_t &
   return mbs;
 }
 
-/// Fills this rank's blocks of the inputs of step at data `position`.
+/// Fills this rank's blocks of the inputs of step at data `position`. A
+/// masked LM (maskToken >= 0) masks the global batch first, as `shardc
+/// train` does, so every rank's block is its share of the same batch.
 void fillInputs(shardc_rt_ctx &ctx, int64_t rank, const std::vector<MicroBatchInputs> &mbs,
                 const data::TokenFile &tokens, int64_t position, int64_t B, int64_t T,
-                std::vector<int32_t> &gTokens, std::vector<int32_t> &gTargets) {
+                uint64_t seed, int32_t maskToken, std::vector<int32_t> &gTokens,
+                std::vector<int32_t> &gTargets) {
   const MeshDesc &mesh = ctx.program.mesh;
   gTokens.resize(B * T);
   gTargets.resize(B * T);
   for (size_t j = 0; j < mbs.size(); ++j) {
-    tokens.batch(position + static_cast<int64_t>(j) * B * T, B, T, gTokens.data(),
-                 gTargets.data());
+    const int64_t at = position + static_cast<int64_t>(j) * B * T;
+    tokens.batch(at, B, T, gTokens.data(), gTargets.data());
+    if (maskToken >= 0)
+      data::applyMaskedLM(gTokens.data(), gTargets.data(), B * T, at, seed, maskToken);
+    if (const BoundaryTensor *tt = mbs[j].tokenTypes) { // one segment: type 0
+      std::memset(ctx.address(*tt), 0, static_cast<size_t>(tt->local.bytes()));
+      ctx.toDevice(*tt);
+    }
     for (const BoundaryTensor *t : {mbs[j].tokens, mbs[j].targets}) {
       if (!t)
         continue;
@@ -443,6 +457,8 @@ struct Plan {
   std::vector<MicroBatchInputs> inputs;
   int64_t B = 0, T = 0;
   uint64_t seed = kDefaultSeed;
+  /// A masked LM's mask id (-1: not a masked LM).
+  int32_t maskToken = -1;
   int64_t firstStep = 0, position = 0;
   std::string resumeDir; ///< the step directory, when resuming
   ckpt::Manifest manifest;
@@ -452,10 +468,40 @@ struct Plan {
   std::shared_ptr<std::ofstream> log;
 };
 
+/// A masked LM's mask id: --mask-token, else the token table's last row
+/// (`shardc train`'s default: a padding row when the vocabulary is padded),
+/// checked against the table; -1 for a step without token types.
+int32_t maskTokenOf(const Program &program, const std::vector<MicroBatchInputs> &inputs,
+                    const StepOptions &opts) {
+  if (!inputs.front().tokenTypes) {
+    if (opts.maskToken)
+      throw Error("option '--mask-token' is for masked-LM steps (BERT), and this step has "
+                       "no 'token_types' input");
+    return -1;
+  }
+  const BoundaryTensor *table = nullptr;
+  for (const BoundaryTensor &t : program.tensors)
+    if (t.kind == "state" && t.param && t.param->role == "embedding" &&
+        t.name.rfind("param:", 0) == 0 && t.globalShape.size() == 2) {
+      table = &t;
+      break;
+    }
+  if (!table)
+    throw Error("the masked-LM step has no token embedding (a parameter of role embedding) "
+                "to take the mask id from");
+  const int64_t rows = table->globalShape[0];
+  const int64_t id = opts.maskToken.value_or(rows - 1);
+  if (id >= rows)
+    throw Error("option '--mask-token' " + std::to_string(id) + " is outside the token " +
+                     "table '" + table->param->name + "' of " + std::to_string(rows) + " rows");
+  return static_cast<int32_t>(id);
+}
+
 Plan plan(const Program &program, const StepOptions &opts, const data::TokenFile &tokens) {
   Plan pl;
   pl.opts = opts;
   pl.inputs = stepInputs(program, pl.B, pl.T);
+  pl.maskToken = maskTokenOf(program, pl.inputs, opts);
   if (tokens.size() < pl.B * pl.T + 1)
     throw Error(tokens.path() + " (--data) holds " + std::to_string(tokens.size()) +
                 " tokens, but one global batch of " + std::to_string(pl.B) + " x " +
@@ -598,7 +644,8 @@ double evaluate(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &val, 
   const int64_t k = static_cast<int64_t>(pl.inputs.size());
   double sum = 0;
   for (int64_t b = 0; b < pl.opts.evalBatches; ++b) {
-    fillInputs(ctx, ctx.comm->rank(), pl.inputs, val, b * k * pl.B * pl.T, pl.B, pl.T, gTokens,
+    fillInputs(ctx, ctx.comm->rank(), pl.inputs, val, b * k * pl.B * pl.T, pl.B, pl.T, pl.seed,
+               pl.maskToken, gTokens,
                gTargets);
     ctx.run(/*eval=*/true, StepContext{pl.seed, static_cast<uint64_t>(step), /*training=*/false});
     ctx.toHost(*report);
@@ -687,7 +734,8 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
     if (pl.fault.rank == rank && pl.fault.step == i + 1)
       std::raise(SIGKILL);
     auto start = std::chrono::steady_clock::now();
-    fillInputs(ctx, rank, pl.inputs, tokens, position, pl.B, pl.T, gTokens, gTargets);
+    fillInputs(ctx, rank, pl.inputs, tokens, position, pl.B, pl.T, pl.seed, pl.maskToken,
+               gTokens, gTargets);
     ctx.run(/*eval=*/false, StepContext{pl.seed, static_cast<uint64_t>(i), /*training=*/true});
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     totalSecs += secs;

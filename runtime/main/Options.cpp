@@ -30,7 +30,7 @@ constexpr Flag kFlags[] = {
     {"eval-every", Kind::Count},    {"eval-batches", Kind::Count},
     {"device", Kind::String},       {"comm", Kind::String},
     {"no-graph", Kind::Flag},       {"init-from", Kind::String},
-    {"peak-tflops", Kind::String},
+    {"peak-tflops", Kind::String},  {"mask-token", Kind::Count},
 };
 
 /// A non-negative decimal integer that fits `max`.
@@ -109,6 +109,8 @@ StepOptions parseStepOptions(const std::vector<std::string> &args) {
       o.position = static_cast<int64_t>(parseCount(name, *value, maxRecorded));
     else if (name == "seed")
       o.seed = parseCount(name, *value, UINT64_MAX);
+    else if (name == "mask-token")
+      o.maskToken = static_cast<int64_t>(parseCount(name, *value, INT32_MAX));
     else if (name == "checkpoint-dir")
       o.checkpointDir = *value;
     else if (name == "checkpoint-every")
@@ -185,8 +187,10 @@ std::string stepUsage(const std::string &argv0) {
          "  --data <file>             token file (llm.c format, see `shardc tokenize`)\n"
          "  --steps <n>               train until step n (with --resume: n in total)\n"
          "  --position <n>            first token of the first batch (default 0)\n"
-         "  --seed <n>                parameter-init and dropout seed (default 1234; with\n"
-         "                            --resume: the checkpoint's)\n"
+         "  --seed <n>                parameter-init, dropout and masked-LM seed (default\n"
+         "                            1234; with --resume: the checkpoint's)\n"
+         "  --mask-token <id>         masked LM (BERT): the id masked tokens become\n"
+         "                            (default: the token table's last row)\n"
          "  --init-from <file>        start from these weights (safetensors: Hugging Face\n"
          "                            GPT-2, `shardc export`); each rank keeps its blocks,\n"
          "                            moments start at zero\n"

@@ -26,6 +26,7 @@ struct StepOptions {
   int64_t steps = 0;              ///< --steps: the run ends after step `steps`
   std::optional<int64_t> position; ///< --position: first token (default 0)
   std::optional<uint64_t> seed;   ///< --seed (default 1234, or the checkpoint's)
+  std::optional<int64_t> maskToken; ///< --mask-token: masked-LM mask id (BERT)
   std::string checkpointDir;      ///< --checkpoint-dir
   int64_t checkpointEvery = 0;    ///< --checkpoint-every (0: only at the end)
   bool resume = false;            ///< --resume

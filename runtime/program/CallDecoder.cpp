@@ -455,6 +455,10 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
       need(d, out[0].numel() == first.numel(), "dlogits must have the shape of the logits");
     auto [operand, dim] = vocabDimOf(d);
     d.block = place(mesh, coords, c.operandAxes, operand, in[operand], dim);
+    d.classes = attrI64(c, d, "classes", d.block.global);
+    need(d, d.classes >= 1 && d.classes <= d.block.global,
+         "classes = " + std::to_string(d.classes) + " must be in [1, " +
+             std::to_string(d.block.global) + "] (the vocabulary)");
     if (const nlohmann::json *t = attr(c, "token_axes")) {
       try {
         d.tokenAxes = t->get<Axes>();

@@ -39,6 +39,12 @@ struct Block {
   Axes axes;
 };
 
+/// The columns of a loss's vocabulary block that are classes: the first
+/// min(local, classes - offset) (possibly none); the rest are padding.
+inline int64_t classColumns(const Block &b, int64_t classes) {
+  return classes <= b.offset ? 0 : (classes - b.offset < b.local ? classes - b.offset : b.local);
+}
+
 struct DecodedCall {
   int index = 0;
   std::string op;
@@ -50,6 +56,9 @@ struct DecodedCall {
   double epsilon = 0, scale = 0, theta = 0, rate = 0, value = 0, factor = 0, beta1 = 0,
          beta2 = 0, weightDecay = 0, maxNorm = 0, lr = 0, minLr = 0, minScale = 0;
   int64_t key = 0, dim = 0, ignoreIndex = 0, warmup = 0, decaySteps = 0, window = 0;
+  /// A loss's classes: the true vocabulary size (the global vocabulary dim
+  /// when the op has no `classes`; columns at and past it are padding).
+  int64_t classes = 0;
   bool causal = false, inverse = false, vocabMajor = false;
   std::vector<int64_t> permutation, dims;
   /// Multi-tensor ops: the list length n (0 for other ops); xf.multi_adamw:

@@ -731,6 +731,8 @@ template <class C> void KernelRunner::runCrossEntropyAs(const Decoded &d, void *
   const C *maskPtr = mask ? mask->get() : nullptr;
   const Block &b = d.block;
   int64_t members = mesh.size(b.axes);
+  // The block's class columns (a padded vocabulary's padding is no class).
+  const int64_t cols = classColumns(b, d.classes);
 
   // 1. Statistics of this rank's block; 2. combined over the vocabulary group
   // in group order (a whole vocabulary is a group of one, combined as well).
@@ -741,11 +743,11 @@ template <class C> void KernelRunner::runCrossEntropyAs(const Decoded &d, void *
     double *mx = stats.data(), *se = mx + rows, *tg = se + rows;
     if (linear)
       cpu::linear_cross_entropy_block_stats<C>(x->get(), w->get(), d.vocabMajor, targets,
-                                               maskPtr, rows, hidden, b.global, b.offset,
-                                               b.local, d.ignoreIndex, mx, se, tg);
+                                               maskPtr, rows, hidden, d.classes, b.offset,
+                                               cols, d.ignoreIndex, mx, se, tg, b.local);
     else
-      cpu::cross_entropy_block_stats<C>(logits->get(), targets, maskPtr, rows, b.global,
-                                        b.offset, b.local, d.ignoreIndex, mx, se, tg);
+      cpu::cross_entropy_block_stats<C>(logits->get(), targets, maskPtr, rows, d.classes,
+                                        b.offset, cols, d.ignoreIndex, mx, se, tg, b.local);
     const double *all = stats.data();
     if (members > 1) {
       gathered.resize(members * 3 * rows);
@@ -797,15 +799,15 @@ template <class C> void KernelRunner::runCrossEntropyAs(const Decoded &d, void *
     Out<C> dx(res[0], d.results[0]), dw(res[1], d.results[1]);
     cpu::linear_cross_entropy_block_backward<C>(dloss, x->get(), w->get(), d.vocabMajor, targets,
                                                 maskPtr, cmx, cse, dx.get(), dw.get(), rows,
-                                                hidden, b.global, b.offset, b.local,
-                                                d.ignoreIndex);
+                                                hidden, d.classes, b.offset, cols,
+                                                d.ignoreIndex, b.local);
     dx.done();
     dw.done();
   } else {
     Out<C> dl(res[0], d.results[0]);
     cpu::cross_entropy_block_backward<C>(dloss, logits->get(), targets, maskPtr, cmx, cse,
-                                         dl.get(), rows, b.global, b.offset, b.local,
-                                         d.ignoreIndex);
+                                         dl.get(), rows, d.classes, b.offset, cols,
+                                         d.ignoreIndex, b.local);
     dl.done();
   }
 }

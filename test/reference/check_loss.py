@@ -149,9 +149,12 @@ def config_from_args(preset, gen_args):
 
 
 def cross_check_mlir(path, cfg):
-    """Sanity check only (the model is not built from the IR): B, T and heads agree."""
+    """Sanity check only (the model is not built from the IR): B, T and heads
+    agree. Records the model's true vocabulary size in cfg["classes"] (the
+    loss leaves a padded vocabulary's padding out, as shardc's does)."""
     with open(path) as f:
         text = f.read()
+    cfg["classes"] = R.model_classes(text)
     m = re.search(r"%arg0:\s*tensor<(\d+)x(\d+)xi32>", text)
     if not m:
         raise CheckError(f"{path}: cannot find the tokens argument to cross-check B and T")
@@ -173,7 +176,7 @@ def torch_loss(weights, cfg, inputs, targets, dtype, perturb):
         w = dict(weights)
         w[name] = weights[name] + delta
     model = R.build_model(w, heads=cfg["heads"], kv_heads=cfg["kv_heads"], eps=cfg["eps"],
-                          dtype=dtype, family=cfg["family"])
+                          dtype=dtype, family=cfg["family"], classes=cfg.get("classes"))
     t0 = time.time()
     loss = R.compute_loss(model, inputs, targets)
     return loss, time.time() - t0

@@ -629,7 +629,8 @@ def compare_mode(args, gen_args, rundir, t_start):
 
     def make_loss(dtype):
         return R.functional_loss_fn(w0, heads=cfg["heads"], kv_heads=cfg["kv_heads"],
-                                    eps=cfg["eps"], dtype=dtype, family=family)
+                                    eps=cfg["eps"], dtype=dtype, family=family,
+                                    classes=cfg.get("classes"))
 
     t0 = time.time()
     trecs, tgrads, tfinal = torch_train(w0, make_loss(torch.float32), batches, hp, args.steps,

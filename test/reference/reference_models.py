@@ -252,6 +252,24 @@ class GPT2Model(nn.Module):
         return self.ln_f(x)
 
 
+def masked_cross_entropy(logits, targets, classes=None):
+    """Mean token cross-entropy (ignore_index -100). With `classes` (the true
+    vocabulary of a padded one) the padding columns are no classes: the
+    softmax runs over the first `classes` logits only."""
+    if classes is not None:
+        logits = logits[..., :classes]
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                           ignore_index=-100, reduction="mean")
+
+
+def model_classes(mlir_text):
+    """The true vocabulary size of a `shardc gen` model (xf.model's vocab),
+    or None if the module does not state it."""
+    import re
+    m = re.search(r"xf\.model = \{[^}]*\bvocab = (\d+)", mlir_text)
+    return int(m.group(1)) if m else None
+
+
 class GPT2LMHeadModel(nn.Module):
     """Pre-LN GPT-2 with the LM head tied to wte (logits over every padded row)."""
 
@@ -259,6 +277,7 @@ class GPT2LMHeadModel(nn.Module):
 
     def __init__(self, vocab, positions, hidden, layers, heads, ffn, eps=1e-5):
         super().__init__()
+        self.classes = None  # the true vocabulary of a padded one (build_model)
         self.transformer = GPT2Model(vocab, positions, hidden, layers, heads, ffn, eps)
 
     def forward(self, tokens, targets=None):
@@ -266,8 +285,7 @@ class GPT2LMHeadModel(nn.Module):
         logits = torch.matmul(x, self.transformer.wte.weight.t())
         if targets is None:
             return logits
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
-                               ignore_index=-100, reduction="mean")
+        return masked_cross_entropy(logits, targets, self.classes)
 
 
 def gpt2_state_dict(weights):
@@ -401,6 +419,7 @@ class LlamaForCausalLM(nn.Module):
 
     def __init__(self, vocab, hidden, layers, heads, kv_heads, ffn, eps=1e-5, theta=10000.0):
         super().__init__()
+        self.classes = None  # the true vocabulary of a padded one (build_model)
         self.model = LlamaModel(vocab, hidden, layers, heads, kv_heads, ffn, eps, theta)
         self.lm_head = nn.Linear(hidden, vocab, bias=False)
 
@@ -408,8 +427,7 @@ class LlamaForCausalLM(nn.Module):
         logits = self.lm_head(self.model(tokens))
         if targets is None:
             return logits
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
-                               ignore_index=-100, reduction="mean")
+        return masked_cross_entropy(logits, targets, self.classes)
 
 
 # --------------------------------------------------------------------------
@@ -574,6 +592,7 @@ class BertForMaskedLM(nn.Module):
     def __init__(self, vocab, positions, types, hidden, layers, heads, ffn, eps=1e-12,
                  pre_ln=False):
         super().__init__()
+        self.classes = None  # the true vocabulary of a padded one (build_model)
         self.bert = BertModel(vocab, positions, types, hidden, layers, heads, ffn, eps, pre_ln)
         self.cls = BertOnlyMLMHead(hidden, vocab, eps)
 
@@ -585,8 +604,7 @@ class BertForMaskedLM(nn.Module):
             + self.cls.predictions.bias
         if targets is None:
             return logits
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
-                               ignore_index=-100, reduction="mean")
+        return masked_cross_entropy(logits, targets, self.classes)
 
 
 # Philox4x32-10 (Salmon et al., SC'11; constants as in Random123).
@@ -701,12 +719,14 @@ def detect_family(weights):
 
 
 def build_model(weights, heads, kv_heads=None, eps=1e-5, theta=10000.0, dtype=torch.float32,
-                family=None):
+                family=None, classes=None):
     """Builds the reference model for `weights` ({HF name: tensor}).
 
     Sizes (hidden, layers, vocabulary, positions, MLP width) come from the
     tensor shapes; the head counts (not recoverable from shapes) are given.
-    Every module parameter must be provided and every tensor must be used."""
+    Every module parameter must be provided and every tensor must be used.
+    `classes`: the true vocabulary of a padded one (the loss's softmax runs
+    over the first `classes` logits, as shardc's cross-entropy `classes`)."""
     family = family or detect_family(weights)
     if family == "gpt2":
         sd, used, layers = gpt2_state_dict(weights)
@@ -754,6 +774,7 @@ def build_model(weights, heads, kv_heads=None, eps=1e-5, theta=10000.0, dtype=to
             raise ValueError(f"{name}: saved shape {tuple(t.shape)}, model expects "
                              f"{tuple(expected[name].shape)}")
     model.load_state_dict({k: v.to(dtype) for k, v in sd.items()}, strict=True)
+    model.classes = classes
     model.eval()
     return model
 
@@ -814,7 +835,7 @@ def is_decayed(name, tensor):
 
 
 def functional_loss_fn(weights, heads, kv_heads=None, eps=1e-5, theta=10000.0,
-                       dtype=torch.float32, family=None):
+                       dtype=torch.float32, family=None, classes=None):
     """Returns loss(params, inputs, targets) for {shardc name: tensor} params that
     autograd differentiates by shardc's names (GPT-2's separate q/k/v projections
     are concatenated into c_attn inside the graph, tied heads stay tied).
@@ -825,7 +846,7 @@ def functional_loss_fn(weights, heads, kv_heads=None, eps=1e-5, theta=10000.0,
 
     family = family or detect_family(weights)
     template = build_model(weights, heads=heads, kv_heads=kv_heads, eps=eps, theta=theta,
-                           dtype=dtype, family=family)
+                           dtype=dtype, family=family, classes=classes)
     expected = set(template.state_dict())
 
     def loss(params, inputs, targets):

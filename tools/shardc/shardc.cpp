@@ -1204,8 +1204,9 @@ int cmdExport(const std::vector<std::string> &argv) {
             "tensor names (q/k/v projections fused into attn.c_attn). Takes the checkpoint\n"
             "directory (its latest step) or one step directory. For a GPT-2 step it also\n"
             "writes Hugging Face's config.json beside the file: `-o out/model.safetensors`\n"
-            "makes `out` a directory GPT2LMHeadModel.from_pretrained loads (vocab_size is\n"
-            "the table's rows, padding included).");
+            "makes `out` a directory GPT2LMHeadModel.from_pretrained loads. A padded\n"
+            "vocabulary is written with its true rows (50257 for GPT-2): the padding rows\n"
+            "are no classes of the loss, so Hugging Face computes the same loss.");
   args.option("o", "file", "the safetensors file to write");
   if (!args.parse(argv))
     return 0;

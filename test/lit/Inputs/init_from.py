@@ -9,7 +9,8 @@
   init_from.py reference WEIGHTS TOKENS [--position P]
       Prints `loss X`: the independent PyTorch GPT-2 of test/reference
       (reference_models.GPT2LMHeadModel, float64) on those weights, with the
-      token embedding padded to 50304 rows of zeros as shardc does.
+      token embedding padded to 50304 rows of zeros as shardc does and the
+      loss over the 50257 classes.
   init_from.py make-llama OUT [--rows N] [--inv-freq]
       A Hugging Face LlamaForCausalLM-style file for the llama-tiny preset
       (hidden 64, 2 layers, 4 query / 2 key-value heads, SwiGLU 176): HF
@@ -134,6 +135,7 @@ def reference_llama(args):
     model = R.LlamaForCausalLM(PADDED, HIDDEN, LAYERS, HEADS, LL_KV, LL_FFN, eps=1e-5,
                                theta=LL_THETA).double()
     model.load_state_dict(sd, strict=True)
+    model.classes = VOCAB  # the padding rows are no classes (shardc's loss)
     tokens, targets = R.make_batch(R.read_token_file(args.tokens), args.position, B, T)
     with torch.no_grad():
         loss = model(tokens.long(), targets.long())
@@ -161,6 +163,7 @@ def reference(args):
             [wte, torch.zeros(PADDED - wte.shape[0], wte.shape[1], dtype=wte.dtype)])
     model = R.GPT2LMHeadModel(PADDED, POSITIONS, HIDDEN, LAYERS, HEADS, FFN, eps=1e-5).double()
     model.load_state_dict(sd, strict=True)
+    model.classes = VOCAB  # the padding rows are no classes (shardc's loss)
     tokens, targets = R.make_batch(R.read_token_file(args.tokens), args.position, B, T)
     with torch.no_grad():
         loss = model(tokens.long(), targets.long())

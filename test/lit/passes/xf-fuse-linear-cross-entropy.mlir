@@ -13,6 +13,17 @@ func.func @tied(%x: tensor<2x8x16xf32>, %wte: tensor<64x16xf32>, %t: tensor<2x8x
 
 // -----
 
+// A padded vocabulary: the fused op keeps `classes`, and so does its VJP.
+// CHECK-LABEL: func.func @padded
+// CHECK: xf.linear_cross_entropy %arg0, %arg1, %arg2 vocab_major ignore_index = -100 classes = 60 :
+func.func @padded(%x: tensor<2x8x16xf32>, %wte: tensor<64x16xf32>, %t: tensor<2x8xi32>) -> tensor<f32> {
+  %l = xf.matmul "bsh,vh->bsv" %x, %wte : tensor<2x8x16xf32>, tensor<64x16xf32> -> tensor<2x8x64xf32>
+  %loss = xf.cross_entropy %l, %t ignore_index = -100 classes = 60 : tensor<2x8x64xf32>, tensor<2x8xi32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // [hidden, vocab] weight with a mask: not vocab_major, mask kept.
 // CHECK-LABEL: func.func @untied_mask
 // CHECK: xf.linear_cross_entropy %arg0, %arg1, %arg2 mask %arg3 ignore_index = 0 : tensor<8x16xf32>, tensor<16x64xf32>, tensor<8xi32>, tensor<8xf32> -> tensor<f32>

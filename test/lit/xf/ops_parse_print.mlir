@@ -133,6 +133,9 @@ func.func @shapes(%x: tensor<2x8x32xf32>, %ids: tensor<2x8xi32>) -> (tensor<2x4x
 // CHECK: xf.cross_entropy %{{.*}}, %{{.*}} mask %{{.*}} ignore_index = -1 : tensor<2x8x64xf32>, tensor<2x8xi32>, tensor<2x8xf32> -> tensor<f32>
 // CHECK: xf.linear_cross_entropy %{{.*}}, %{{.*}}, %{{.*}} vocab_major ignore_index = -100 : tensor<2x8x16xf32>, tensor<64x16xf32>, tensor<2x8xi32> -> tensor<f32>
 // CHECK: xf.linear_cross_entropy %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} ignore_index = -100 : tensor<2x8x16xf64>, tensor<16x64xf64>, tensor<2x8xi32>, tensor<2x8xf64> -> tensor<f64>
+// CHECK: xf.cross_entropy %{{.*}}, %{{.*}} ignore_index = -100 classes = 50 : tensor<2x8x64xf32>, tensor<2x8xi32> -> tensor<f32>
+// CHECK: xf.linear_cross_entropy %{{.*}}, %{{.*}}, %{{.*}} vocab_major ignore_index = -100 classes = 64 : tensor<2x8x16xf32>, tensor<64x16xf32>, tensor<2x8xi32> -> tensor<f32>
+// CHECK: xf.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} ignore_index = -100 classes = 60 : tensor<f32>, tensor<2x8x64xf32>, tensor<2x8xi32>
 func.func @losses(%l: tensor<2x8x64xf32>, %t: tensor<2x8xi32>, %m: tensor<2x8xf32>,
     %x: tensor<2x8x16xf32>, %e: tensor<64x16xf32>,
     %xd: tensor<2x8x16xf64>, %wd: tensor<16x64xf64>, %md: tensor<2x8xf64>)
@@ -141,5 +144,9 @@ func.func @losses(%l: tensor<2x8x64xf32>, %t: tensor<2x8xi32>, %m: tensor<2x8xf3
   %1 = xf.cross_entropy %l, %t mask %m ignore_index = -1 : tensor<2x8x64xf32>, tensor<2x8xi32>, tensor<2x8xf32> -> tensor<f32>
   %2 = xf.linear_cross_entropy %x, %e, %t vocab_major ignore_index = -100 : tensor<2x8x16xf32>, tensor<64x16xf32>, tensor<2x8xi32> -> tensor<f32>
   %3 = xf.linear_cross_entropy %xd, %wd, %t mask %md ignore_index = -100 : tensor<2x8x16xf64>, tensor<16x64xf64>, tensor<2x8xi32>, tensor<2x8xf64> -> tensor<f64>
+  // A padded vocabulary: the columns from `classes` on are no classes.
+  %4 = xf.cross_entropy %l, %t ignore_index = -100 classes = 50 : tensor<2x8x64xf32>, tensor<2x8xi32> -> tensor<f32>
+  %5 = xf.linear_cross_entropy %x, %e, %t vocab_major ignore_index = -100 classes = 64 : tensor<2x8x16xf32>, tensor<64x16xf32>, tensor<2x8xi32> -> tensor<f32>
+  %6 = xf.cross_entropy_grad %0, %l, %t ignore_index = -100 classes = 60 : tensor<f32>, tensor<2x8x64xf32>, tensor<2x8xi32>
   return %0, %1, %2, %3 : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f64>
 }

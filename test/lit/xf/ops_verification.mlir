@@ -421,6 +421,22 @@ func.func @ce_mask(%l: tensor<2x8x64xf32>, %t: tensor<2x8xi32>, %m: tensor<8xf32
 
 // -----
 
+func.func @ce_classes(%l: tensor<2x8x64xf32>, %t: tensor<2x8xi32>) {
+  // expected-error @+1 {{classes = 65 must be in [1, 64] (the vocabulary dimension)}}
+  %0 = xf.cross_entropy %l, %t ignore_index = -100 classes = 65 : tensor<2x8x64xf32>, tensor<2x8xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @lce_classes(%x: tensor<2x8x16xf32>, %w: tensor<16x64xf32>, %t: tensor<2x8xi32>) {
+  // expected-error @+1 {{classes = 0 must be in [1, 64] (the vocabulary dimension)}}
+  %0 = xf.linear_cross_entropy %x, %w, %t ignore_index = -100 classes = 0 : tensor<2x8x16xf32>, tensor<16x64xf32>, tensor<2x8xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
 func.func @ce_loss_type(%l: tensor<2x8x64xf32>, %t: tensor<2x8xi32>) {
   // expected-error @+1 {{loss must be 'tensor<f32>' for logits of element type 'f32'}}
   %0 = xf.cross_entropy %l, %t ignore_index = -100 : tensor<2x8x64xf32>, tensor<2x8xi32> -> tensor<f64>

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 using namespace shardc;
 using namespace shardc::test;
@@ -861,6 +862,189 @@ TYPED_TEST(CpuBackwardTyped, LinearCrossEntropyVocabularyBlocksEqualTheWhole) {
       // The blocks' dx are shares of the whole dx.
       EXPECT_TRUE(allClose(dx, dxSum));
     }
+}
+
+/// A padded vocabulary (xf's `classes`): 8 classes in 12 allocated columns,
+/// split as one block, 2 blocks of 6 (the second holds 2 classes) and 3
+/// blocks of 4 (the third all padding). Every split's loss and gradients equal
+/// the unpadded [rows, 8] problem; the padding's gradient is exactly zero,
+/// whatever the padding holds.
+const int64_t kClasses = 8, kPadded = 12;
+const std::vector<std::vector<int64_t>> kPaddedSplits = {{12}, {6, 6}, {4, 4, 4}};
+
+/// (offset, class columns) of each block of a split of the padded vocabulary.
+std::vector<std::pair<int64_t, int64_t>> paddedBlocks(const std::vector<int64_t> &split) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int64_t begin = 0;
+  for (int64_t n : split) {
+    out.push_back({begin, std::clamp<int64_t>(kClasses - begin, 0, n)});
+    begin += n;
+  }
+  return out;
+}
+
+/// The loss of combined per-block statistics (max, sum of exps, target).
+double lossOfBlocks(const std::vector<Vec> &mx, const std::vector<Vec> &se,
+                    const std::vector<Vec> &tl, const std::vector<int32_t> &targets,
+                    const double *mask, Vec &gm, Vec &gs) {
+  std::vector<const double *> m, s, t;
+  for (size_t b = 0; b < mx.size(); ++b) {
+    m.push_back(mx[b].data());
+    s.push_back(se[b].data());
+    t.push_back(tl[b].data());
+  }
+  int64_t rows = int64_t(targets.size());
+  Vec gt(rows);
+  gm.resize(rows);
+  gs.resize(rows);
+  cpu::cross_entropy_combine_stats(int64_t(mx.size()), m.data(), s.data(), t.data(), rows,
+                                   gm.data(), gs.data(), gt.data());
+  return cpu::cross_entropy_from_stats<double>(gm.data(), gs.data(), gt.data(), targets.data(),
+                                               mask, rows, kIgnore, nullptr);
+}
+
+TEST(CpuBackward, PaddedVocabularyIsTheTrueVocabulary) {
+  const int64_t rows = 29;
+  const double dloss = 1.7;
+  // Padding logits far above the classes': counted, they would dominate.
+  Vec logits = randomVector<double>(rows * kPadded, 70, -5.0, 5.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = kClasses; j < kPadded; ++j)
+      logits[r * kPadded + j] = 40.0 + double(j);
+  auto targets = randomTargets(rows, kClasses, 71, 0.2);
+  auto mask = randomMask<double>(rows, 72);
+  Vec trueLogits = columns(logits, rows, kPadded, 0, kClasses);
+  for (const double *m : std::vector<const double *>{nullptr, mask.data()}) {
+    int64_t count = 0;
+    double whole = cpu::cross_entropy<double>(trueLogits.data(), targets.data(), m, rows,
+                                              kClasses, kIgnore, &count);
+    Vec wholeGrad(rows * kClasses);
+    cpu::cross_entropy_backward<double>(dloss, trueLogits.data(), targets.data(), m,
+                                        wholeGrad.data(), rows, kClasses, kIgnore);
+    for (const std::vector<int64_t> &split : kPaddedSplits) {
+      SCOPED_TRACE(testing::Message() << split.size() << " block(s)" << (m ? ", mask" : ""));
+      auto blocks = paddedBlocks(split);
+      std::vector<Vec> mx(blocks.size(), Vec(rows)), se(mx), tl(mx);
+      for (size_t b = 0; b < blocks.size(); ++b) {
+        auto [begin, cols] = blocks[b];
+        Vec block = columns(logits, rows, kPadded, begin, split[b]);
+        EXPECT_EQ(cpu::cross_entropy_block_stats<double>(
+                      block.data(), targets.data(), m, rows, kClasses, begin, cols, kIgnore,
+                      mx[b].data(), se[b].data(), tl[b].data(), split[b]),
+                  count);
+      }
+      Vec gm, gs;
+      EXPECT_NEAR(lossOfBlocks(mx, se, tl, targets, m, gm, gs), whole, 1e-12 * std::fabs(whole));
+      for (size_t b = 0; b < blocks.size(); ++b) {
+        auto [begin, cols] = blocks[b];
+        Vec block = columns(logits, rows, kPadded, begin, split[b]);
+        Vec dblock(rows * split[b], NAN);
+        cpu::cross_entropy_block_backward<double>(dloss, block.data(), targets.data(), m,
+                                                  gm.data(), gs.data(), dblock.data(), rows,
+                                                  kClasses, begin, cols, kIgnore, split[b]);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < split[b]; ++j) {
+            double got = dblock[r * split[b] + j];
+            if (j < cols)
+              EXPECT_NEAR(got, wholeGrad[r * kClasses + begin + j], 1e-12) << r << " " << j;
+            else
+              EXPECT_EQ(got, 0.0) << "padding column " << begin + j << " row " << r;
+          }
+      }
+    }
+  }
+}
+
+TEST(CpuBackward, PaddedVocabularyLinearLossIsTheTrueVocabulary) {
+  const int64_t rows = 41, hidden = 5;
+  const double dloss = 0.8;
+  Vec x = randomVector<double>(rows * hidden, 73);
+  auto targets = randomTargets(rows, kClasses, 74, 0.1);
+  for (bool vocabMajor : {true, false}) {
+    SCOPED_TRACE(vocabMajor ? "[vocab, hidden]" : "[hidden, vocab]");
+    // The padded weight: padding rows/columns large (they would dominate).
+    Vec w = randomVector<double>(kPadded * hidden, 75, -1.0, 1.0);
+    for (int64_t v = kClasses; v < kPadded; ++v)
+      for (int64_t h = 0; h < hidden; ++h)
+        (vocabMajor ? w[v * hidden + h] : w[h * kPadded + v]) = 9.0;
+    Vec trueW = vocabMajor ? Vec(w.begin(), w.begin() + kClasses * hidden)
+                           : columns(w, hidden, kPadded, 0, kClasses);
+    Vec dx(rows * hidden), dw(kClasses * hidden);
+    double whole = cpu::linear_cross_entropy<double>(x.data(), trueW.data(), vocabMajor,
+                                                     targets.data(), nullptr, rows, hidden,
+                                                     kClasses, kIgnore, nullptr);
+    cpu::linear_cross_entropy_backward<double>(dloss, x.data(), trueW.data(), vocabMajor,
+                                               targets.data(), nullptr, dx.data(), dw.data(),
+                                               rows, hidden, kClasses, kIgnore);
+    for (const std::vector<int64_t> &split : kPaddedSplits) {
+      SCOPED_TRACE(testing::Message() << split.size() << " block(s)");
+      auto blocks = paddedBlocks(split);
+      auto blockOf = [&](size_t b) {
+        int64_t begin = blocks[b].first, n = split[b];
+        return vocabMajor ? Vec(w.begin() + begin * hidden, w.begin() + (begin + n) * hidden)
+                          : columns(w, hidden, kPadded, begin, n);
+      };
+      std::vector<Vec> mx(blocks.size(), Vec(rows)), se(mx), tl(mx);
+      for (size_t b = 0; b < blocks.size(); ++b) {
+        Vec wb = blockOf(b);
+        cpu::linear_cross_entropy_block_stats<double>(
+            x.data(), wb.data(), vocabMajor, targets.data(), nullptr, rows, hidden, kClasses,
+            blocks[b].first, blocks[b].second, kIgnore, mx[b].data(), se[b].data(),
+            tl[b].data(), split[b]);
+      }
+      Vec gm, gs, dxSum(rows * hidden, 0.0);
+      EXPECT_NEAR(lossOfBlocks(mx, se, tl, targets, nullptr, gm, gs), whole,
+                  1e-12 * std::fabs(whole));
+      for (size_t b = 0; b < blocks.size(); ++b) {
+        auto [begin, cols] = blocks[b];
+        int64_t n = split[b];
+        Vec wb = blockOf(b), dxb(rows * hidden, NAN), dwb(n * hidden, NAN);
+        cpu::linear_cross_entropy_block_backward<double>(
+            dloss, x.data(), wb.data(), vocabMajor, targets.data(), nullptr, gm.data(),
+            gs.data(), dxb.data(), dwb.data(), rows, hidden, kClasses, begin, cols, kIgnore, n);
+        for (size_t i = 0; i < dxb.size(); ++i)
+          dxSum[i] += dxb[i];
+        for (int64_t v = 0; v < n; ++v)
+          for (int64_t h = 0; h < hidden; ++h) {
+            double got = vocabMajor ? dwb[v * hidden + h] : dwb[h * n + v];
+            if (v < cols)
+              EXPECT_NEAR(got,
+                          vocabMajor ? dw[(begin + v) * hidden + h]
+                                     : dw[h * kClasses + begin + v],
+                          1e-12)
+                  << "class " << begin + v;
+            else
+              EXPECT_EQ(got, 0.0) << "padding row " << begin + v;
+          }
+      }
+      for (size_t i = 0; i < dx.size(); ++i)
+        EXPECT_NEAR(dxSum[i], dx[i], 1e-12) << i;
+    }
+  }
+}
+
+TEST(CpuBackward, PaddedVocabularyBlockChecks) {
+  std::vector<double> logits(2 * 4), mx(2), se(2), tl(2);
+  std::vector<int32_t> targets = {1, 9};
+  // A target among the padding is an error naming the classes.
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::cross_entropy_block_stats<double>(logits.data(), targets.data(), nullptr, 2, 8, 4,
+                                               4, kIgnore, mx.data(), se.data(), tl.data(), 4);
+      },
+      {"cross_entropy", "target 9", "[0, 8)"}));
+  targets = {1, 2};
+  // Padding only after the last class; an empty block only past it.
+  for (auto [begin, cols, ld] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {0, 3, 4}, {4, 0, 4}, {2, 6, 4}})
+    EXPECT_TRUE(throwsErrorWith(
+        [&] {
+          cpu::cross_entropy_block_stats<double>(logits.data(), targets.data(), nullptr, 2, 8,
+                                                 begin, cols, kIgnore, mx.data(), se.data(),
+                                                 tl.data(), ld);
+        },
+        {"cross_entropy", "vocabulary block"}))
+        << begin << " " << cols << " " << ld;
 }
 
 TEST(CpuBackward, VocabularyBlockNeedsCombinedStatistics) {
