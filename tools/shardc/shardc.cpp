@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/shardc/Args.h"
+#include "tools/shardc/Plot.h"
 
 #include "compiler/ModuleLoading.h"
 #include "compiler/codegen/Codegen.h"
@@ -63,6 +64,8 @@ using namespace mlir;
 using namespace shardc;
 using shardc::tools::Args;
 using shardc::tools::UsageError;
+using shardc::tools::cmdPlot;
+using shardc::tools::formatDouble;
 
 namespace {
 
@@ -666,11 +669,7 @@ void printTrainProfile(const std::map<std::string, double> &profile, int64_t ste
 }
 
 /// A loss scale as %g: 65536, 5e+29.
-std::string formatScale(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
+std::string formatScale(double v) { return formatDouble("%g", v); }
 
 
 int cmdTrain(const std::vector<std::string> &argv) {
@@ -1382,6 +1381,7 @@ const char *kUsage =
     "  plan      choose mesh, strategy, micro-batches and recomputation for N devices\n"
     "  compile   shard, plan memory and lower the training step to an MPI executable\n"
     "  export    consolidate a compiled step's checkpoint into one safetensors file\n"
+    "  plot      draw training curves from JSON step logs as an SVG\n"
     "  tokenize  GPT-2 BPE: text files -> llm.c token file\n\n"
     "`shardc <command> --help` describes each. Pass pipelines: shardc-opt.\n";
 
@@ -1411,6 +1411,8 @@ int main(int argc, char **argv) {
       return cmdPlan(rest);
     if (cmd == "export")
       return cmdExport(rest);
+    if (cmd == "plot")
+      return cmdPlot(rest);
     std::cerr << "shardc: error: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const UsageError &e) {

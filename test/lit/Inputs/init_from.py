@@ -8,9 +8,9 @@
       show in the loss. Written with struct + json only.
   init_from.py reference WEIGHTS TOKENS [--position P]
       Prints `loss X`: the independent PyTorch GPT-2 of test/reference
-      (reference_models.GPT2LMHeadModel, float64) on those weights, with the
-      token embedding padded to 50304 rows of zeros as shardc does and the
-      loss over the 50257 classes.
+      (reference_models.GPT2LMHeadModel, float64) on those weights, the
+      file's rows as they are (a 50257-way softmax, as Hugging Face computes;
+      a padded table counts only its 50257 classes).
   init_from.py make-llama OUT [--rows N] [--inv-freq]
       A Hugging Face LlamaForCausalLM-style file for the llama-tiny preset
       (hidden 64, 2 layers, 4 query / 2 key-value heads, SwiGLU 176): HF
@@ -157,13 +157,13 @@ def reference(args):
             continue
         name = name if name.startswith("transformer.") else "transformer." + name
         sd[name] = value
-    wte = sd["transformer.wte.weight"]
-    if wte.shape[0] < PADDED:
-        sd["transformer.wte.weight"] = torch.cat(
-            [wte, torch.zeros(PADDED - wte.shape[0], wte.shape[1], dtype=wte.dtype)])
-    model = R.GPT2LMHeadModel(PADDED, POSITIONS, HIDDEN, LAYERS, HEADS, FFN, eps=1e-5).double()
+    # The file's own rows, as Hugging Face builds it: a 50257-row file is a
+    # 50257-way softmax; a padded one (shardc's --save layout) counts only the
+    # 50257 classes, as shardc's loss does.
+    rows = sd["transformer.wte.weight"].shape[0]
+    model = R.GPT2LMHeadModel(rows, POSITIONS, HIDDEN, LAYERS, HEADS, FFN, eps=1e-5).double()
     model.load_state_dict(sd, strict=True)
-    model.classes = VOCAB  # the padding rows are no classes (shardc's loss)
+    model.classes = VOCAB if rows > VOCAB else None
     tokens, targets = R.make_batch(R.read_token_file(args.tokens), args.position, B, T)
     with torch.no_grad():
         loss = model(tokens.long(), targets.long())
