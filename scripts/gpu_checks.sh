@@ -24,8 +24,10 @@
 #   tiny      GPT-2 tiny steps, 20 steps on the GPU against the CPU backend (fp32
 #             with the fused CE, the default, 1e-4; bf16 1e-2; unfused CE 1e-4;
 #             --offload-activations on 4 layers, fp32 1e-4 and bf16 + full
-#             recomputation 1e-2: the pinned host arena and the copy stream) and
-#             CUDA graphs against eager launches (test/compiled/check_compiled.py gpu)
+#             recomputation 1e-2: the pinned host arena and the copy stream; BERT
+#             tiny's masked LM 1e-4; every GPT-2 step with the padded vocabulary's
+#             `classes`) and CUDA graphs against eager launches
+#             (test/compiled/check_compiled.py gpu)
 #   mpi       two ranks on the one GPU through --comm mpi (dp=2, tp=2), with the
 #             bundled Open MPI's mpirun (NCCL needs two GPUs: not run)
 #   bench     attention and fused linear cross-entropy kernels against PyTorch
@@ -59,6 +61,9 @@ if [[ $mode == prepare ]]; then
     --offload-min-bytes 0 "${TRAIN[@]}"
   "$shardc" compile "$dir/tiny4.mlir" -o "$dir/tiny_offload_bf16" --precision bf16 \
     --recompute full --offload-activations --offload-min-bytes 0 "${TRAIN[@]}"
+  # Masked LM (BERT tiny): token types, masked targets, the mask id row.
+  "$shardc" gen --preset bert-tiny -o "$dir/bert.mlir"
+  "$shardc" compile "$dir/bert.mlir" -o "$dir/tiny_bert" "${TRAIN[@]}"
   "$shardc" compile "$tiny" -o "$dir/tiny_dp2" --mesh dp=2 --strategy dp "${TRAIN[@]}"
   "$shardc" compile "$tiny" -o "$dir/tiny_tp2" --mesh tp=2 --strategy tp "${TRAIN[@]}"
   for t in test/cuda/shardc_cuda_tests test/cuda/shardc_cuda_backend_test test/cuda/shardc_gpu_probe \
@@ -178,6 +183,7 @@ for stage in "${stages[@]}"; do
       check step-unfused-ce 120 tiny_gpu step-unfused-ce tiny_unfused 1e-4
       check step-offload 120 tiny_gpu step-offload tiny_offload 1e-4
       check step-offload-bf16 120 tiny_gpu step-offload-bf16 tiny_offload_bf16 1e-2
+      check step-bert 120 tiny_gpu step-bert tiny_bert 1e-4
       ;;
     mpi)
       m=$(mpirun_bin)

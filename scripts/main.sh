@@ -53,11 +53,12 @@ rm -rf "$out/gpt2-tiny-ckpt"
 bible Gen1:1-2:25 | sed 's/^[^ ]* //' > "$out/genesis.txt"
 "$shardc" tokenize "$out/genesis.txt" -o "$out/genesis.bin"
 mpirun -np 4 "$out/gpt2-tiny-step" --data "$out/fortunes.bin" --steps 300 --seed 1234 \
-  --val-data "$out/genesis.bin" --eval-every 100 --eval-batches 4 \
+  --val-data "$out/genesis.bin" --eval-every 25 --eval-batches 4 \
   --checkpoint-dir "$out/gpt2-tiny-ckpt" --checkpoint-every 100 --log-file "$out/compiled-log.jsonl" |
   awk 'NR <= 2 || /^step +(1|50|100|150|200|250|300)\// || /^eval|^done|^memory/'
 echo "== shardc plot: the run's loss and validation loss -> $out/loss.svg"
-"$shardc" plot "$out/compiled-log.jsonl" -o "$out/loss.svg" --smooth 20
+"$shardc" plot "$out/compiled-log.jsonl" -o "$out/loss.svg" --smooth 20 \
+  --title "GPT-2 tiny, compiled for dp=2 x tp=2 (4 MPI ranks, CPU): fortunes, validation on Genesis"
 echo "== shardc export: the last checkpoint as one GPT-2 safetensors file"
 "$shardc" export "$out/gpt2-tiny-ckpt" -o "$out/gpt2-tiny-compiled.safetensors"
 echo "== pipeline: GPT-2 tiny (4 layers) on pp=2 x dp=2 (ZeRO-1), 1F1B over 4 micro-batches"

@@ -9,6 +9,7 @@
 #include "runtime/data/TokenFile.h"
 #include "runtime/rng/Philox.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -166,13 +167,13 @@ void shardc::exec::fillInputs(func::FuncOp func, std::vector<HostTensor> &args,
   if (tokensT.bytes.empty())
     throw rt::Error("the model function has no 'tokens' input");
   if (mlm && maskToken < 0) {
-    // Default mask id: the last row of the token embedding (a padding row when
-    // the vocabulary is padded, so it never occurs in real text).
+    // Default mask id: the last row of the token embedding — the embedding
+    // table with the most rows (BERT's position and segment tables are
+    // smaller) — a padding row when the vocabulary is padded, so it never
+    // occurs in real text. Compiled steps take the same (runtime/main).
     for (const xf::ParamArg &p : xf::getParams(func))
-      if (p.attr.getRole() == xf::ParamRole::embedding) {
-        maskToken = static_cast<int32_t>(p.type.getDimSize(0) - 1);
-        break;
-      }
+      if (p.attr.getRole() == xf::ParamRole::embedding && p.type.getRank() == 2)
+        maskToken = std::max(maskToken, static_cast<int32_t>(p.type.getDimSize(0) - 1));
   }
   if (mlm) // masked LM on the same tokens (the rule compiled steps use too)
     data::applyMaskedLM(tokensT.data<int32_t>(), targetsT.data<int32_t>(), tokensT.numel(),

@@ -216,8 +216,21 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     program["source"] = source;
     program["strategy"] = strategy;
     // The model's shape (layers, width, heads, vocabulary), for MFU in logs.
-    if (auto model = module->getAttrOfType<DictionaryAttr>(xf::XfDialect::kModelAttrName))
-      program["model"] = attrJson(model);
+    if (auto model = module->getAttrOfType<DictionaryAttr>(xf::XfDialect::kModelAttrName)) {
+      json::Value m = attrJson(model);
+      // The loss's classes (a padded vocabulary whose padding is no class):
+      // `shardc export` drops the padding rows only then.
+      std::optional<int64_t> classes;
+      func.walk([&](Operation *op) {
+        if (isa<xf::CrossEntropyOp, xf::LinearCrossEntropyOp, xf::CrossEntropyGradOp,
+                xf::LinearCrossEntropyGradOp>(op))
+          if (auto c = op->getAttrOfType<IntegerAttr>("classes"))
+            classes = c.getInt();
+      });
+      if (classes && m.getAsObject())
+        (*m.getAsObject())["classes"] = *classes;
+      program["model"] = std::move(m);
+    }
     json::Array names, sizes;
     for (auto [n, s] : llvm::zip(mesh.names, mesh.sizes)) {
       names.push_back(n);

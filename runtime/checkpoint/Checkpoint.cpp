@@ -689,13 +689,15 @@ bool isVocabularyTable(const std::string &name) {
   return false;
 }
 
-/// A causal LM's padded vocabulary (the model's `vocab` below its tables'
-/// rows) is exported with its true rows: the padding rows are no classes
-/// (the loss never gives them probability, no token id reads them), and
-/// Hugging Face's models take vocab_size from the table. (BERT keeps them:
-/// its default [MASK] id is the last padding row.)
+/// A causal LM whose loss states its classes (the descriptor's model
+/// "classes", from the loss's `classes`) is exported with the true rows: the
+/// padding rows are no classes (the loss never gives them probability, no
+/// token id reads them), and Hugging Face's models take vocab_size from the
+/// table. A step whose loss had no `classes` trained its padding in the
+/// softmax and keeps it. (BERT keeps it too: its default [MASK] id is the
+/// last padding row.)
 void dropVocabularyPadding(const json &model, std::map<std::string, TensorData> &params) {
-  int64_t vocab = model.value("vocab", int64_t{0});
+  int64_t vocab = model.value("classes", int64_t{0});
   std::string family = model.value("family", "");
   if (vocab <= 0 || (family != "gpt2" && family != "llama"))
     return;

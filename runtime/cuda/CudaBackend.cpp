@@ -1144,14 +1144,13 @@ void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
                     std::to_string(b.offset + b.local) + ") is all padding (classes = " +
                     std::to_string(d.classes) +
                     "): the GPU needs at least one class per rank of the vocabulary split");
-  if (linear && cols < b.local && !d.vocabMajor)
-    failCall(d, "a padded vocabulary needs a [vocab, hidden] weight on the GPU");
   LinearCrossEntropyShape shape;
   shape.rows = rows;
   shape.hidden = hidden;
   shape.vocab = d.classes;
   shape.vocabBegin = b.offset;
-  shape.blockVocab = cols;
+  shape.blockVocab = b.local; // the GEMMs over the whole (aligned) block
+  shape.classCols = cols;
   shape.ignoreIndex = d.ignoreIndex;
   shape.vocabMajor = d.vocabMajor;
 
@@ -1183,15 +1182,10 @@ void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
   if (!grad) {
     cross_entropy_loss(stats, targets, mask, rows, d.ignoreIndex, groupCount_,
                        view(res[0], d.results[0]), compute_);
-  } else if (linear) {
-    TView dw = view(res[1], d.results[1]);
+  } else if (linear) { // dW's padding comes out zero (zero dlogits there)
     linear_cross_entropy_backward(*gemm_, dloss, x, w, targets, mask, shape, stats, groupCount_,
-                                  view(res[0], d.results[0]), dw, lceWs, compute_);
-    if (cols < b.local) { // the padding rows of [vocab, hidden]
-      const size_t rowBytes = size_t(hidden) * dtype_size(dw.dtype);
-      SHARDC_CUDA(cudaMemsetAsync(static_cast<char *>(dw.p) + size_t(cols) * rowBytes, 0,
-                                  size_t(b.local - cols) * rowBytes, compute_));
-    }
+                                  view(res[0], d.results[0]), view(res[1], d.results[1]), lceWs,
+                                  compute_);
   } else {
     TView dl = view(res[0], d.results[0]);
     detail::ce_grad(dloss, logits, b.local, targets, mask, stats, stats + rows, groupCount_, dl,

@@ -56,16 +56,36 @@ using Shape = LinearCrossEntropyShape;
   throw rt::Error(prefix + fn + ": " + what);
 }
 
+/// The block's class columns (the rest is a padded vocabulary's padding).
+int64_t classColsOf(const Shape &s) { return s.classCols > 0 ? s.classCols : s.blockVocab; }
+
+/// The class columns among the block's columns [v0, v0 + n).
+int64_t classColsIn(const Shape &s, int64_t v0, int64_t n) {
+  return std::clamp<int64_t>(classColsOf(s) - v0, 0, n);
+}
+
+/// Zeroes columns [from, n) of `rows` rows of stride n (dlogits of padding).
+void zeroPadding(TView m, int64_t rows, int64_t n, int64_t from, cudaStream_t s) {
+  if (from >= n || rows == 0)
+    return;
+  const size_t es = rt::dtype_size(m.dtype);
+  SHARDC_CUDA(cudaMemset2DAsync(static_cast<char *>(m.p) + size_t(from) * es, size_t(n) * es, 0,
+                                size_t(n - from) * es, size_t(rows), s));
+}
+
 void checkShape(const char *fn, const Shape &s) {
   if (s.rows < 0 || s.rows > INT_MAX)
     fail(fn, "rows = " + std::to_string(s.rows) + " is outside [0, 2^31)");
   if (s.hidden <= 0 || s.vocab <= 0)
     fail(fn, "hidden = " + std::to_string(s.hidden) + " and vocab = " + std::to_string(s.vocab) +
                  " must be positive");
-  if (s.vocabBegin < 0 || s.blockVocab <= 0 || s.vocabBegin + s.blockVocab > s.vocab)
+  const int64_t cols = classColsOf(s);
+  if (s.vocabBegin < 0 || s.blockVocab <= 0 || cols < 1 || cols > s.blockVocab ||
+      s.vocabBegin + cols > s.vocab || (cols < s.blockVocab && s.vocabBegin + cols != s.vocab))
     fail(fn, "vocabulary block [" + std::to_string(s.vocabBegin) + ", " +
-                 std::to_string(s.vocabBegin + s.blockVocab) +
-                 ") is empty or not inside the vocabulary [0, " + std::to_string(s.vocab) + ")");
+                 std::to_string(s.vocabBegin + s.blockVocab) + ") with " + std::to_string(cols) +
+                 " class column(s) is empty, not inside the vocabulary [0, " +
+                 std::to_string(s.vocab) + "), or padded before its last class");
   if (s.chunkElems < 0)
     fail(fn, "negative chunkElems");
 }
@@ -207,9 +227,12 @@ void linear_cross_entropy_stats(Gemm &gemm, TView x, TView w, const int32_t *tar
     for (int64_t v0 = 0; v0 < bv; v0 += c.vocab) {
       const int64_t nv = std::min(c.vocab, bv - v0);
       TView wc = at(w, vm ? v0 * H : v0);
+      const int64_t n = classColsIn(shape, v0, nv);
+      if (n == 0)
+        break; // the rest is padding (the first chunk always has a class)
       gemm.run(product(false, vm, rows, nv, H, x, H, wc, ldw, {logits, DType::F32}, nv, 0.0f), s);
       detail::ce_stats({logits, DType::F32}, nv, targets, mask, rows, shape.vocab,
-                       shape.vocabBegin + v0, nv, shape.ignoreIndex, mx, se, tg,
+                       shape.vocabBegin + v0, n, shape.ignoreIndex, mx, se, tg,
                        /*merge=*/v0 > 0, /*positionOffset=*/0, err, s);
     }
     return;
@@ -220,8 +243,8 @@ void linear_cross_entropy_stats(Gemm &gemm, TView x, TView w, const int32_t *tar
     gemm.run(
         product(false, vm, nr, bv, H, at(x, r0 * H), H, w, ldw, {logits, DType::F32}, bv, 0.0f), s);
     detail::ce_stats({logits, DType::F32}, bv, targets + r0, detail::offsetView(mask, r0), nr,
-                     shape.vocab, shape.vocabBegin, bv, shape.ignoreIndex, mx + r0, se + r0,
-                     tg + r0, /*merge=*/false, /*positionOffset=*/r0, err, s);
+                     shape.vocab, shape.vocabBegin, classColsOf(shape), shape.ignoreIndex,
+                     mx + r0, se + r0, tg + r0, /*merge=*/false, /*positionOffset=*/r0, err, s);
   }
 }
 
@@ -266,9 +289,12 @@ void linear_cross_entropy_backward(Gemm &gemm, TView dloss, TView x, TView w,
     for (int64_t v0 = 0; v0 < bv; v0 += c.vocab) {
       const int64_t nv = std::min(c.vocab, bv - v0);
       const TView wc = at(w, vm ? v0 * H : v0);
+      const int64_t n = classColsIn(shape, v0, nv);
       gemm.run(product(false, vm, rows, nv, H, x, H, wc, ldw, {logits, DType::F32}, nv, 0.0f), s);
-      detail::ce_grad(dloss, {logits, DType::F32}, nv, targets, mask, mx, se, denom, dl, nv, rows,
-                      shape.vocabBegin + v0, nv, shape.ignoreIndex, s);
+      if (n > 0)
+        detail::ce_grad(dloss, {logits, DType::F32}, nv, targets, mask, mx, se, denom, dl, nv,
+                        rows, shape.vocabBegin + v0, n, shape.ignoreIndex, s);
+      zeroPadding(dl, rows, nv, n, s);
       // dx (+)= dlogits @ Wc^T: Wc is [nv, H] (vocab-major) or the [H, nv]
       // column block of stride bv.
       gemm.run(product(false, !vm, rows, H, nv, dl, nv, wc, ldw, dxAcc, H, v0 > 0 ? 1.0f : 0.0f),
@@ -290,8 +316,9 @@ void linear_cross_entropy_backward(Gemm &gemm, TView dloss, TView x, TView w,
     const TView xc = at(x, r0 * H);
     gemm.run(product(false, vm, nr, bv, H, xc, H, w, ldw, {logits, DType::F32}, bv, 0.0f), s);
     detail::ce_grad(dloss, {logits, DType::F32}, bv, targets + r0, detail::offsetView(mask, r0),
-                    mx + r0, se + r0, denom, dl, bv, nr, shape.vocabBegin, bv, shape.ignoreIndex,
-                    s);
+                    mx + r0, se + r0, denom, dl, bv, nr, shape.vocabBegin, classColsOf(shape),
+                    shape.ignoreIndex, s);
+    zeroPadding(dl, nr, bv, classColsOf(shape), s);
     // dx of these rows, complete: k = blockVocab.
     gemm.run(product(false, !vm, nr, H, bv, dl, bv, w, ldw, at(dx, r0 * H), H, 0.0f), s);
     // dW (+)= dlogits^T x_chunk (vocab-major) or x_chunk^T dlogits.

@@ -52,6 +52,12 @@ enum class LinearCrossEntropyChunking { Auto, Rows, Vocab };
 
 struct LinearCrossEntropyShape {
   int64_t rows = 0, hidden = 0, vocab = 0, vocabBegin = 0, blockVocab = 0;
+  /// A padded vocabulary (xf's `classes`): `vocab` is then the number of
+  /// classes and only the block's first classCols columns are classes (0:
+  /// all blockVocab). The GEMMs still run over the whole block (aligned
+  /// strides); the padding columns get no probability and a zero dlogits, so
+  /// dW's padding rows/columns come out as zeros.
+  int64_t classCols = 0;
   int64_t ignoreIndex = -100;
   bool vocabMajor = false;
   /// f32 logits per chunk; 0: the default, 64 Mi elements (256 MiB). The

@@ -469,8 +469,9 @@ struct Plan {
 };
 
 /// A masked LM's mask id: --mask-token, else the token table's last row
-/// (`shardc train`'s default: a padding row when the vocabulary is padded),
-/// checked against the table; -1 for a step without token types.
+/// (`shardc train`'s default: a padding row when the vocabulary is padded;
+/// the token table is the embedding with the most rows), checked against the
+/// table; -1 for a step without token types.
 int32_t maskTokenOf(const Program &program, const std::vector<MicroBatchInputs> &inputs,
                     const StepOptions &opts) {
   if (!inputs.front().tokenTypes) {
@@ -482,10 +483,9 @@ int32_t maskTokenOf(const Program &program, const std::vector<MicroBatchInputs> 
   const BoundaryTensor *table = nullptr;
   for (const BoundaryTensor &t : program.tensors)
     if (t.kind == "state" && t.param && t.param->role == "embedding" &&
-        t.name.rfind("param:", 0) == 0 && t.globalShape.size() == 2) {
+        t.name.rfind("param:", 0) == 0 && t.globalShape.size() == 2 &&
+        (!table || t.globalShape[0] > table->globalShape[0]))
       table = &t;
-      break;
-    }
   if (!table)
     throw Error("the masked-LM step has no token embedding (a parameter of role embedding) "
                 "to take the mask id from");

@@ -367,6 +367,9 @@ struct LceCase {
   LinearCrossEntropyChunking chunking;
   DType type, dxType, dwType;
   double tol;
+  /// A padded vocabulary: the first `classes` of the 300 columns are classes
+  /// (0: all are).
+  int64_t classes = 0;
 };
 
 std::string lceName(const ::testing::TestParamInfo<LceCase> &info) {
@@ -375,6 +378,8 @@ std::string lceName(const ::testing::TestParamInfo<LceCase> &info) {
   s += c.chunking == LinearCrossEntropyChunking::Rows ? "_RowChunks" : "_VocabChunks";
   s += std::string("_") + rt::dtype_name(c.type) + "_dx" + rt::dtype_name(c.dxType) + "_dw" +
        rt::dtype_name(c.dwType);
+  if (c.classes > 0)
+    s += "_classes" + std::to_string(c.classes);
   return s;
 }
 
@@ -383,11 +388,14 @@ class CudaLinearCrossEntropy : public ::testing::TestWithParam<LceCase> {};
 TEST_P(CudaLinearCrossEntropy, MatchesCpu) {
   const LceCase c = GetParam();
   const int64_t rows = 67, H = 40, V = 300;
+  // With padding: V allocated columns, K classes (the GEMMs run over V).
+  const int64_t K = c.classes > 0 ? c.classes : V;
   LinearCrossEntropyShape shape;
   shape.rows = rows;
   shape.hidden = H;
-  shape.vocab = V;
+  shape.vocab = K;
   shape.blockVocab = V;
+  shape.classCols = K;
   shape.ignoreIndex = kIgnore;
   shape.vocabMajor = c.vocabMajor;
   shape.chunking = c.chunking;
@@ -405,7 +413,7 @@ TEST_P(CudaLinearCrossEntropy, MatchesCpu) {
 
   auto x = randomValues(sz(rows * H), c.type, 51, 1.0f);
   auto w = randomValues(sz(V * H), c.type, 52, 0.3f);
-  auto targets = randomTargets(rows, V, 53, 0.1);
+  auto targets = randomTargets(rows, K, 53, 0.1);
   auto mask = randomMask(rows, 54);
   Dev dx_(c.type, x), dw_(c.type, w), dTargets(targets), dMask(DType::F32, mask),
       dStats(DType::F32, sz(3 * rows)), dLoss(DType::F32, 1),
@@ -421,25 +429,35 @@ TEST_P(CudaLinearCrossEntropy, MatchesCpu) {
                                 dMask.view(), shape, dStats.as<float>(), nullptr, dGx.view(),
                                 dGw.view(), dWs.p, nullptr);
 
-  // The CPU in f32 from the same (rounded) inputs.
+  // The CPU in f32 from the same (rounded) inputs (over the K classes of the
+  // V columns: the CPU kernels' padded form, checked against the unpadded
+  // problem by the CPU unit tests).
   std::vector<double> mx(sz(rows)), se(sz(rows)), tg(sz(rows));
   cpu::linear_cross_entropy_block_stats<float>(x.data(), w.data(), c.vocabMajor, targets.data(),
-                                               mask.data(), rows, H, V, 0, V, kIgnore, mx.data(),
-                                               se.data(), tg.data());
+                                               mask.data(), rows, H, K, 0, K, kIgnore, mx.data(),
+                                               se.data(), tg.data(), V);
   const double statTol = c.type == DType::F32 ? 1e-5 : 1e-4;
   auto stats = dStats.download();
   EXPECT_LE(relError({stats.begin(), stats.begin() + rows}, toFloat(mx)), statTol);
   EXPECT_LE(relError({stats.begin() + rows, stats.begin() + 2 * rows}, toFloat(se)), statTol);
   EXPECT_LE(relError({stats.begin() + 2 * rows, stats.end()}, toFloat(tg)), statTol);
-  double loss = cpu::linear_cross_entropy<float>(x.data(), w.data(), c.vocabMajor, targets.data(),
-                                                 mask.data(), rows, H, V, kIgnore, nullptr);
+  double loss = cpu::cross_entropy_from_stats<float>(mx.data(), se.data(), tg.data(),
+                                                     targets.data(), mask.data(), rows, kIgnore,
+                                                     nullptr);
   EXPECT_LE(relError(scalarOf(dLoss), loss), c.type == DType::F32 ? 1e-5 : 1e-4);
 
   std::vector<float> gx(sz(rows * H)), gw(sz(V * H));
-  cpu::linear_cross_entropy_backward<float>(1.3, x.data(), w.data(), c.vocabMajor, targets.data(),
-                                            mask.data(), gx.data(), gw.data(), rows, H, V, kIgnore);
+  cpu::linear_cross_entropy_block_backward<float>(1.3, x.data(), w.data(), c.vocabMajor,
+                                                  targets.data(), mask.data(), nullptr, nullptr,
+                                                  gx.data(), gw.data(), rows, H, K, 0, K, kIgnore,
+                                                  V);
   EXPECT_LE(relError(dGx.download(), gx), c.tol) << "dx";
   EXPECT_LE(relError(dGw.download(), gw), c.tol) << "dw";
+  // The padding's weight gradient is zero (its dlogits are).
+  std::vector<float> gotW = dGw.download();
+  for (int64_t v = K; v < V; ++v)
+    for (int64_t h = 0; h < H; ++h)
+      ASSERT_EQ(gotW[sz(c.vocabMajor ? v * H + h : h * V + v)], 0.0f) << "padding " << v;
 
   KernelError err{};
   ASSERT_EQ(cudaMemcpy(&err, dErr.p, sizeof(err), cudaMemcpyDeviceToHost), cudaSuccess);
@@ -461,7 +479,14 @@ INSTANTIATE_TEST_SUITE_P(
                       LceCase{true, Ch::Vocab, DType::BF16, DType::BF16, DType::BF16, 1e-2},
                       // f32 gradients of bf16 operands: accumulated in place.
                       LceCase{true, Ch::Rows, DType::BF16, DType::F32, DType::F32, 1e-2},
-                      LceCase{false, Ch::Vocab, DType::BF16, DType::F32, DType::F32, 1e-2}),
+                      LceCase{false, Ch::Vocab, DType::BF16, DType::F32, DType::F32, 1e-2},
+                      // A padded vocabulary: 283 classes (the last column
+                      // chunk part padding) or 250 (the last chunk all
+                      // padding) of 300 columns.
+                      LceCase{true, Ch::Vocab, DType::F32, DType::F32, DType::F32, 1e-5, 283},
+                      LceCase{false, Ch::Vocab, DType::F32, DType::F32, DType::F32, 1e-5, 250},
+                      LceCase{true, Ch::Rows, DType::BF16, DType::BF16, DType::BF16, 1e-2, 250},
+                      LceCase{false, Ch::Rows, DType::BF16, DType::F32, DType::F32, 1e-2, 283}),
     lceName);
 
 TEST(CudaLinearCrossEntropyBlocks, VocabularySplitOverTwoBlocks) {

@@ -263,10 +263,10 @@ def masked_cross_entropy(logits, targets, classes=None):
 
 
 def model_classes(mlir_text):
-    """The true vocabulary size of a `shardc gen` model (xf.model's vocab),
-    or None if the module does not state it."""
+    """The classes of the model's loss (`xf.cross_entropy ... classes = N`:
+    the true vocabulary of a padded one), or None if its loss has none."""
     import re
-    m = re.search(r"xf\.model = \{[^}]*\bvocab = (\d+)", mlir_text)
+    m = re.search(r"xf\.(?:linear_)?cross_entropy\b[^\n]*\bclasses = (\d+)", mlir_text)
     return int(m.group(1)) if m else None
 
 

@@ -450,6 +450,24 @@ TEST_F(CheckpointTest, ConsolidatesGpt2Names) {
   // A step directory works as well as the checkpoint directory.
   consolidateCheckpoint(dir + "/step-000010", dir + "/again.safetensors");
   EXPECT_EQ(read_safetensors(dir + "/again.safetensors").size(), 3u);
+
+  // A padded vocabulary: the table keeps its padding rows unless the loss
+  // stated its classes (the descriptor's model "classes"); then only the
+  // class rows are exported, unchanged.
+  for (bool stated : {false, true}) {
+    std::string sub = dir + (stated ? "/classes" : "/no-classes");
+    g.manifest.model = {{"family", "llama"}, {"vocab", 6}};
+    if (stated)
+      g.manifest.model["classes"] = 6;
+    g.save(sub);
+    consolidateCheckpoint(sub, sub + "/model.safetensors");
+    auto padded = read_safetensors(sub + "/model.safetensors");
+    const TensorData &t = padded.at("transformer.wte.weight");
+    EXPECT_EQ(t.shape, (std::vector<int64_t>{stated ? 6 : 8, 4}));
+    const auto *f = reinterpret_cast<const float *>(t.bytes.data());
+    for (int i = 0; i < (stated ? 24 : 32); ++i)
+      EXPECT_EQ(f[i], 600.0f + i);
+  }
 }
 
 //===----------------------------------------------------------------------===//
