@@ -281,6 +281,62 @@ inline void checkSplitCrossEntropy(rt::Communicators &comm) {
       EXPECT_NEAR(dblock[r * Vl + v], dwhole[(c[0] * Rl + r) * V + c[1] * Vl + v], 1e-6);
 }
 
+/// A padded vocabulary split over tp=4 (ranks of a 1 x 4 mesh): 16 columns,
+/// `classes` = 9, so the blocks hold 4, 4, 1 (+3 padding) and 0 classes (all
+/// padding). The loss and the class columns' gradient equal the unpadded
+/// [R, 9] problem whatever the padding logits hold; the padding's gradient
+/// is exactly zero. Through the op table, the decoder and the runner.
+inline void checkSplitCrossEntropyPadded(rt::Communicators &comm) {
+  const int64_t R = 6, Vl = 4, V = 4 * Vl, K = 9;
+  json ce = call("xf.cross_entropy", {tensor("F32", {R, Vl}), tensor("I32", {R})},
+                 {tensor("F32", {})}, {{"ignore_index", -1}, {"classes", K}});
+  ce["operand_axes"] = {{json::array(), {0}}, {json::array()}};
+  ce["result_axes"] = {json::array()};
+  json grad = call("xf.cross_entropy_grad",
+                   {tensor("F32", {}), tensor("F32", {R, Vl}), tensor("I32", {R})},
+                   {tensor("F32", {R, Vl})}, {{"ignore_index", -1}, {"classes", K}});
+  grad["operand_axes"] = {json::array(), {json::array(), {0}}, {json::array()}};
+  grad["result_axes"] = {{json::array(), {0}}};
+  rt::Program p = program({"tp"}, {4}, json::array({ce, grad}));
+  int64_t rank = comm.rank();
+  KernelRunner runner(p, rank, &comm);
+
+  std::vector<float> logits = randomFloats(R * V, 210, -4, 4);
+  for (int64_t r = 0; r < R; ++r) // padding far above the classes
+    for (int64_t v = K; v < V; ++v)
+      logits[r * V + v] = 30.0f;
+  std::vector<int32_t> targets = randomIds(R, K, 211);
+  targets[3] = -1;
+  std::vector<float> trueLogits(R * K), block(R * Vl);
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t v = 0; v < K; ++v)
+      trueLogits[r * K + v] = logits[r * V + v];
+    for (int64_t v = 0; v < Vl; ++v)
+      block[r * Vl + v] = logits[r * V + rank * Vl + v];
+  }
+  float loss = 0;
+  void *fwd[] = {block.data(), targets.data(), &loss};
+  runner.kernel(0, fwd, {});
+  double whole = cpu::cross_entropy(trueLogits.data(), targets.data(), (const float *)nullptr, R,
+                                    K, -1, nullptr);
+  EXPECT_NEAR(loss, whole, 1e-5 * std::fabs(whole)) << "rank " << rank;
+
+  float dloss = 1.25f;
+  std::vector<float> dblock(R * Vl, NAN), dwhole(R * K);
+  void *bwd[] = {&dloss, block.data(), targets.data(), dblock.data()};
+  runner.kernel(1, bwd, {});
+  cpu::cross_entropy_backward<float>(dloss, trueLogits.data(), targets.data(), nullptr,
+                                     dwhole.data(), R, K, -1);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t v = 0; v < Vl; ++v) {
+      int64_t col = rank * Vl + v;
+      if (col < K)
+        EXPECT_NEAR(dblock[r * Vl + v], dwhole[r * K + col], 1e-6) << "rank " << rank;
+      else
+        EXPECT_EQ(dblock[r * Vl + v], 0.0f) << "padding column " << col;
+    }
+}
+
 } // namespace shardc::test
 
 #endif // SHARDC_TEST_UNIT_RUNTIME_PROGRAM_COMMCHECKS_H

@@ -57,6 +57,10 @@ TEST(InProcessComm, SplitVocabularyCrossEntropy) {
   expectNoErrors(onEveryRank(kMesh, checkSplitCrossEntropy));
 }
 
+TEST(InProcessComm, SplitPaddedVocabularyCrossEntropy) {
+  expectNoErrors(onEveryRank(rt::MeshDesc{{"tp"}, {4}}, checkSplitCrossEntropyPadded));
+}
+
 TEST(InProcessComm, RepeatedRoundsKeepTheirOrder) {
   // Many back-to-back gathers on one group: a fast rank must not enter the
   // next round before its peers have read the last one.

@@ -589,6 +589,15 @@ TEST(KernelRunner, ErrorsNameTheCall) {
   EXPECT_THROW(KernelRunner(noAttr, 0, nullptr), rt::Error);
   rt::Program idsAsFloat = oneCall(call("xf.gelu", {tensor("I32", {2})}, {tensor("F32", {2})}));
   EXPECT_THROW(KernelRunner(idsAsFloat, 0, nullptr), rt::Error);
+  // A loss's classes must lie in [1, the vocabulary].
+  for (int64_t classes : {0, 6})
+    EXPECT_THROW(KernelRunner(oneCall(call("xf.cross_entropy",
+                                           {tensor("F32", {4, 5}), tensor("I32", {4})},
+                                           {tensor("F32", {})},
+                                           {{"ignore_index", -1}, {"classes", classes}})),
+                              0, nullptr),
+                 rt::Error)
+        << classes;
   // A split loss without communicators.
   json ce = call("xf.cross_entropy", {tensor("F32", {4, 5}), tensor("I32", {4})},
                  {tensor("F32", {})}, {{"ignore_index", -1}});
