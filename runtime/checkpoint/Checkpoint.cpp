@@ -710,6 +710,45 @@ void dropVocabularyPadding(const json &model, std::map<std::string, TensorData> 
   }
 }
 
+/// Hugging Face's LlamaConfig for exported LLaMA parameters (shardc's LLaMA
+/// carries HF's names and nn.Linear layout, so the tensors load as they are):
+/// sizes from the tensors, heads, positions, epsilon and RoPE theta from the
+/// model; SiLU MLP, untied lm_head.
+void writeLlamaConfig(const json &model, const std::map<std::string, TensorData> &params,
+                      const std::string &path) {
+  auto shapeOf = [&](const std::string &name) -> const std::vector<int64_t> & {
+    auto it = params.find(name);
+    if (it == params.end() || it->second.shape.size() != 2)
+      throw rt::Error("cannot write " + path + ": the export has no 2-d '" + name + "'");
+    return it->second.shape;
+  };
+  const std::vector<int64_t> &embed = shapeOf("model.embed_tokens.weight");
+  const std::vector<int64_t> &gate = shapeOf("model.layers.0.mlp.gate_proj.weight");
+  int64_t layers = model.value("layers", int64_t{0}), heads = model.value("heads", int64_t{0});
+  int64_t kvHeads = model.value("kv_heads", heads);
+  if (layers <= 0 || heads <= 0 || kvHeads <= 0)
+    throw rt::Error("cannot write " + path + ": the model's layers/heads are missing");
+  json config = {{"architectures", {"LlamaForCausalLM"}},
+                 {"model_type", "llama"},
+                 {"vocab_size", embed[0]},
+                 {"hidden_size", embed[1]},
+                 {"intermediate_size", gate[0]},
+                 {"num_hidden_layers", layers},
+                 {"num_attention_heads", heads},
+                 {"num_key_value_heads", kvHeads},
+                 {"max_position_embeddings", model.value("positions", int64_t{4096})},
+                 {"rms_norm_eps", model.value("norm_eps", 1e-5)},
+                 {"rope_theta", model.value("rope_theta", 10000.0)},
+                 {"hidden_act", "silu"},
+                 {"tie_word_embeddings", false},
+                 {"attention_bias", false},
+                 {"torch_dtype", "float32"}};
+  std::ofstream out(path);
+  out << config.dump(2) << "\n";
+  if (!out)
+    throw rt::Error("cannot write " + path);
+}
+
 } // namespace
 
 void consolidateCheckpoint(const std::string &checkpoint, const std::string &outFile) {
@@ -765,9 +804,12 @@ void consolidateCheckpoint(const std::string &checkpoint, const std::string &out
                      {"step", std::to_string(manifest.step)},
                      {"mesh", manifest.mesh.str()},
                      {"source", manifest.source}});
-  if (manifest.model.value("family", "") == "gpt2")
-    writeGpt2Config(manifest.model, params,
-                    (fs::path(outFile).parent_path() / "config.json").string());
+  const std::string family = manifest.model.value("family", "");
+  const std::string configPath = (fs::path(outFile).parent_path() / "config.json").string();
+  if (family == "gpt2")
+    writeGpt2Config(manifest.model, params, configPath);
+  else if (family == "llama")
+    writeLlamaConfig(manifest.model, params, configPath);
 }
 
 //===----------------------------------------------------------------------===//

@@ -451,22 +451,60 @@ TEST_F(CheckpointTest, ConsolidatesGpt2Names) {
   consolidateCheckpoint(dir + "/step-000010", dir + "/again.safetensors");
   EXPECT_EQ(read_safetensors(dir + "/again.safetensors").size(), 3u);
 
-  // A padded vocabulary: the table keeps its padding rows unless the loss
-  // stated its classes (the descriptor's model "classes"); then only the
-  // class rows are exported, unchanged.
+}
+
+TEST_F(CheckpointTest, ExportsLlamaWithItsConfigAndTrueVocabulary) {
+  // A LLaMA step (HF names already): the token table and lm_head keep their
+  // padding rows unless the loss stated its classes (the descriptor's model
+  // "classes"); then only the class rows are exported, unchanged. config.json
+  // (LlamaConfig) takes its sizes from the tensors and the model.
+  Synthetic g;
+  g.manifest.tensors = {
+      {"param:model.embed_tokens.weight", rt::DType::F32, {8, 4}, {{0, 1}, {}}},
+      {"param:lm_head.weight", rt::DType::F32, {8, 4}, {{}, {1}}},
+      {"param:model.layers.0.mlp.gate_proj.weight", rt::DType::F32, {6, 4}, {{}, {}}},
+      {"step", rt::DType::F32, {}, {}},
+  };
+  g.globals.clear();
+  for (const TensorMeta &t : g.manifest.tensors) {
+    std::vector<float> v(rt::num_elements(t.globalShape));
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = static_cast<float>(i);
+    auto *p = reinterpret_cast<uint8_t *>(v.data());
+    g.globals[t.name].assign(p, p + v.size() * 4);
+  }
   for (bool stated : {false, true}) {
     std::string sub = dir + (stated ? "/classes" : "/no-classes");
-    g.manifest.model = {{"family", "llama"}, {"vocab", 6}};
+    g.manifest.model = {{"family", "llama"}, {"vocab", 6},       {"layers", 1},
+                        {"heads", 2},        {"kv_heads", 1},    {"positions", 64},
+                        {"norm_eps", 1e-5},  {"rope_theta", 5e5}};
     if (stated)
       g.manifest.model["classes"] = 6;
     g.save(sub);
     consolidateCheckpoint(sub, sub + "/model.safetensors");
-    auto padded = read_safetensors(sub + "/model.safetensors");
-    const TensorData &t = padded.at("transformer.wte.weight");
-    EXPECT_EQ(t.shape, (std::vector<int64_t>{stated ? 6 : 8, 4}));
-    const auto *f = reinterpret_cast<const float *>(t.bytes.data());
-    for (int i = 0; i < (stated ? 24 : 32); ++i)
-      EXPECT_EQ(f[i], 600.0f + i);
+    auto file = read_safetensors(sub + "/model.safetensors");
+    const int64_t rows = stated ? 6 : 8;
+    for (const char *name : {"model.embed_tokens.weight", "lm_head.weight"}) {
+      const TensorData &t = file.at(name);
+      EXPECT_EQ(t.shape, (std::vector<int64_t>{rows, 4})) << name;
+      const auto *f = reinterpret_cast<const float *>(t.bytes.data());
+      for (int64_t i = 0; i < rows * 4; ++i)
+        ASSERT_EQ(f[i], static_cast<float>(i)) << name;
+    }
+    EXPECT_EQ(file.at("model.layers.0.mlp.gate_proj.weight").shape,
+              (std::vector<int64_t>{6, 4}));
+    std::ifstream in(sub + "/config.json");
+    nlohmann::json c = nlohmann::json::parse(in);
+    EXPECT_EQ(c["architectures"][0], "LlamaForCausalLM");
+    EXPECT_EQ(c["vocab_size"], rows);
+    EXPECT_EQ(c["hidden_size"], 4);
+    EXPECT_EQ(c["intermediate_size"], 6);
+    EXPECT_EQ(c["num_hidden_layers"], 1);
+    EXPECT_EQ(c["num_attention_heads"], 2);
+    EXPECT_EQ(c["num_key_value_heads"], 1);
+    EXPECT_EQ(c["max_position_embeddings"], 64);
+    EXPECT_EQ(c["rope_theta"], 5e5);
+    EXPECT_EQ(c["tie_word_embeddings"], false);
   }
 }
 
