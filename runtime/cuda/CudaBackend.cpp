@@ -1190,12 +1190,7 @@ void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
     TView dl = view(res[0], d.results[0]);
     detail::ce_grad(dloss, logits, b.local, targets, mask, stats, stats + rows, groupCount_, dl,
                     b.local, rows, b.offset, cols, d.ignoreIndex, compute_);
-    if (cols < b.local && rows > 0) { // the padding columns of every row
-      const size_t es = dtype_size(dl.dtype);
-      SHARDC_CUDA(cudaMemset2DAsync(static_cast<char *>(dl.p) + size_t(cols) * es,
-                                    size_t(b.local) * es, 0, size_t(b.local - cols) * es,
-                                    size_t(rows), compute_));
-    }
+    detail::zero_columns(dl, rows, b.local, cols, compute_); // the padding's gradient
   }
 }
 

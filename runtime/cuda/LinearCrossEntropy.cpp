@@ -64,15 +64,6 @@ int64_t classColsIn(const Shape &s, int64_t v0, int64_t n) {
   return std::clamp<int64_t>(classColsOf(s) - v0, 0, n);
 }
 
-/// Zeroes columns [from, n) of `rows` rows of stride n (dlogits of padding).
-void zeroPadding(TView m, int64_t rows, int64_t n, int64_t from, cudaStream_t s) {
-  if (from >= n || rows == 0)
-    return;
-  const size_t es = rt::dtype_size(m.dtype);
-  SHARDC_CUDA(cudaMemset2DAsync(static_cast<char *>(m.p) + size_t(from) * es, size_t(n) * es, 0,
-                                size_t(n - from) * es, size_t(rows), s));
-}
-
 void checkShape(const char *fn, const Shape &s) {
   if (s.rows < 0 || s.rows > INT_MAX)
     fail(fn, "rows = " + std::to_string(s.rows) + " is outside [0, 2^31)");
@@ -294,7 +285,7 @@ void linear_cross_entropy_backward(Gemm &gemm, TView dloss, TView x, TView w,
       if (n > 0)
         detail::ce_grad(dloss, {logits, DType::F32}, nv, targets, mask, mx, se, denom, dl, nv,
                         rows, shape.vocabBegin + v0, n, shape.ignoreIndex, s);
-      zeroPadding(dl, rows, nv, n, s);
+      detail::zero_columns(dl, rows, nv, n, s);
       // dx (+)= dlogits @ Wc^T: Wc is [nv, H] (vocab-major) or the [H, nv]
       // column block of stride bv.
       gemm.run(product(false, !vm, rows, H, nv, dl, nv, wc, ldw, dxAcc, H, v0 > 0 ? 1.0f : 0.0f),
@@ -318,7 +309,7 @@ void linear_cross_entropy_backward(Gemm &gemm, TView dloss, TView x, TView w,
     detail::ce_grad(dloss, {logits, DType::F32}, bv, targets + r0, detail::offsetView(mask, r0),
                     mx + r0, se + r0, denom, dl, bv, nr, shape.vocabBegin, classColsOf(shape),
                     shape.ignoreIndex, s);
-    zeroPadding(dl, nr, bv, classColsOf(shape), s);
+    detail::zero_columns(dl, nr, bv, classColsOf(shape), s);
     // dx of these rows, complete: k = blockVocab.
     gemm.run(product(false, !vm, nr, H, bv, dl, bv, w, ldw, at(dx, r0 * H), H, 0.0f), s);
     // dW (+)= dlogits^T x_chunk (vocab-major) or x_chunk^T dlogits.

@@ -547,6 +547,14 @@ void ce_grad(TView dloss, TView logits, int64_t ldIn, const int32_t *targets, TV
   SHARDC_CUDA_LAUNCH();
 }
 
+void zero_columns(TView m, int64_t rows, int64_t ld, int64_t from, cudaStream_t s) {
+  if (from >= ld || rows <= 0)
+    return;
+  const size_t es = rt::dtype_size(m.dtype);
+  SHARDC_CUDA(cudaMemset2DAsync(static_cast<char *>(m.p) + size_t(from) * es, size_t(ld) * es, 0,
+                                size_t(ld - from) * es, size_t(rows), s));
+}
+
 void cast_from_f32(const float *in, TView out, int64_t n, cudaStream_t s) {
   checkFloat("cast", "the output", out.dtype);
   if (n <= 0)

@@ -45,6 +45,10 @@ void ce_grad(TView dloss, TView logits, int64_t ldIn, const int32_t *targets, TV
              int64_t ldOut, int64_t rows, int64_t vocabBegin, int64_t n, int64_t ignoreIndex,
              cudaStream_t s);
 
+/// Zeroes columns [from, ld) of `rows` rows of stride ld (a padded
+/// vocabulary's dlogits); nothing when from >= ld.
+void zero_columns(TView m, int64_t rows, int64_t ld, int64_t from, cudaStream_t s);
+
 /// out[i] = in[i] rounded to out's float dtype (nearest even), n elements.
 void cast_from_f32(const float *in, TView out, int64_t n, cudaStream_t s);
 

@@ -645,8 +645,7 @@ double evaluate(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &val, 
   double sum = 0;
   for (int64_t b = 0; b < pl.opts.evalBatches; ++b) {
     fillInputs(ctx, ctx.comm->rank(), pl.inputs, val, b * k * pl.B * pl.T, pl.B, pl.T, pl.seed,
-               pl.maskToken, gTokens,
-               gTargets);
+               pl.maskToken, gTokens, gTargets);
     ctx.run(/*eval=*/true, StepContext{pl.seed, static_cast<uint64_t>(step), /*training=*/false});
     ctx.toHost(*report);
     sum += readScalar(ctx.address(*report), report->local.dtype);
