@@ -60,7 +60,7 @@ struct LinearCrossEntropyShape {
   int64_t classCols = 0;
   int64_t ignoreIndex = -100;
   bool vocabMajor = false;
-  /// f32 logits per chunk; 0: the default, 64 Mi elements (256 MiB). The
+  /// f32 logits per chunk; 0: the default, 256 Mi elements (1 GiB). The
   /// chunk rows (columns) are rounded down to multiples of 128 (256) when
   /// the budget allows. Tests force small chunks with it.
   int64_t chunkElems = 0;

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <tuple>
 
 using namespace shardc;
 using namespace shardc::test;
@@ -73,6 +74,29 @@ TEST(EltMixed, AddMixedDTypesAndMisaligned) {
   cuda::add(da.view(), db.view(), out.view(), n, nullptr);
   deviceSync();
   EXPECT_TRUE(sameValues(out.get(), ref));
+
+  // Mixed and aligned (the 8-element pack path) at every tail length, both
+  // ways round, and a cast each way: bit-identical to the CPU.
+  for (int64_t m : {1, 7, 8, 9, 16, 1001, 4099}) {
+    SCOPED_TRACE(testing::Message() << "n " << m);
+    std::vector<float> x(a.begin(), a.begin() + std::min(m, n));
+    std::vector<float> y(b.begin(), b.begin() + std::min(m, n));
+    x.resize(size_t(m), 0.5f);
+    y.resize(size_t(m), -0.25f);
+    std::vector<float> r(static_cast<size_t>(m));
+    cpu::add(x.data(), y.data(), r.data(), m);
+    DeviceTensor dx(x, DType::BF16), dy(y, DType::F32), o32(DType::F32, m), o16(DType::BF16, m);
+    cuda::add(dy.view(), dx.view(), o32.view(), m, nullptr);
+    cuda::add(dx.view(), dy.view(), o16.view(), m, nullptr);
+    deviceSync();
+    EXPECT_TRUE(sameValues(o32.get(), r));
+    EXPECT_TRUE(sameValues(o16.get(), roundTo(DType::BF16, r)));
+    cuda::cast(dy.view(), o16.view(), m, nullptr); // f32 -> bf16
+    cuda::cast(dx.view(), o32.view(), m, nullptr); // bf16 -> f32
+    deviceSync();
+    EXPECT_TRUE(sameValues(o16.get(), roundTo(DType::BF16, y)));
+    EXPECT_TRUE(sameValues(o32.get(), x));
+  }
 
   // Same dtypes but not 16-byte aligned: the scalar path.
   std::vector<float> a1(n + 1, 0.0f), b1(n + 1, 0.0f);
@@ -528,11 +552,18 @@ TEST(EltEmbedding, BadIdSetsKernelError) {
 
 TEST_P(Elt, EmbeddingGrad) {
   const DType t = GetParam();
-  const int64_t vocab = 60, nIds = 500, rowBegin = 15, rows = 30;
-  for (int64_t dim : {64, 13}) {
-    SCOPED_TRACE(testing::Message() << "dim " << dim);
+  const int64_t vocab = 60, rowBegin = 15, rows = 30;
+  // dim 300: a column tile of 256 and a tail. frequent: half of 3000 ids are
+  // one row (a word like "the"), cut over all 16 warps of its CTA, unevenly.
+  for (auto [dim, nIds, frequent] : {std::tuple<int64_t, int64_t, bool>{64, 500, false},
+                                     {13, 500, false}, {300, 500, false}, {300, 3000, true}}) {
+    SCOPED_TRACE(testing::Message() << "dim " << dim << " ids " << nIds << " frequent "
+                                    << frequent);
     auto dy = randomIn(t, nIds * dim, 26);
     auto ids = randomIds(nIds, vocab, 27);
+    if (frequent)
+      for (int64_t i = 0; i < nIds; i += 2)
+        ids[size_t(i)] = int32_t(rowBegin + 3);
     std::vector<float> ref(rows * dim);
     cpu::embedding_backward_block(dy.data(), ids.data(), ref.data(), nIds, vocab, rowBegin, rows,
                                   dim);

@@ -589,14 +589,21 @@ TEST(CudaLinearCrossEntropyBlocks, ChunkingAndWorkspaceOfTheLmHead) {
   s.hidden = 4096;
   s.vocab = s.blockVocab = 131072;
   s.vocabMajor = true;
-  // By vocabulary: all rows x 8192 columns (64 Mi f32 logits = 256 MiB).
+  // By vocabulary: all rows x 32768 columns (256 Mi f32 logits = 1 GiB).
   EXPECT_EQ(linear_cross_entropy_chunk_rows(s), 8192);
-  EXPECT_EQ(linear_cross_entropy_chunk_vocab(s), 8192);
-  // 256 MiB logits + 128 MiB bf16 dlogits + 128 MiB f32 dx (+ 256 B).
+  EXPECT_EQ(linear_cross_entropy_chunk_vocab(s), 32768);
+  // 1 GiB logits + 512 MiB bf16 dlogits + 128 MiB f32 dx (+ 256 B).
   EXPECT_EQ(linear_cross_entropy_workspace_bytes(s, DType::BF16, DType::BF16, DType::BF16),
-            (int64_t(512) << 20) + 256);
+            (int64_t(1664) << 20) + 256);
   EXPECT_EQ(linear_cross_entropy_workspace_bytes(s, DType::BF16, DType::F32, DType::BF16),
-            (int64_t(384) << 20) + 256);
+            (int64_t(1536) << 20) + 256);
+  // GPT-2 124M at B = 64: more tokens than vocabulary, so chunks of rows, as
+  // many as fit 256 Mi logits in multiples of 128 (13 chunks).
+  s.rows = 65536;
+  s.hidden = 768;
+  s.vocab = s.blockVocab = 50304;
+  EXPECT_EQ(linear_cross_entropy_chunk_rows(s), 5248);
+  EXPECT_EQ(linear_cross_entropy_chunk_vocab(s), 50304);
 }
 
 } // namespace
