@@ -11,6 +11,7 @@
 
 #include "runtime/Error.h"
 #include "tools/shardc/Args.h"
+#include "tools/shardc/Raster.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -30,7 +31,8 @@ namespace {
 
 constexpr const char *kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                    "#9467bd", "#8c564b", "#17becf"};
-constexpr double kW = 800, kH = 480, kLeft = 70, kRight = 20, kTop = 40, kBottom = 50;
+constexpr double kW = kPlotWidth, kH = kPlotHeight, kLeft = 70, kRight = 20, kTop = 40,
+                 kBottom = 50;
 
 using Points = std::vector<std::pair<double, double>>;
 
@@ -127,7 +129,8 @@ std::string escape(const std::string &s) {
 
 } // namespace
 
-std::vector<std::string> plotLogs(const PlotOptions &o, std::ostream &summary) {
+std::vector<std::string> plotLogs(const PlotOptions &o, std::ostream &summary,
+                                  Canvas *canvas) {
   if (o.keys.empty())
     throw rt::Error("no keys to plot");
   std::vector<Curve> curves;
@@ -175,25 +178,42 @@ std::vector<std::string> plotLogs(const PlotOptions &o, std::ostream &summary) {
   auto px = [&](double x) { return kLeft + (x - x0) / (x1 - x0) * (kW - kLeft - kRight); };
   auto py = [&](double y) { return kTop + (y1 - y) / (y1 - y0) * (kH - kTop - kBottom); };
 
+  // Every element goes to the SVG lines and, with a canvas, is drawn there at
+  // the same coordinates (the PNG is the same plot, pixel for pixel).
   std::vector<std::string> out;
   auto line = [&](const std::string &s) { out.push_back(s); };
+  auto draw = [&](auto &&f) {
+    if (canvas)
+      f(*canvas);
+  };
+  const Rgb frame = parseColor("#444"), grid = parseColor("#ddd"), ink = parseColor("black");
   line(llvm::formatv("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
                      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">",
                      kW, kH));
   line(llvm::formatv("<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>", kW, kH));
-  if (!o.title.empty())
+  if (!o.title.empty()) {
     line(llvm::formatv("<text x=\"{0}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{1}</text>",
                        kW / 2, escape(o.title)));
+    draw([&](Canvas &c) { c.text(kW / 2, 22, o.title, ink, Anchor::Middle, 2); });
+  }
   line(llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"{2}\" height=\"{3}\" fill=\"none\" "
                      "stroke=\"#444\"/>",
                      kLeft, kTop, kW - kLeft - kRight, kH - kTop - kBottom));
   for (double t : niceTicks(x0, x1)) {
+    draw([&](Canvas &c) {
+      c.line(px(t), kH - kBottom, px(t), kH - kBottom + 5, frame);
+      c.text(px(t), kH - kBottom + 18, fmt(t), ink, Anchor::Middle);
+    });
     line(llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>",
                        fixed1(px(t)), kH - kBottom, kH - kBottom + 5));
     line(llvm::formatv("<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\">{2}</text>",
                        fixed1(px(t)), kH - kBottom + 18, fmt(t)));
   }
   for (double t : niceTicks(y0, y1)) {
+    draw([&](Canvas &c) {
+      c.line(kLeft, py(t), kW - kRight, py(t), grid);
+      c.text(kLeft - 6, py(t) + 4, o.logY ? fmt(std::pow(10.0, t)) : fmt(t), ink, Anchor::End);
+    });
     line(llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#ddd\"/>", kLeft,
                        fixed1(py(t)), kW - kRight));
     line(llvm::formatv("<text x=\"{0}\" y=\"{1}\" text-anchor=\"end\">{2}</text>", kLeft - 6,
@@ -201,6 +221,10 @@ std::vector<std::string> plotLogs(const PlotOptions &o, std::ostream &summary) {
   }
   line(llvm::formatv("<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\">{2}</text>",
                      (kLeft + kW - kRight) / 2, kH - 12, o.tokensPerStep > 0 ? "tokens" : "step"));
+  draw([&](Canvas &c) {
+    c.text((kLeft + kW - kRight) / 2, kH - 12, o.tokensPerStep > 0 ? "tokens" : "step", ink,
+           Anchor::Middle);
+  });
   std::string keys;
   for (const std::string &k : o.keys)
     keys += (keys.empty() ? "" : "/") + k;
@@ -208,6 +232,9 @@ std::vector<std::string> plotLogs(const PlotOptions &o, std::ostream &summary) {
   line(llvm::formatv("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
                      "{0})\">{1}{2}</text>",
                      mid, escape(keys), o.logY ? " (log scale)" : ""));
+  draw([&](Canvas &c) {
+    c.text(16, mid, keys + (o.logY ? " (log scale)" : ""), ink, Anchor::Middle, 1, true);
+  });
   for (size_t i = 0; i < curves.size(); ++i) {
     const char *color = kColors[i % (sizeof kColors / sizeof *kColors)];
     std::string coords;
@@ -216,14 +243,33 @@ std::vector<std::string> plotLogs(const PlotOptions &o, std::ostream &summary) {
     line(llvm::formatv("<polyline fill=\"none\" stroke=\"{0}\" stroke-width=\"1.5\" "
                        "points=\"{1}\"><title>{2}</title></polyline>",
                        color, coords, escape(curves[i].label)));
+    draw([&](Canvas &c) {
+      const Rgb rgb = parseColor(color);
+      for (size_t k = 1; k < curves[i].points.size(); ++k) {
+        auto [xa, ya] = curves[i].points[k - 1];
+        auto [xb, yb] = curves[i].points[k];
+        c.line(px(xa), py(ty(ya)), px(xb), py(ty(yb)), rgb, 1.5);
+      }
+      if (curves[i].points.size() == 1) // one point: a dot
+        c.line(px(curves[i].points[0].first), py(ty(curves[i].points[0].second)),
+               px(curves[i].points[0].first), py(ty(curves[i].points[0].second)), rgb, 3);
+    });
     double ly = kTop + 16 + 16 * static_cast<double>(i);
     line(llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" "
                        "stroke-width=\"2\"/>",
                        kW - kRight - 190, ly - 4, kW - kRight - 170, color));
     line(llvm::formatv("<text x=\"{0}\" y=\"{1}\">{2}</text>", kW - kRight - 165, ly,
                        escape(curves[i].label)));
+    draw([&](Canvas &c) {
+      c.line(kW - kRight - 190, ly - 4, kW - kRight - 170, ly - 4, parseColor(color), 2);
+      c.text(kW - kRight - 165, ly, curves[i].label, ink);
+    });
   }
   line("</svg>");
+  // The frame last on the canvas, so grid lines and curves never cover it.
+  draw([&](Canvas &c) {
+    c.strokeRect(kLeft, kTop, kW - kLeft - kRight, kH - kTop - kBottom, frame);
+  });
 
   for (const Curve &c : curves) {
     auto lowest = std::min_element(c.points.begin(), c.points.end(),
@@ -243,14 +289,15 @@ std::string formatDouble(const char *format, double v) {
 }
 
 int cmdPlot(const std::vector<std::string> &argv) {
-  Args args("plot", "<log.jsonl>... -o <plot.svg>",
+  Args args("plot", "<log.jsonl>... -o <plot.svg|plot.png>",
             "Draws training curves from shardc's JSON step logs (`shardc train --log-json`,\n"
-            "a compiled step's --log-file: one schema) as an SVG: one curve per file and\n"
-            "key against the step (or tokens with --tokens-per-step), axes with round\n"
-            "ticks, a legend. Prints each curve's points and its first, last and lowest\n"
-            "value. A file without any of the keys, or a line that is not a JSON object,\n"
-            "is an error naming the file (and line).");
-  args.option("o", "file", "the SVG to write")
+            "a compiled step's --log-file: one schema) as an SVG, or a PNG when the output\n"
+            "ends in .png (the same plot, 800 x 480 pixels): one curve per file and key\n"
+            "against the step (or tokens with --tokens-per-step), axes with round ticks, a\n"
+            "legend. Prints each curve's points and its first, last and lowest value. A\n"
+            "file without any of the keys, or a line that is not a JSON object, is an\n"
+            "error naming the file (and line).");
+  args.option("o", "file", "the SVG (or, ending in .png, the PNG) to write")
       .option("keys", "k1,k2", "the logged values to draw", std::string("loss,val_loss"))
       .option("smooth", "n", "also draw the running mean over n points (curves longer than n)")
       .option("tokens-per-step", "n", "x axis in tokens: step x n (B*T*micro-batches)")
@@ -278,10 +325,16 @@ int cmdPlot(const std::vector<std::string> &argv) {
   if (args.has("title"))
     o.title = args.str("title");
   o.logY = args.isSet("log-y");
-  std::vector<std::string> svg = plotLogs(o, std::cout);
-  std::ofstream out(args.str("o"));
-  for (const std::string &l : svg)
-    out << l << "\n";
+  const std::string path = args.str("o");
+  const bool png = path.size() >= 4 && path.compare(path.size() - 4, 4, ".png") == 0;
+  Canvas canvas(kPlotWidth, kPlotHeight);
+  std::vector<std::string> svg = plotLogs(o, std::cout, png ? &canvas : nullptr);
+  std::ofstream out(path, std::ios::binary);
+  if (png)
+    out << canvas.png();
+  else
+    for (const std::string &l : svg)
+      out << l << "\n";
   out.close();
   if (!out)
     throw rt::Error(args.str("o") + ": cannot write");

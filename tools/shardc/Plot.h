@@ -18,15 +18,23 @@ struct PlotOptions {
   std::string title;
 };
 
+class Canvas;
+
+/// The canvas of a PNG plot: the SVG's size.
+constexpr int kPlotWidth = 800, kPlotHeight = 480;
+
 /// The SVG's lines for the logs; writes one summary line per curve to
-/// `summary`. Throws rt::Error on a missing file, a line that is not a JSON
+/// `summary`; with `canvas` (kPlotWidth x kPlotHeight), draws the same plot
+/// there. Throws rt::Error on a missing file, a line that is not a JSON
 /// object, a file without any key, or values <= 0 with a log scale.
-std::vector<std::string> plotLogs(const PlotOptions &options, std::ostream &summary);
+std::vector<std::string> plotLogs(const PlotOptions &options, std::ostream &summary,
+                                  Canvas *canvas = nullptr);
 
 /// One double through a printf format ("%g", "%.6g", ...).
 std::string formatDouble(const char *format, double v);
 
-/// `shardc plot LOG... -o plot.svg [--keys] [--smooth] [--tokens-per-step] [--log-y] [--title]`.
+/// `shardc plot LOG... -o plot.svg|plot.png [--keys] [--smooth] [--tokens-per-step] [--log-y]
+/// [--title]`.
 int cmdPlot(const std::vector<std::string> &argv);
 
 } // namespace shardc::tools
