@@ -30,8 +30,8 @@
 #             (test/compiled/check_compiled.py gpu)
 #   mpi       two ranks on the one GPU through --comm mpi (dp=2, tp=2), with the
 #             bundled Open MPI's mpirun (NCCL needs two GPUs: not run)
-#   export    shardc export output (GPT-2 tiny trained two steps on the CPU by
-#             prepare; LLaMA tiny too with EXPORT_LLAMA=1 there) loaded by
+#   export    shardc export output (GPT-2 tiny and LLaMA tiny with a 1000-token
+#             vocabulary, trained two steps on the CPU by prepare) loaded by
 #             transformers' AutoModelForCausalLM without changes; its loss equals
 #             the step's validation loss (1e-5, bench/hf_export_check.py)
 #   bench     attention and fused linear cross-entropy kernels against PyTorch
@@ -70,26 +70,35 @@ if [[ $mode == prepare ]]; then
   "$shardc" gen --preset bert-tiny -o "$dir/bert.mlir"
   "$shardc" compile "$dir/bert.mlir" -o "$dir/tiny_bert" "${TRAIN[@]}"
   # shardc export -> Hugging Face (the export stage): two steps on the CPU, the
-  # checkpoint exported with its config.json, the step's validation loss beside it.
-  # GPT-2 only: LLaMA tiny's untied tables (25 MB of random floats) do not fit the
-  # device tool's 64 MiB carry beside the rest (EXPORT_LLAMA=1 adds it).
-  "$shardc" gen --preset llama-tiny -o "$dir/llama.mlir"
-  models=(gpt2:$tiny)
-  [[ ${EXPORT_LLAMA:-0} == 1 ]] && models+=(llama:$dir/llama.mlir)
+  # checkpoint exported with its config.json, beside it the tokens it trained on and
+  # the step's validation loss. GPT-2 tiny with the padded 50257-row vocabulary;
+  # LLaMA tiny with a 1000-token vocabulary (padded to 1024: its `classes` path too)
+  # over the same text's ids modulo 1000, so its untied tables stay small (the
+  # device tool carries 64 MiB a call).
   "$shardc" tokenize "$root/test/lit/Inputs/text.txt" -o "$dir/tokens-tiny.bin" >/dev/null
-  for m in "${models[@]}"; do
-    hf=$dir/hf-${m%%:*} work=$(mktemp -d)
-    "$shardc" compile "${m#*:}" -o "$work/step" "${TRAIN[@]}" >/dev/null
+  "$shardc" gen --preset llama-tiny --vocab 1000 -o "$dir/llama.mlir"
+  python3 -c 'import array, sys
+b = open(sys.argv[1], "rb").read()
+t = array.array("H", b[1024:])
+assert sys.byteorder == "little"
+open(sys.argv[2], "wb").write(b[:1024] + array.array("H", (x % 1000 for x in t)).tobytes())' \
+    "$dir/tokens-tiny.bin" "$dir/tokens-vocab1000.bin"
+  for m in gpt2:$tiny:tokens-tiny llama:$dir/llama.mlir:tokens-vocab1000; do
+    IFS=: read -r name model tokens <<<"$m"
+    hf=$dir/hf-$name work=$(mktemp -d)
+    "$shardc" compile "$model" -o "$work/step" "${TRAIN[@]}" >/dev/null
+    mkdir -p "$hf" && cp "$dir/$tokens.bin" "$hf/tokens.bin"
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$work/step" \
-      --data "$dir/tokens-tiny.bin" --val-data "$dir/tokens-tiny.bin" --steps 2 \
+      --data "$hf/tokens.bin" --val-data "$hf/tokens.bin" --steps 2 \
       --checkpoint-dir "$work/ckpt" --log-file "$work/log.jsonl" >/dev/null
-    mkdir -p "$hf" && "$shardc" export "$work/ckpt" -o "$hf/model.safetensors" >/dev/null
+    "$shardc" export "$work/ckpt" -o "$hf/model.safetensors" >/dev/null
     python3 -c 'import json, sys
 v = [json.loads(l)["val_loss"] for l in open(sys.argv[1]) if "val_loss" in l][-1]
 json.dump({"val_loss": v, "batch": 4, "seq": 32}, open(sys.argv[2], "w"))' \
       "$work/log.jsonl" "$hf/expected.json"
     rm -rf "$work"
   done
+  rm -f "$dir/tokens-vocab1000.bin"
   "$shardc" compile "$tiny" -o "$dir/tiny_dp2" --mesh dp=2 --strategy dp "${TRAIN[@]}"
   "$shardc" compile "$tiny" -o "$dir/tiny_tp2" --mesh tp=2 --strategy tp "${TRAIN[@]}"
   for t in test/cuda/shardc_cuda_tests test/cuda/shardc_cuda_backend_test test/cuda/shardc_gpu_probe \
@@ -233,8 +242,8 @@ for stage in "${stages[@]}"; do
       ;;
     export)
       for m in gpt2 llama; do
-        [[ -d $dir/hf-$m ]] && check "export-hf-$m" 120 "$py" "$root/bench/hf_export_check.py" \
-          "$dir/hf-$m" "$dir/tokens-tiny.bin"
+        check "export-hf-$m" 120 "$py" "$root/bench/hf_export_check.py" "$dir/hf-$m" \
+          "$dir/hf-$m/tokens.bin"
       done
       ;;
     bench)

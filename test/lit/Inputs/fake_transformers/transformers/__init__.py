@@ -2,8 +2,8 @@
 
 This machine has no transformers (the GPU machine has; the real check runs there):
 AutoModelForCausalLM.from_pretrained builds test/reference's independent PyTorch GPT-2
-(HF names, fused Conv1D c_attn) from the directory's config.json and
-model.safetensors, and reports missing and unexpected weights as transformers does,
+(HF names, fused Conv1D c_attn) or LLaMA (HF names, rotate-half RoPE) from the
+directory's config.json and model.safetensors, and reports missing and unexpected weights as transformers does,
 so bench/hf_export_check.py's own logic (the batch, the loss, the tolerance, the exit
 status) is tested here.
 """
@@ -25,15 +25,23 @@ class AutoModelForCausalLM:
         import reference_models as R
 
         c = json.load(open(os.path.join(path, "config.json")))
-        if c["architectures"] != ["GPT2LMHeadModel"]:
-            raise ValueError(f"fake transformers: only GPT2LMHeadModel, not {c['architectures']}")
         raw = R.read_safetensors(os.path.join(path, "model.safetensors"))
         weights = raw[0] if isinstance(raw, tuple) else raw
-        model = R.GPT2LMHeadModel(c["vocab_size"], c["n_positions"], c["n_embd"], c["n_layer"],
-                                  c["n_head"], c["n_inner"], eps=c["layer_norm_epsilon"])
+        if c["architectures"] == ["GPT2LMHeadModel"]:
+            model = R.GPT2LMHeadModel(c["vocab_size"], c["n_positions"], c["n_embd"],
+                                      c["n_layer"], c["n_head"], c["n_inner"],
+                                      eps=c["layer_norm_epsilon"])
+            sd = {k if k.startswith("transformer.") else "transformer." + k: v
+                  for k, v in weights.items()}
+        elif c["architectures"] == ["LlamaForCausalLM"]:
+            model = R.LlamaForCausalLM(c["vocab_size"], c["hidden_size"], c["num_hidden_layers"],
+                                       c["num_attention_heads"], c["num_key_value_heads"],
+                                       c["intermediate_size"], eps=c["rms_norm_eps"],
+                                       theta=c["rope_theta"])
+            sd = dict(weights)
+        else:
+            raise ValueError(f"fake transformers: no model for {c['architectures']}")
         model = model.to(torch_dtype or torch.float32)
-        sd = {k if k.startswith("transformer.") else "transformer." + k: v
-              for k, v in weights.items()}
         info = model.load_state_dict(sd, strict=False)
         # GPT-2's causal-mask buffers are ignored on load, as GPT2LMHeadModel's
         # _keys_to_ignore_on_load_unexpected does.
