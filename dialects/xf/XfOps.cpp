@@ -29,18 +29,29 @@ static void printStorageType(OpAsmPrinter &printer, Operation *, Type x, Type re
     printer << " -> " << result;
 }
 
-/// xf.multi_adamw: the grads, moments and new values have the parameters'
-/// types, which are written once.
-static ParseResult parseParamTypes(OpAsmParser &, TypeRange params,
+/// xf.multi_adamw: the moments and new values have the parameters' types,
+/// which are written once; the gradients too, unless `grads` lists their
+/// own (bf16/f16 gradients read as they were reduced).
+static ParseResult parseParamTypes(OpAsmParser &parser, TypeRange params,
                                    SmallVectorImpl<Type> &grads, SmallVectorImpl<Type> &m,
                                    SmallVectorImpl<Type> &v, SmallVectorImpl<Type> &newParams,
                                    SmallVectorImpl<Type> &newM, SmallVectorImpl<Type> &newV) {
-  for (SmallVectorImpl<Type> *list : {&grads, &m, &v, &newParams, &newM, &newV})
+  for (SmallVectorImpl<Type> *list : {&m, &v, &newParams, &newM, &newV})
     list->assign(params.begin(), params.end());
-  return success();
+  if (failed(parser.parseOptionalKeyword("grads"))) {
+    grads.assign(params.begin(), params.end());
+    return success();
+  }
+  return parser.parseTypeList(grads);
 }
-static void printParamTypes(OpAsmPrinter &, Operation *, TypeRange, TypeRange, TypeRange,
-                            TypeRange, TypeRange, TypeRange, TypeRange) {}
+static void printParamTypes(OpAsmPrinter &printer, Operation *, TypeRange params,
+                            TypeRange grads, TypeRange, TypeRange, TypeRange, TypeRange,
+                            TypeRange) {
+  if (grads == params)
+    return;
+  printer << "grads ";
+  llvm::interleaveComma(grads, printer);
+}
 
 /// A norm gradient's `dy` type after the keyword `dy`, written only where it
 /// differs from `x`'s (the forward's result was stored in another type).
@@ -574,12 +585,20 @@ LogicalResult MultiAdamWOp::verify() {
                          << " tensors";
   for (size_t i = 0; i < n; ++i) {
     Type t = getParams()[i].getType();
-    for (Type other : {getGrads()[i].getType(), getM()[i].getType(), getV()[i].getType(),
-                       getNewParams()[i].getType(), getNewM()[i].getType(),
-                       getNewV()[i].getType()})
+    for (Type other : {getM()[i].getType(), getV()[i].getType(), getNewParams()[i].getType(),
+                       getNewM()[i].getType(), getNewV()[i].getType()})
       if (other != t)
         return emitOpError() << "tensor #" << i << ": " << other << " differs from the parameter's "
                              << t;
+    // The gradient: the parameter's type, or its shape in a narrower float
+    // (a bf16/f16 gradient the kernel widens as it reads it).
+    auto param = tensorOf(getParams()[i]);
+    auto grad = tensorOf(getGrads()[i]);
+    if (grad != param && (grad.getShape() != param.getShape() ||
+                          grad.getElementType().getIntOrFloatBitWidth() >=
+                              param.getElementType().getIntOrFloatBitWidth()))
+      return emitOpError() << "gradient #" << i << " " << grad << " must be the parameter's type "
+                           << param << " or its shape in a narrower float";
   }
   if (failed(verifyAdamWSettings(*this)))
     return failure();

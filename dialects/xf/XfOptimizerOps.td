@@ -164,8 +164,10 @@ def Xf_MultiAdamWOp : Xf_Op<"multi_adamw", [AttrSizedOperandSegments,
     is 0. For each parameter index in `copies` (increasing) one more result
     holds the new parameter rounded to bf16/f16, as `xf.cast` of it would
     (the weight copy GEMMs read; on a skipped step the unchanged parameter
-    rounded). -xf-fuse-optimizer builds it from the per-parameter updates of
-    a partitioned step.
+    rounded). A gradient may be a narrower float than its parameter (bf16/f16
+    for f32: a gradient reduced in bf16, widened as it is read; its types are
+    then listed after `grads`). -xf-fuse-optimizer builds it from the
+    per-parameter updates of a partitioned step.
 
     ```mlir
     %p:2, %m:2, %v:2, %c = xf.multi_adamw params(%p0, %p1) grads(%g0, %g1) m(%m0, %m1) v(%v0, %v1) lr %lr grad_scale %gs step %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 epsilon = 1.000000e-08 weight_decay = 1.000000e-01 decay = [1, 0] copies = [0] : tensor<64x64xf32>, tensor<64xf32> -> tensor<64x64xbf16>
@@ -186,7 +188,7 @@ def Xf_MultiAdamWOp : Xf_Op<"multi_adamw", [AttrSizedOperandSegments,
     `decay` `=` $decay `copies` `=` $copies attr-dict `:` type($params)
     custom<ParamTypes>(ref(type($params)), type($grads), type($m), type($v), type($new_params),
                        type($new_m), type($new_v))
-    `->` type($new_copies)
+    (`->` type($new_copies)^)?
   }];
   let hasVerifier = 1;
 }

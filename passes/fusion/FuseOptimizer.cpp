@@ -72,11 +72,13 @@ public:
         return signalPassFailure();
     if (failed(fuseUpdates(f)))
       return signalPassFailure();
+    readNarrowGradients(f);
   }
 
 private:
   LogicalResult fuseNorm(func::FuncOp f, ClipGradNormOp clip);
   LogicalResult fuseUpdates(func::FuncOp f);
+  void readNarrowGradients(func::FuncOp f);
 };
 
 //===----------------------------------------------------------------------===//
@@ -268,6 +270,45 @@ LogicalResult FuseOptimizer::fuseNorm(func::FuncOp f, ClipGradNormOp clip) {
       }
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients read in the type they were reduced in
+//===----------------------------------------------------------------------===//
+
+/// A gradient reduced in bf16/f16 (--low-precision-reductions) reaches the
+/// optimizer through a widening xf.cast, which stores an f32 copy of every
+/// gradient shard (4 bytes per element where 2 would do). Where the cast's
+/// only readers are the fused optimizer calls (xf.multi_adamw as a gradient,
+/// xf.multi_sum_squares), they read the narrow gradient directly and widen it
+/// as they load it: the same values (widening is exact), no f32 buffer.
+void FuseOptimizer::readNarrowGradients(func::FuncOp f) {
+  SmallVector<CastOp> widenings;
+  for (MultiAdamWOp op : f.getOps<MultiAdamWOp>())
+    for (Value g : op.getGrads())
+      if (auto c = g.getDefiningOp<CastOp>()) {
+        auto from = cast<RankedTensorType>(c.getX().getType());
+        auto to = cast<RankedTensorType>(c.getType());
+        if (from.getElementType().getIntOrFloatBitWidth() >=
+                to.getElementType().getIntOrFloatBitWidth() ||
+            !isa<FloatType>(from.getElementType()) || llvm::is_contained(widenings, c))
+          continue;
+        bool optimizerOnly = llvm::all_of(c->getUses(), [](OpOperand &use) {
+          Operation *user = use.getOwner();
+          if (isa<MultiSumSquaresOp>(user))
+            return true;
+          auto adam = dyn_cast<MultiAdamWOp>(user);
+          return adam && adam.getGrads().getBeginOperandIndex() <= use.getOperandNumber() &&
+                 use.getOperandNumber() <
+                     adam.getGrads().getBeginOperandIndex() + adam.getGrads().size();
+        });
+        if (optimizerOnly)
+          widenings.push_back(c);
+      }
+  for (CastOp c : widenings) {
+    c.getResult().replaceAllUsesWith(c.getX());
+    c->erase();
+  }
 }
 
 //===----------------------------------------------------------------------===//

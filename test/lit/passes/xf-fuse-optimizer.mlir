@@ -107,3 +107,34 @@ func.func @train_step(%g0: tensor<8xf32>, %g1: tensor<4xf32>, %g2: tensor<2x2xf3
   %norm, %gs, %inf = xf.clip_grad_norm %b max_norm = 1.000000e+00
   return %norm : tensor<f32>
 }
+
+// -----
+
+// Gradients reduced in bf16 (--low-precision-reductions) reach the optimizer
+// through widening casts. The fused calls read the bf16 gradients directly
+// (the kernels widen as they load: the same values, no f32 copy) where the
+// optimizer is the casts' only reader; %w1 is also returned, so it stays.
+shard.grid @mesh(shape = 2) {xf.axis_names = ["dp"]}
+// CHECK-LABEL: func.func @train_step(%arg0: tensor<4x8xbf16>
+// CHECK: %[[W1:.*]] = xf.cast %arg1 : tensor<8xbf16> -> tensor<8xf32>
+// CHECK: xf.multi_sum_squares %arg0, %[[W1]] : tensor<4x8xbf16>, tensor<8xf32>
+// CHECK: xf.multi_adamw params(%arg2, %arg3) grads(%arg0, %[[W1]]) {{.*}} : tensor<4x8xf32>, tensor<8xf32> grads tensor<4x8xbf16>, tensor<8xf32> -> tensor<4x8xbf16>
+// CHECK-NOT: xf.cast %arg0
+func.func @train_step(%b0: tensor<4x8xbf16>, %b1: tensor<8xbf16>,
+                        %p0: tensor<4x8xf32>, %p1: tensor<8xf32>,
+                        %m0: tensor<4x8xf32>, %m1: tensor<8xf32>,
+                        %v0: tensor<4x8xf32>, %v1: tensor<8xf32>,
+                        %lr: tensor<f32>, %step: tensor<i32>)
+    -> (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xbf16>, tensor<8xf32>) attributes {xf.grid = @mesh} {
+  %w0 = xf.cast %b0 : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %w1 = xf.cast %b1 : tensor<8xbf16> -> tensor<8xf32>
+  %s0 = xf.sum_squares %w0 : tensor<4x8xf32>
+  %s1 = xf.sum_squares %w1 : tensor<8xf32>
+  %a = xf.add %s0, %s1 : tensor<f32>
+  %r = shard.all_reduce %a on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+  %norm, %gs, %inf = xf.clip_grad_norm %r max_norm = 1.000000e+00
+  %np0, %nm0, %nv0 = xf.adamw %p0, %w0, %m0, %v0, %lr, %gs, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 epsilon = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<4x8xf32>
+  %np1, %nm1, %nv1 = xf.adamw %p1, %w1, %m1, %v1, %lr, %gs, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 epsilon = 1.000000e-08 weight_decay = 0.000000e+00 : tensor<8xf32>
+  %c0 = xf.cast %np0 : tensor<4x8xf32> -> tensor<4x8xbf16>
+  return %np0, %np1, %c0, %w1 : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xbf16>, tensor<8xf32>
+}

@@ -150,3 +150,15 @@ func.func @losses(%l: tensor<2x8x64xf32>, %t: tensor<2x8xi32>, %m: tensor<2x8xf3
   %6 = xf.cross_entropy_grad %0, %l, %t ignore_index = -100 classes = 60 : tensor<f32>, tensor<2x8x64xf32>, tensor<2x8xi32>
   return %0, %1, %2, %3 : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f64>
 }
+
+// xf.multi_adamw: gradients in a narrower float than their parameters (read
+// as they were reduced in bf16) are listed after `grads`; otherwise nothing.
+// CHECK-LABEL: func.func @multi_adamw
+// CHECK: xf.multi_adamw params(%{{.*}}, %{{.*}}) grads(%{{.*}}, %{{.*}}) {{.*}} copies = [] : tensor<4x8xf32>, tensor<8xf32>
+// CHECK: xf.multi_adamw params(%{{.*}}, %{{.*}}) grads(%{{.*}}, %{{.*}}) {{.*}} copies = [0] : tensor<4x8xf32>, tensor<8xf32> grads tensor<4x8xbf16>, tensor<8xf32> -> tensor<4x8xbf16>
+func.func @multi_adamw(%p0: tensor<4x8xf32>, %p1: tensor<8xf32>, %g0: tensor<4x8xf32>, %b0: tensor<4x8xbf16>,
+                       %lr: tensor<f32>, %gs: tensor<f32>, %step: tensor<i32>) {
+  %p:2, %m:2, %v:2 = xf.multi_adamw params(%p0, %p1) grads(%g0, %p1) m(%p0, %p1) v(%p0, %p1) lr %lr grad_scale %gs step %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 epsilon = 1.000000e-08 weight_decay = 1.000000e-01 decay = [1, 0] copies = [] : tensor<4x8xf32>, tensor<8xf32>
+  %q:2, %n:2, %w:2, %c = xf.multi_adamw params(%p0, %p1) grads(%b0, %p1) m(%p0, %p1) v(%p0, %p1) lr %lr grad_scale %gs step %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 epsilon = 1.000000e-08 weight_decay = 1.000000e-01 decay = [1, 0] copies = [0] : tensor<4x8xf32>, tensor<8xf32> grads tensor<4x8xbf16>, tensor<8xf32> -> tensor<4x8xbf16>
+  return
+}

@@ -562,3 +562,19 @@ func.func @bad_role(%a: tensor<4xf32> {
     xf.param = #xf.param<name = "w", role = kernel, init = zeros>}) {
   return
 }
+
+// -----
+
+func.func @multi_adamw_wide_grad(%p0: tensor<4x8xbf16>, %g0: tensor<4x8xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{gradient #0 'tensor<4x8xf32>' must be the parameter's type 'tensor<4x8xbf16>' or its shape in a narrower float}}
+  %p, %m, %v = xf.multi_adamw params(%p0) grads(%g0) m(%p0) v(%p0) lr %lr grad_scale %lr step %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 epsilon = 1.000000e-08 weight_decay = 1.000000e-01 decay = [1] copies = [] : tensor<4x8xbf16> grads tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @multi_adamw_grad_shape(%p0: tensor<4x8xf32>, %g0: tensor<8x4xbf16>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{gradient #0 'tensor<8x4xbf16>' must be the parameter's type 'tensor<4x8xf32>' or its shape in a narrower float}}
+  %p, %m, %v = xf.multi_adamw params(%p0) grads(%g0) m(%p0) v(%p0) lr %lr grad_scale %lr step %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 epsilon = 1.000000e-08 weight_decay = 1.000000e-01 decay = [1] copies = [] : tensor<4x8xf32> grads tensor<8x4xbf16>
+  return
+}

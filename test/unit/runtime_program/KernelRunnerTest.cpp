@@ -300,6 +300,46 @@ TEST(KernelRunner, MultiAdamWIsTheSingleUpdatesAndCasts) {
   expectSame(copies[0], rc[0]);
 }
 
+TEST(KernelRunner, MultiAdamWReadsABf16GradientAsItsWidening) {
+  // A gradient reduced in bf16 and read directly (-xf-fuse-optimizer drops
+  // the widening cast): the update equals xf.adamw on the widened gradient,
+  // bit for bit; an f32 gradient beside it is unaffected.
+  const int64_t A = 29, B = 6;
+  json scalarF32 = tensor("F32", {}), scalarI32 = tensor("I32", {});
+  json ins = {tensor("F32", {A}),  tensor("F32", {B}), tensor("BF16", {A}), tensor("F32", {B}),
+              tensor("F32", {A}),  tensor("F32", {B}), tensor("F32", {A}),  tensor("F32", {B}),
+              scalarF32,           scalarF32,          scalarI32};
+  json outs = {tensor("F32", {A}), tensor("F32", {B}), tensor("F32", {A}),
+               tensor("F32", {B}), tensor("F32", {A}), tensor("F32", {B})};
+  json attrs = {{"beta1", 0.9},        {"beta2", 0.95},     {"epsilon", 1e-8},
+                {"weight_decay", 0.1}, {"decay", {1, 0}},   {"copies", json::array()}};
+  KernelRunner runner(oneCall(call("xf.multi_adamw", ins, outs, attrs)), 0, nullptr);
+  std::vector<float> p0 = randomFloats(A, 80), p1 = randomFloats(B, 81), g1 = randomFloats(B, 82);
+  std::vector<float> m0 = randomFloats(A, 83, 0, 0.1f), m1 = randomFloats(B, 84, 0, 0.1f);
+  std::vector<float> v0 = randomFloats(A, 85, 0, 0.1f), v1 = randomFloats(B, 86, 0, 0.1f);
+  std::vector<float> g0wide = randomFloats(A, 87);
+  std::vector<uint16_t> g0(A);
+  cpu::fromCompute(g0wide.data(), A, rt::DType::BF16, g0.data());
+  cpu::toCompute(g0.data(), rt::DType::BF16, A, g0wide.data()); // the widening cast
+  float lr = 3e-4f, gradScale = 0.5f;
+  int32_t step = 2;
+  auto rp0 = p0, rm0 = m0, rv0 = v0, rp1 = p1, rm1 = m1, rv1 = v1;
+  cpu::adamw(rp0.data(), g0wide.data(), rm0.data(), rv0.data(), A, lr, 0.9, 0.95, 1e-8, 0.1, 3,
+             gradScale);
+  cpu::adamw(rp1.data(), g1.data(), rm1.data(), rv1.data(), B, lr, 0.9, 0.95, 1e-8, 0.0, 3,
+             gradScale);
+  void *bufs[] = {p0.data(), p1.data(), g0.data(), g1.data(), m0.data(), m1.data(),
+                  v0.data(), v1.data(), &lr,       &gradScale, &step,    p0.data(),
+                  p1.data(), m0.data(), m1.data(), v0.data(),  v1.data()};
+  runner.kernel(0, bufs, {});
+  expectSame(p0, rp0);
+  expectSame(m0, rm0);
+  expectSame(v0, rv0);
+  expectSame(p1, rp1);
+  expectSame(m1, rm1);
+  expectSame(v1, rv1);
+}
+
 TEST(KernelRunner, MultiSumSquaresAddsEveryTensorInDouble) {
   json ins = {tensor("F32", {100}), tensor("BF16", {7}), tensor("F32", {3, 5})};
   KernelRunner runner(oneCall(call("xf.multi_sum_squares", ins, {tensor("F32", {})})), 0,
