@@ -109,6 +109,24 @@ template <int NI, int NO> struct MapArgs {
   DType outT[NO] = {};
 };
 
+/// out[o][k] = op's result o on element k of the inputs' packs (the first NI
+/// of the kIn rows of `in`), element by element in f32.
+template <int NI, int kIn, int NO, int V, class Op>
+__device__ __forceinline__ void applyPack(const Op &op, const float (&in)[kIn][V],
+                                          float (&out)[NO][V]) {
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    float x[kIn], y[NO];
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+      x[j] = in[j][k];
+    op(x, y);
+#pragma unroll
+    for (int o = 0; o < NO; ++o)
+      out[o][k] = y[o];
+  }
+}
+
 /// All operands of dtype T, 16-byte aligned: thread-strided 16-byte packs,
 /// then the < 16-byte tail on the first threads.
 template <class T, int NI, int NO, class Op>
@@ -124,17 +142,7 @@ __global__ void __launch_bounds__(kThreads) mapVecKernel(MapArgs<NI, NO> a, int6
     for (int j = 0; j < NI; ++j)
       loadPack(static_cast<const T *>(a.in[j]), p * V, in[j]);
     float out[NO][V];
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      float x[kIn], y[NO];
-#pragma unroll
-      for (int j = 0; j < NI; ++j)
-        x[j] = in[j][k];
-      op(x, y);
-#pragma unroll
-      for (int o = 0; o < NO; ++o)
-        out[o][k] = y[o];
-    }
+    applyPack<NI>(op, in, out);
 #pragma unroll
     for (int o = 0; o < NO; ++o)
       storePack(static_cast<T *>(a.out[o]), p * V, out[o]);
@@ -150,6 +158,20 @@ __global__ void __launch_bounds__(kThreads) mapVecKernel(MapArgs<NI, NO> a, int6
     for (int o = 0; o < NO; ++o)
       static_cast<T *>(a.out[o])[i] = fromF<T>(y[o]);
   }
+}
+
+/// Element i of every operand, any dtypes (switched per operand).
+template <int NI, int NO, class Op>
+__device__ __forceinline__ void mapOne(const MapArgs<NI, NO> &a, int64_t i, const Op &op) {
+  constexpr int kIn = MapArgs<NI, NO>::kIn;
+  float x[kIn], y[NO];
+#pragma unroll
+  for (int j = 0; j < NI; ++j)
+    x[j] = loadF(a.in[j], a.inT[j], i);
+  op(x, y);
+#pragma unroll
+  for (int o = 0; o < NO; ++o)
+    storeF(a.out[o], a.outT[o], i, y[o]);
 }
 
 /// 8 elements of any storage float dtype at i (16-byte aligned): one 16-byte
@@ -202,49 +224,22 @@ __global__ void __launch_bounds__(kThreads) mapMixedKernel(MapArgs<NI, NO> a, in
     for (int j = 0; j < NI; ++j)
       loadEight(a.in[j], a.inT[j], p * 8, in[j]);
     float out[NO][8];
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      float x[kIn], y[NO];
-#pragma unroll
-      for (int j = 0; j < NI; ++j)
-        x[j] = in[j][k];
-      op(x, y);
-#pragma unroll
-      for (int o = 0; o < NO; ++o)
-        out[o][k] = y[o];
-    }
+    applyPack<NI>(op, in, out);
 #pragma unroll
     for (int o = 0; o < NO; ++o)
       storeEight(a.out[o], a.outT[o], p * 8, out[o]);
   }
   const int64_t i = nPacks * 8 + tid;
-  if (i < n) {
-    float x[kIn], y[NO];
-#pragma unroll
-    for (int j = 0; j < NI; ++j)
-      x[j] = loadF(a.in[j], a.inT[j], i);
-    op(x, y);
-#pragma unroll
-    for (int o = 0; o < NO; ++o)
-      storeF(a.out[o], a.outT[o], i, y[o]);
-  }
+  if (i < n)
+    mapOne(a, i, op);
 }
 
 /// Any dtypes: one element per thread per step, dtype switched per operand.
 template <int NI, int NO, class Op>
 __global__ void __launch_bounds__(kThreads) mapKernel(MapArgs<NI, NO> a, int64_t n, Op op) {
-  constexpr int kIn = MapArgs<NI, NO>::kIn;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    float x[kIn], y[NO];
-#pragma unroll
-    for (int j = 0; j < NI; ++j)
-      x[j] = loadF(a.in[j], a.inT[j], i);
-    op(x, y);
-#pragma unroll
-    for (int o = 0; o < NO; ++o)
-      storeF(a.out[o], a.outT[o], i, y[o]);
-  }
+       i += int64_t(gridDim.x) * blockDim.x)
+    mapOne(a, i, op);
 }
 
 bool isStorageFloat(DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; }

@@ -187,14 +187,6 @@ Canvas::Canvas(int width, int height, Rgb background) : w_(width), h_(height) {
   }
 }
 
-Rgb Canvas::at(int x, int y) const {
-  if (x < 0 || y < 0 || x >= w_ || y >= h_)
-    throw rt::Error("pixel (" + std::to_string(x) + ", " + std::to_string(y) +
-                    ") is outside the canvas");
-  const size_t i = (static_cast<size_t>(y) * static_cast<size_t>(w_) + static_cast<size_t>(x)) * 3;
-  return {rgb_[i], rgb_[i + 1], rgb_[i + 2]};
-}
-
 void Canvas::set(int x, int y, Rgb c) {
   if (x < 0 || y < 0 || x >= w_ || y >= h_)
     return;
@@ -202,14 +194,6 @@ void Canvas::set(int x, int y, Rgb c) {
   rgb_[i] = c.r;
   rgb_[i + 1] = c.g;
   rgb_[i + 2] = c.b;
-}
-
-void Canvas::fillRect(double x, double y, double w, double h, Rgb c) {
-  const int x0 = static_cast<int>(std::lround(x)), y0 = static_cast<int>(std::lround(y));
-  const int x1 = static_cast<int>(std::lround(x + w)), y1 = static_cast<int>(std::lround(y + h));
-  for (int j = std::max(y0, 0); j < std::min(y1, h_); ++j)
-    for (int i = std::max(x0, 0); i < std::min(x1, w_); ++i)
-      set(i, j, c);
 }
 
 void Canvas::strokeRect(double x, double y, double w, double h, Rgb c) {

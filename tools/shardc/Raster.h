@@ -1,7 +1,7 @@
 //===- Raster.h - an RGB canvas with lines and text, written as PNG -*- C++ -*-===//
 //
-// What `shardc plot -o loss.png` draws with: a white RGB canvas, filled and
-// outlined rectangles, lines of a given width (polylines are their segments),
+// What `shardc plot -o loss.png` draws with: a white RGB canvas, outlined
+// rectangles, lines of a given width (polylines are their segments),
 // text in a built-in 5x7 pixel font (printable ASCII; anything else is '?'),
 // horizontal or rotated a quarter turn counter-clockwise, anchored at its
 // start, middle or end with its baseline at y, as SVG places text. Written as
@@ -34,11 +34,8 @@ public:
 
   int width() const { return w_; }
   int height() const { return h_; }
-  Rgb at(int x, int y) const;
   void set(int x, int y, Rgb c); ///< outside the canvas: ignored
 
-  /// Pixels [x, x + w) x [y, y + h), rounded to the nearest pixel edges.
-  void fillRect(double x, double y, double w, double h, Rgb c);
   /// The four edges, one pixel wide.
   void strokeRect(double x, double y, double w, double h, Rgb c);
   /// Every pixel whose centre lies within width / 2 of the segment.
