@@ -16,7 +16,8 @@ Read from each OUTDIR (any of them may be missing; what is there is used):
   linear-ce-bench.log,      the impl=... lines of bench/cuda/linear_ce_bench.cu and
   linear-ce-torch.log       bench/torch_linear_ce.py: total ms and peak MiB against
                             PyTorch eager (the chunked torch.compile figure in "note")
-  probe.log                 the device's name (nvidia-smi), unless --device is given
+  probe.log                 the device's name (nvidia-smi), unless --device is given;
+                            without it, the GPU the gpt2 steps' RESULT lines name
 
 Each row: date, device, what, shardc, baseline, unit, note. A figure whose baseline did
 not run is written with "baseline": null. Rows go to stdout (or are appended to
@@ -54,6 +55,13 @@ def device_of(outdir):
         m = re.match(r"(NVIDIA [^,]+), (\d+) MiB, ([\d.]+),", line)
         if m:
             return "%s (driver %s)" % (m.group(1), m.group(3))
+    # Without a probe stage in the run: the device the steps name (shardc's
+    # RESULT line says "cuda: GPU 0 (NAME), ...").
+    for path in sorted(glob.glob(os.path.join(outdir, "gpt2-*", "results.txt"))):
+        for line in read_lines(path):
+            m = re.search(r"device=cuda:_GPU_\d+_\((NVIDIA[^)]*)\)", line)
+            if line.startswith("RESULT ") and m:
+                return m.group(1).replace("_", " ")
     return None
 
 
