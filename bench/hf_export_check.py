@@ -20,16 +20,6 @@ import json
 import os
 import sys
 
-import numpy as np
-
-
-def read_tokens(path):
-    blob = open(path, "rb").read()
-    header = np.frombuffer(blob[:1024], dtype="<i4")
-    if header[0] != 20240520 or header[1] != 1:
-        sys.exit(f"{path}: not an llm.c token file (magic {header[0]}, version {header[1]})")
-    return np.frombuffer(blob[1024:], dtype="<u2").astype(np.int64)
-
 
 def main():
     ap = argparse.ArgumentParser()
@@ -40,6 +30,12 @@ def main():
 
     import torch
     import transformers
+
+    # The token file and the batch layout of the step (llm.c's), as the
+    # PyTorch reference reads them.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test",
+                                    "reference"))
+    import reference_models as R
 
     expected = json.load(open(os.path.join(args.dir, "expected.json")))
     config = json.load(open(os.path.join(args.dir, "config.json")))
@@ -53,16 +49,14 @@ def main():
     if problems:
         sys.exit(f"{args.dir}: loading reported {problems}")
     model = model.double().eval()
-    tokens = read_tokens(args.tokens)
-    buf = torch.from_numpy(tokens[:B * T + 1].copy())
-    inputs, targets = buf[:-1].reshape(B, T), buf[1:].reshape(B, T)
+    inputs, targets = R.make_batch(R.read_token_file(args.tokens), 0, B, T)
     with torch.no_grad():
-        logits = model(input_ids=inputs).logits
+        logits = model(input_ids=inputs.long()).logits
     if logits.shape[-1] != config["vocab_size"]:
         sys.exit(f"{args.dir}: logits have {logits.shape[-1]} columns, "
                  f"config says {config['vocab_size']}")
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                             targets.reshape(-1)).item()
+                                             targets.long().reshape(-1)).item()
     rel = abs(loss - expected["val_loss"]) / abs(expected["val_loss"])
     ok = rel <= args.tolerance
     print(f"{'PASS' if ok else 'FAIL'} {config['architectures'][0]} vocab {config['vocab_size']}: "
