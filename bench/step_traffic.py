@@ -60,7 +60,9 @@ def main():
         line = line.strip()
         m = re.search(r'rt\.kernel "([^"]+)"', line)
         if m:
-            # ins(... : types) outs(... : types): the types after each colon.
+            # ins(... : types) outs(... : types): the types after each colon;
+            # a kernel's scratch(...) is working memory, not traffic.
+            line = re.sub(r"scratch\([^)]*\)", "", line)
             types = " ".join(re.findall(r":\s*([^)]*)\)", line))
             k = kernels[m.group(1)]
             k[0] += 1

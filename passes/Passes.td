@@ -546,6 +546,15 @@ def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
     their input's bytes, which is also what lets the CUDA backend fuse a
     GEMM with its bias and GELU epilogue.
 
+    A kernel that needs scratch memory while it runs (the fused linear
+    cross-entropy's logit chunks, a loss's gathered statistics, the norm
+    gradients' partial sums, the attention backward's row statistics, a
+    GEMM operand laid out for cuBLASLt: runtime/program/KernelScratch.h,
+    the most any backend uses) gets it in the workspace, beside its operands
+    and results, for the duration of the op: `rt.scratch = array<i64:
+    offset, bytes>`. Lowering hands it to the kernel as one more buffer, so
+    the planned peak includes the kernels' memory.
+
     Arguments get `rt.buffer = array<i64: arena, offset>`, ops
     `rt.buffers = [array<i64: arena, offset>, ...]` (one per result) and the
     function `rt.arena_bytes` (per arena) and `rt.planned_bytes` (their sum:
@@ -557,7 +566,8 @@ def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
   }];
   let statistics = [
     Statistic<"inPlaceResults", "in-place-results",
-              "results written over a dying operand's buffer (op table in-place pairs)">
+              "results written over a dying operand's buffer (op table in-place pairs)">,
+    Statistic<"scratchCalls", "scratch-calls", "ops given scratch memory for their kernel">
   ];
   let options = [
     Option<"function", "function", "std::string", "\"train_step\"", "the function to plan">,

@@ -108,6 +108,11 @@ LogicalResult KernelOp::verify() {
   if (failed(checkAxes(getOperandAxes(), getIns(), "operand_axes")) ||
       failed(checkAxes(getResultAxes(), getOuts(), "result_axes")))
     return failure();
+  if (Value scratch = getScratch()) {
+    auto t = cast<MemRefType>(scratch.getType());
+    if (t.getRank() != 1 || !t.getElementType().isInteger(8) || t.getDimSize(0) <= 0)
+      return emitOpError("scratch must be a non-empty 1-d memref of i8, not ") << t;
+  }
   return success();
 }
 

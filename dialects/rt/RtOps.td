@@ -71,17 +71,23 @@ def Rt_KernelOp : Rt_Op<"kernel", [AttrSizedOperandSegments]> {
     Runs `callee` (the xf op it was lowered from) reading `ins` and writing
     `outs`. `attrs` are the op's attributes; `operand_axes`/`result_axes`
     (per buffer, per dim: the mesh axes splitting it) tell kernels whose
-    values depend on global indices where the rank's block lies.
+    values depend on global indices where the rank's block lies. `scratch`
+    (a memref of i8, from -xf-plan-memory's `rt.scratch`) is the planned
+    memory the kernel may use while it runs (runtime/program/
+    KernelScratch.h); it is passed after the results.
 
     ```mlir
     rt.kernel "xf.gelu" ins(%x : memref<2x32x128xf32>) outs(%y : memref<2x32x128xf32>) {attrs = {}}
+    rt.kernel "xf.layernorm_grad" ins(...) outs(...) scratch(%s : memref<65536xi8>) {attrs = {...}}
     ```
   }];
   let arguments = (ins StrAttr:$callee, Variadic<AnyStaticShapeMemRef>:$ins,
-                   Variadic<AnyStaticShapeMemRef>:$outs, DictionaryAttr:$attrs,
+                   Variadic<AnyStaticShapeMemRef>:$outs,
+                   Optional<AnyStaticShapeMemRef>:$scratch, DictionaryAttr:$attrs,
                    OptionalAttr<ArrayAttr>:$operand_axes, OptionalAttr<ArrayAttr>:$result_axes);
   let assemblyFormat = [{
-    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? (`outs` `(` $outs^ `:` type($outs) `)`)? attr-dict
+    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? (`outs` `(` $outs^ `:` type($outs) `)`)?
+    (`scratch` `(` $scratch^ `:` type($scratch) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }

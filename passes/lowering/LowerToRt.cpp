@@ -144,7 +144,15 @@ struct OpToRt : ConversionPattern {
     ArrayAttr operandAxes = axes->operandAxes, resultAxes = axes->resultAxes;
     if (!axes->tokenAxes.empty())
       attrs.append("token_axes", rewriter.getDenseI16ArrayAttr(axes->tokenAxes));
-    auto k = rt_dialect::KernelOp::create(rewriter, loc, name, operands, outs,
+    // The kernel's planned scratch (-xf-plan-memory's rt.scratch).
+    Value scratch;
+    if (auto s = op->getAttrOfType<DenseI64ArrayAttr>(kScratchAttr)) {
+      if (s.size() != 2 || s[1] <= 0)
+        return op->emitError("xf-lower-to-rt: rt.scratch must be array<i64: offset, bytes>");
+      scratch = rt_dialect::ViewOp::create(
+          rewriter, loc, MemRefType::get({s[1]}, rewriter.getIntegerType(8)), Workspace, s[0]);
+    }
+    auto k = rt_dialect::KernelOp::create(rewriter, loc, name, operands, outs, scratch,
                                           attrs.getDictionary(op->getContext()), operandAxes,
                                           resultAxes);
     copyStage(op, k);
@@ -245,6 +253,9 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     }
     program["arenas"] = std::move(arenas);
     program["planned_peak_bytes"] = total;
+    // The workspace's activations alone (the rest is kernel scratch).
+    if (auto a = func->getAttrOfType<IntegerAttr>(kActivationBytesAttr))
+      program["activation_bytes"] = a.getInt();
 
     // The boundary: state and inputs (arguments), reports (results).
     Block &body = func.getBody().front();
@@ -469,7 +480,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     for (StringRef attr : {sharding::kGridAttr.data(), kArenaBytesAttr.data(),
                            kPlannedBytesAttr.data(), xf::XfDialect::kOptimizerAttrName.data(),
                            xf::XfDialect::kPipelineAttrName.data(), kStageWorkspaceAttr.data(),
-                           kStageBytesAttr.data()})
+                           kStageBytesAttr.data(), kActivationBytesAttr.data()})
       func->removeAttr(attr);
     func.setSymName(name);
     return success();

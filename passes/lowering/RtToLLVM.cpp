@@ -90,7 +90,8 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     int64_t widest = 1;
     if (rtFunc)
       rtFunc.walk([&](rt_dialect::KernelOp k) {
-        widest = std::max<int64_t>(widest, k.getIns().size() + k.getOuts().size());
+        widest = std::max<int64_t>(widest,
+                                   k.getIns().size() + k.getOuts().size() + (k.getScratch() ? 1 : 0));
       });
     Value bufferArray = LLVM::AllocaOp::create(b, loc, ptr, ptr, constI64(widest), 8);
     std::vector<Value> bases(arenaBytes.size());
@@ -128,8 +129,15 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
           call["result_axes"] = attrJson(*axes);
         if (int64_t stage = stageOf(kernel); stage >= 0)
           call["stage"] = stage;
+        // The buffers: operands, results, then the planned scratch.
+        SmallVector<Value> buffers(kernel.getIns());
+        buffers.append(kernel.getOuts().begin(), kernel.getOuts().end());
+        if (Value scratch = kernel.getScratch()) {
+          buffers.push_back(scratch);
+          call["scratch"] = memory::byteSize(cast<ShapedType>(scratch.getType()));
+        }
         int64_t slot = 0;
-        for (Value v : llvm::concat<Value>(kernel.getIns(), kernel.getOuts())) {
+        for (Value v : buffers) {
           Value addr = LLVM::GEPOp::create(b, loc, ptr, ptr, bufferArray,
                                            ArrayRef<LLVM::GEPArg>{slot++});
           LLVM::StoreOp::create(b, loc, map.lookup(v), addr);

@@ -35,6 +35,14 @@ inline constexpr bool onDevice(int arena) { return arena != Host; }
 inline constexpr llvm::StringLiteral kBufferAttr = "rt.buffer";
 /// On ops: one array<i64: arena, offset> per result.
 inline constexpr llvm::StringLiteral kBuffersAttr = "rt.buffers";
+/// On ops whose kernel needs scratch memory (runtime/program/
+/// KernelScratch.h): array<i64: offset, bytes> in the workspace arena, live
+/// only while the op runs.
+inline constexpr llvm::StringLiteral kScratchAttr = "rt.scratch";
+/// On the function: the workspace the plan would need without any kernel
+/// scratch (the activations' own peak; the workspace arena minus it is what
+/// the kernels' scratch adds to the peak).
+inline constexpr llvm::StringLiteral kActivationBytesAttr = "rt.activation_bytes";
 /// On the function: array<i64: bytes per arena>, and the sum of the device
 /// arenas (all but the host arena).
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "rt.arena_bytes";

@@ -13,10 +13,15 @@
 #include "passes/Passes.h"
 #include "passes/memory/MemoryPlan.h"
 
+#include "compiler/abi/CallEncoding.h"
+#include "compiler/sharding/Sharding.h"
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
-#include "runtime/abi/StateNames.h"
+#include "runtime/Error.h"
 #include "runtime/abi/OpTable.h"
+#include "runtime/abi/StateNames.h"
+#include "runtime/program/CallDecoder.h"
+#include "runtime/program/KernelScratch.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Debug.h"
@@ -95,6 +100,7 @@ struct StagedTops {
   explicit StagedTops(int64_t stages) {
     for (auto &t : tops)
       t.assign(static_cast<size_t>(std::max<int64_t>(stages, 1)), 0);
+    bare = tops[0];
   }
   int64_t numStages() const { return static_cast<int64_t>(tops[0].size()); }
   /// Per stage: its workspace and its bytes over all arenas.
@@ -122,7 +128,11 @@ struct StagedTops {
     return offset;
   }
   int64_t size(Arena a) const { return *std::max_element(tops[a].begin(), tops[a].end()); }
+  /// The workspace's peak without the kernels' scratch.
+  int64_t activations() const { return *std::max_element(bare.begin(), bare.end()); }
   std::vector<int64_t> tops[NumArenas];
+  /// Per stage: the workspace top of the same placement without scratch.
+  std::vector<int64_t> bare;
 };
 
 /// The name that ties an argument of the eval function to the step's: its
@@ -157,6 +167,17 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       module.emitError() << "xf-plan-memory: no function @" << function;
       return signalPassFailure();
     }
+    // The mesh the step's calls are decoded on (their scratch bytes).
+    mesh_.names.clear();
+    mesh_.sizes.clear();
+    if (auto grid = func->getAttrOfType<FlatSymbolRefAttr>(sharding::kGridAttr)) {
+      FailureOr<sharding::Mesh> m = sharding::Mesh::fromModule(module, grid.getValue());
+      if (failed(m)) {
+        func.emitError() << "xf-plan-memory: cannot resolve the grid @" << grid.getValue();
+        return signalPassFailure();
+      }
+      mesh_ = *m;
+    }
     int64_t stages = 1;
     if (auto pipeline = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName))
       if (auto n = pipeline.getAs<IntegerAttr>("stages"))
@@ -187,9 +208,34 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     for (func::FuncOp f : {func, eval}) {
       f->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
       f->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
+      f->setAttr(kActivationBytesAttr, b.getI64IntegerAttr(top.activations()));
       top.record(f);
     }
   }
+
+  /// The scratch bytes of `op`'s kernel (runtime/program/KernelScratch.h):
+  /// its call as the runtime will decode it, sized by the function the
+  /// backends size their use by. 0 for ops that need none.
+  FailureOr<int64_t> scratchBytes(Operation *op, const abi::OpSpec *spec) {
+    if (!spec || spec->collective || !rt::mayNeedScratch(spec->code))
+      return int64_t(0);
+    FailureOr<rt::Call> call = abi::encodeCall(op, &mesh_, "xf-plan-memory");
+    if (failed(call))
+      return failure();
+    rt::Program program;
+    program.opTable = abi::opTableFingerprint();
+    program.mesh = static_cast<const abi::Mesh &>(mesh_);
+    program.calls.push_back(std::move(*call));
+    try {
+      std::unique_ptr<rt::DecodedCall> d =
+          rt::decodeCall(program, 0, std::vector<int64_t>(mesh_.sizes.size(), 0));
+      return rt::callScratchBytes(*d, program.mesh);
+    } catch (const rt::Error &e) {
+      return op->emitError() << "xf-plan-memory: " << e.what();
+    }
+  }
+
+  sharding::Mesh mesh_;
 
   /// Plans `func` into the arenas whose current sizes are `top`. With
   /// `shared`, arguments take the places `boundary` recorded for the step's
@@ -289,6 +335,10 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     };
 
     std::vector<FreeList> workspaces(static_cast<size_t>(stages));
+    // The same workspace values placed without the kernels' scratch: its top
+    // is the activations' own peak (what the scratch adds is reported apart).
+    std::vector<FreeList> bare(static_cast<size_t>(stages));
+    llvm::DenseMap<Value, int64_t> bareAt;
     // Offloaded activations (xf.offload results): the host arena, by
     // liveness as the workspace.
     std::vector<FreeList> hostLists(static_cast<size_t>(stages));
@@ -379,12 +429,14 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           p = place[arg];
         } else if (donor) {
           p = place[donor];
+          bareAt[r] = bareAt.lookup(donor);
           // The donor's whole group dies here, so the result owns the
           // buffer alone from now on.
           handedOver.insert(donor);
           ++inPlaceResults;
         } else if (viewed) {
           p = place[viewed];
+          bareAt[r] = bareAt.lookup(viewed);
           Value o = owner(viewed);
           ownerOf[r] = o;
           lastOfGroup[o] = std::max({bufferLastUse(viewed), lastUse.lookup(r), t});
@@ -395,11 +447,28 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           p = {Host, hostLists[opStage].allocate(bytes)};
         } else {
           p = {Workspace, workspace.allocate(bytes)};
+          bareAt[r] = bare[opStage].allocate(bytes);
         }
         place[r] = p;
         buffers.push_back(b.getDenseI64ArrayAttr({p.first, p.second}));
       }
       op.setAttr(kBuffersAttr, b.getArrayAttr(buffers));
+      // The kernel's scratch: workspace bytes beside its operands and
+      // results while it runs, given back at once.
+      FailureOr<int64_t> scratch = scratchBytes(&op, spec);
+      if (failed(scratch))
+        return failure();
+      if (*scratch > 0) {
+        // 256-byte aligned, as the GPU kernels' own workspace (cudaMalloc)
+        // was: their regions are laid out at 256-byte offsets from it.
+        constexpr int64_t kScratchAlign = 256;
+        const int64_t padded = *scratch + kScratchAlign - kAlignment;
+        const int64_t block = workspace.allocate(padded);
+        const int64_t offset = (block + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+        op.setAttr(kScratchAttr, b.getDenseI64ArrayAttr({offset, *scratch}));
+        workspace.release(block, padded);
+        scratchCalls += 1;
+      }
       // Give back the workspace of values that die here (after the results
       // were placed: a result overlaps an operand only where it took over
       // the operand's buffer above); a buffer shared by views goes back once,
@@ -416,14 +485,17 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         if (it == place.end())
           continue;
         size_t s = static_cast<size_t>(std::max<int64_t>(xf::stageOf(v), 0));
-        if (it->second.first == Workspace)
+        if (it->second.first == Workspace) {
           workspaces[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
+          bare[s].release(bareAt.lookup(v), byteSize(cast<ShapedType>(v.getType())));
+        }
         else if (it->second.first == Host)
           hostLists[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
       }
     }
     for (int64_t s = 0; s < stages; ++s) {
       top.tops[Workspace][s] = std::max(top.tops[Workspace][s], workspaces[s].top());
+      top.bare[s] = std::max(top.bare[s], bare[s].top());
       top.tops[Host][s] = std::max(top.tops[Host][s], hostLists[s].top());
     }
 
@@ -435,6 +507,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     }
     func->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
     func->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
+    func->setAttr(kActivationBytesAttr, b.getI64IntegerAttr(top.activations()));
     top.record(func);
     SHARDC_DEBUG({
       DBGS() << "planned bytes per rank:";

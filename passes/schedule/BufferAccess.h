@@ -75,6 +75,8 @@ inline Access accessOf(mlir::Operation *op) {
       add(a.reads, v);
     for (mlir::Value v : k.getOuts())
       add(a.writes, v);
+    if (mlir::Value scratch = k.getScratch()) // written while the kernel runs
+      add(a.writes, scratch);
   } else if (auto c = llvm::dyn_cast<rt_dialect::CollectiveOp>(op)) {
     add(a.reads, c.getInput());
     add(a.writes, c.getOutput());

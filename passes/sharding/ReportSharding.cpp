@@ -410,15 +410,23 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     work.emitError("xf-report-sharding: the memory plan wrote no arena sizes");
     return failure();
   }
-  static constexpr std::pair<const char *, int> kRows[] = {
-      {"parameters", memory::Params},   {"gradients", memory::Grads},
-      {"optimizer state", memory::Optimizer}, {"inputs", memory::Inputs},
-      {"activations", memory::Workspace}};
+  // The workspace: the activations' own peak, and what the kernels' scratch
+  // (the fused loss's logit chunks, ...) adds to it.
+  const int64_t workspace = arenaBytes[memory::Workspace];
+  int64_t activations = workspace;
+  if (auto a = work->getAttrOfType<IntegerAttr>(memory::kActivationBytesAttr))
+    activations = std::min(a.getInt(), workspace);
+  const std::pair<const char *, int64_t> memoryRows[] = {
+      {"parameters", arenaBytes[memory::Params]},
+      {"gradients", arenaBytes[memory::Grads]},
+      {"optimizer state", arenaBytes[memory::Optimizer]},
+      {"inputs", arenaBytes[memory::Inputs]},
+      {"activations", activations},
+      {"kernel scratch", workspace - activations}};
   llvm::json::Object memory;
   int64_t total = 0;
   os << "\nmemory per device (the compiled step's plan):\n";
-  for (auto [name, arena] : kRows) {
-    int64_t bytes = arenaBytes[arena];
+  for (auto [name, bytes] : memoryRows) {
     os << llvm::formatv("  {0,-16} {1,14}\n", name, bytes);
     memory[name] = bytes;
     total += bytes;

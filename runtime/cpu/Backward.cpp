@@ -19,6 +19,7 @@
 #include "runtime/Error.h"
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/RowMath.h"
+#include "runtime/program/KernelScratch.h"
 
 #include <algorithm>
 #include <climits>
@@ -36,11 +37,6 @@ constexpr int64_t kColBlock = 256;
 /// Query (pass 1) or key (pass 2) rows per attention_backward task, as in
 /// attention_forward.
 constexpr int64_t kBlockRows = 64;
-
-/// Upper bound on the logits scratch of linear_cross_entropy_backward, in
-/// elements; the same chunking as linear_cross_entropy.
-constexpr int64_t kLogitsScratchElems = int64_t(1) << 23;
-constexpr int64_t kMaxChunkRows = 256;
 
 /// out[c] = sum over r of term(r, c) for c in [0, cols), summed in row order
 /// in double. Parallel over column blocks, so deterministic.
@@ -596,7 +592,7 @@ void linear_cross_entropy_block_backward(
     const int32_t *targets, const T *mask, const double *rowMax,
     const double *rowSumExp, T *dx, T *dw, int64_t rows, int64_t hidden,
     int64_t vocab, int64_t vocabBegin, int64_t blockVocab,
-    int64_t ignoreIndex, int64_t ld) {
+    int64_t ignoreIndex, int64_t ld, T *scratch) {
   if (hidden <= 0 || vocab <= 0)
     throw rt::Error(
         "linear_cross_entropy_backward: hidden = " + std::to_string(hidden) +
@@ -620,9 +616,10 @@ void linear_cross_entropy_block_backward(
     return;
   }
   int64_t ldw = wIsVocabMajor ? hidden : ld;
-  int64_t chunkRows =
-      std::clamp<int64_t>(kLogitsScratchElems / bv, 1, kMaxChunkRows);
-  std::vector<T> dlogits(count > 0 ? std::min(chunkRows, rows) * bv : 0);
+  // The chunking of linear_cross_entropy.
+  int64_t chunkRows = rt::scratch::cpuLogitChunkRows(bv);
+  std::vector<T> own(count > 0 && !scratch ? std::min(chunkRows, rows) * bv : 0);
+  T *dlogits = scratch ? scratch : own.data();
   bool dwWritten = false;
   for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
     int64_t n = std::min(chunkRows, rows - r0);
@@ -637,21 +634,21 @@ void linear_cross_entropy_block_backward(
     const T *xChunk = x + r0 * hidden;
     // Chunk logits, turned into their gradient in place.
     gemm<T>(false, wIsVocabMajor, n, bv, hidden, T(1), xChunk, hidden, w, ldw,
-            T(0), dlogits.data(), bv);
-    crossEntropyRowGrads(dlogits.data(), targets + r0, chunkMask,
+            T(0), dlogits, bv);
+    crossEntropyRowGrads(dlogits, targets + r0, chunkMask,
                          rowMax ? rowMax + r0 : nullptr,
-                         rowSumExp ? rowSumExp + r0 : nullptr, dlogits.data(),
+                         rowSumExp ? rowSumExp + r0 : nullptr, dlogits,
                          n, vocabBegin, bv, bv, ignoreIndex, coef);
     // dx = dlogits @ W^T in the logits' orientation.
-    gemm<T>(false, !wIsVocabMajor, n, hidden, bv, T(1), dlogits.data(), bv, w,
+    gemm<T>(false, !wIsVocabMajor, n, hidden, bv, T(1), dlogits, bv, w,
             ldw, T(0), dx + r0 * hidden, hidden);
     // dw += dlogits^T x (vocab-major) or x^T dlogits (hidden-major).
     T beta = dwWritten ? T(1) : T(0);
     if (wIsVocabMajor)
-      gemm<T>(true, false, bv, hidden, n, T(1), dlogits.data(), bv, xChunk,
+      gemm<T>(true, false, bv, hidden, n, T(1), dlogits, bv, xChunk,
               hidden, beta, dw, hidden);
     else
-      gemm<T>(true, false, hidden, bv, n, T(1), xChunk, hidden, dlogits.data(),
+      gemm<T>(true, false, hidden, bv, n, T(1), xChunk, hidden, dlogits,
               bv, beta, dw, ld);
     dwWritten = true;
   }
@@ -708,7 +705,7 @@ void linear_cross_entropy_backward(double dloss, const T *x, const T *w,
   template void linear_cross_entropy_block_backward<T>(                        \
       double, const T *, const T *, bool, const int32_t *, const T *,          \
       const double *, const double *, T *, T *, int64_t, int64_t, int64_t,     \
-      int64_t, int64_t, int64_t, int64_t);
+      int64_t, int64_t, int64_t, int64_t, T *);
 SHARDC_INSTANTIATE(float)
 SHARDC_INSTANTIATE(double)
 #undef SHARDC_INSTANTIATE

@@ -301,14 +301,17 @@ int64_t cross_entropy_block_stats(const T *logits, const int32_t *targets, const
 
 /// The same for logits = x[rows, hidden] @ W_block: w is the block of the
 /// weight, [blockVocab, hidden] if wIsVocabMajor, else [hidden, blockVocab].
-/// Logits are produced in bounded chunks of rows, as in linear_cross_entropy.
+/// Logits are produced in bounded chunks of rows, as in linear_cross_entropy
+/// (rt::scratch::cpuLogitChunkRows(blockVocab) rows each), in `scratch` when
+/// given (that many rows x blockVocab elements), else in memory of its own.
 template <class T>
 int64_t linear_cross_entropy_block_stats(const T *x, const T *w, bool wIsVocabMajor,
                                          const int32_t *targets, const T *mask, int64_t rows,
                                          int64_t hidden, int64_t vocab, int64_t vocabBegin,
                                          int64_t blockVocab, int64_t ignoreIndex,
                                          double *rowMax, double *rowSumExp,
-                                         double *targetLogit, int64_t ld = 0);
+                                         double *targetLogit, int64_t ld = 0,
+                                         T *scratch = nullptr);
 
 /// Combines the statistics of `blocks` vocabulary blocks (block b's arrays
 /// are rowMax[b], rowSumExp[b], targetLogit[b]) in block order:
@@ -354,7 +357,7 @@ void linear_cross_entropy_block_backward(double dloss, const T *x, const T *w,
                                          const double *rowSumExp, T *dx, T *dw, int64_t rows,
                                          int64_t hidden, int64_t vocab, int64_t vocabBegin,
                                          int64_t blockVocab, int64_t ignoreIndex,
-                                         int64_t ld = 0);
+                                         int64_t ld = 0, T *scratch = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Optimizer (Optimizer.cpp)

@@ -15,6 +15,7 @@
 #include "runtime/Error.h"
 #include "runtime/cpu/Parallel.h"
 #include "runtime/cpu/RowMath.h"
+#include "runtime/program/KernelScratch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,10 +25,6 @@
 namespace shardc::cpu {
 
 namespace {
-
-/// Upper bound on the logits scratch of linear_cross_entropy, in elements.
-constexpr int64_t kLogitsScratchElems = int64_t(1) << 23;
-constexpr int64_t kMaxChunkRows = 256;
 
 
 /// Statistics of the counted rows of logits [rows, blockVocab] (row stride
@@ -98,7 +95,7 @@ int64_t linear_cross_entropy_block_stats(
     const T *x, const T *w, bool wIsVocabMajor, const int32_t *targets,
     const T *mask, int64_t rows, int64_t hidden, int64_t vocab,
     int64_t vocabBegin, int64_t blockVocab, int64_t ignoreIndex,
-    double *rowMax, double *rowSumExp, double *targetLogit, int64_t ld) {
+    double *rowMax, double *rowSumExp, double *targetLogit, int64_t ld, T *scratch) {
   if (hidden <= 0 || vocab <= 0)
     throw rt::Error("linear_cross_entropy: hidden = " + std::to_string(hidden) +
                     " and vocab = " + std::to_string(vocab) +
@@ -119,9 +116,9 @@ int64_t linear_cross_entropy_block_stats(
   // Only the class columns are multiplied: W's first bv rows (vocab-major)
   // or columns (hidden-major, row stride ld).
   int64_t ldw = wIsVocabMajor ? hidden : ld;
-  int64_t chunkRows =
-      std::clamp<int64_t>(kLogitsScratchElems / bv, 1, kMaxChunkRows);
-  std::vector<T> logits(count > 0 ? std::min(chunkRows, rows) * bv : 0);
+  int64_t chunkRows = rt::scratch::cpuLogitChunkRows(bv);
+  std::vector<T> own(count > 0 && !scratch ? std::min(chunkRows, rows) * bv : 0);
+  T *logits = scratch ? scratch : own.data();
   for (int64_t r0 = 0; count > 0 && r0 < rows; r0 += chunkRows) {
     int64_t n = std::min(chunkRows, rows - r0);
     const T *chunkMask = mask ? mask + r0 : nullptr;
@@ -131,8 +128,8 @@ int64_t linear_cross_entropy_block_stats(
     if (!anyCounted)
       continue;
     gemm<T>(false, wIsVocabMajor, n, bv, hidden, T(1), x + r0 * hidden, hidden,
-            w, ldw, T(0), logits.data(), bv);
-    rowStats(logits.data(), bv, targets + r0, chunkMask, n, vocabBegin, bv,
+            w, ldw, T(0), logits, bv);
+    rowStats(logits, bv, targets + r0, chunkMask, n, vocabBegin, bv,
              ignoreIndex, rowMax + r0, rowSumExp + r0, targetLogit + r0);
   }
   return count;
@@ -218,7 +215,7 @@ double linear_cross_entropy(const T *x, const T *w, bool wIsVocabMajor,
   template int64_t linear_cross_entropy_block_stats<T>(                        \
       const T *, const T *, bool, const int32_t *, const T *, int64_t,         \
       int64_t, int64_t, int64_t, int64_t, int64_t, double *, double *,         \
-      double *, int64_t);                                                      \
+      double *, int64_t, T *);                                                      \
   template double cross_entropy_from_stats<T>(                                 \
       const double *, const double *, const double *, const int32_t *,         \
       const T *, int64_t, int64_t, int64_t *);

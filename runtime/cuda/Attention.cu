@@ -59,6 +59,7 @@
 #include "runtime/cuda/AttentionInternal.h"
 #include "runtime/cuda/CudaCheck.h"
 #include "runtime/cuda/DeviceKernels.h"
+#include "runtime/program/KernelScratch.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -760,8 +761,6 @@ __global__ void __launch_bounds__(kThreads, Dp == 128 ? 1 : 2) attnBwdDkDvKernel
 // Host side
 //===----------------------------------------------------------------------===//
 
-int64_t alignUp(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
-
 bool isFloatStorage(DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; }
 
 void checkShape(const char *fn, int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D) {
@@ -868,7 +867,7 @@ AttnParams makeParams(int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, 
 ///   lse2  f32 [B, Hq, S]  log-sum-exp of the scaled scores times log2(e)
 ///   delta f32 [B, Hq, S]  rowsum(dout * out)
 int64_t statsBytes(int64_t B, int64_t S, int64_t Hq) {
-  return alignUp(B * Hq * S * int64_t(sizeof(float)), 256);
+  return rt::scratch::attentionStatsBytes(B, S, Hq);
 }
 
 } // namespace

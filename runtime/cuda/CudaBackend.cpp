@@ -46,6 +46,7 @@
 #include "runtime/cuda/LossInternal.h"
 #include "runtime/program/CallDecoder.h"
 #include "runtime/program/KernelRunner.h"
+#include "runtime/program/KernelScratch.h"
 
 #include <cuda_runtime.h>
 
@@ -312,6 +313,13 @@ public:
   }
   std::map<std::string, double> kernelSeconds() const override { return kernelSeconds_; }
   std::map<std::string, double> collectiveSeconds() const override { return collectiveSeconds_; }
+  int64_t bytesOutsidePlan() const override {
+    int64_t bytes = (workspace_ ? workspace_->bytes : 0) + (gemm_ ? gemm_->workspaceBytes() : 0);
+    for (const auto *pool : {&collectiveBuffers_, &adamDescriptors_})
+      for (const auto &[key, buffer] : *pool)
+        bytes += buffer ? buffer->bytes : 0;
+    return bytes;
+  }
   void resetTiming() override {
     kernelSeconds_.clear();
     collectiveSeconds_.clear();
@@ -328,6 +336,19 @@ private:
       failCall(d, collective ? "is not a collective; the step must run it with shardc_rt_kernel"
                              : "is a collective; the step must run it with shardc_rt_collective");
     return d;
+  }
+
+  /// A kernel's scratch of `bytes`: the call's planned region
+  /// (runtime/program/KernelScratch.h; the buffer after its results), or the
+  /// shared workspace for a call the plan gave none (a program planned
+  /// without scratch, the tests' single calls).
+  uint8_t *scratch(const DecodedCall &d, void **buf, int64_t bytes) {
+    if (d.scratch <= 0)
+      return workspace(bytes);
+    if (bytes > d.scratch)
+      failCall(d, "internal: the kernel needs " + std::to_string(bytes) +
+                      " bytes of scratch, the plan gave " + std::to_string(d.scratch));
+    return static_cast<uint8_t *>(buf[d.operands.size() + d.results.size()]);
   }
 
   /// The shared kernel workspace (compute stream only), at least `bytes`.
@@ -589,7 +610,7 @@ void CudaBackend::launch(const DecodedCall &d, void **buffers) {
   // Operands that overlap a result in a kernel that is not correct in place
   // are read from a copy (as the CPU runner does).
   size_t numOperands = d.operands.size(), numResults = d.results.size();
-  ptrs_.assign(buffers, buffers + numOperands + numResults);
+  ptrs_.assign(buffers, buffers + numOperands + numResults + (d.scratch > 0 ? 1 : 0));
   void **ptrs = ptrs_.data();
   std::vector<std::pair<size_t, int64_t>> copies; // operand, offset in the alias scratch
   int64_t copyBytes = 0;
@@ -832,11 +853,10 @@ void CudaBackend::runMatmul(const DecodedCall &d, void **buf, void *outPtr) {
   std::string rhsWant = d.transB ? B + N + K : B + K + N;
   std::string natural = B + M + N;
   int64_t es = dtype_size(ab);
-  int64_t lhsBytes = (e.lhs != lhsWant || lt.dtype != ab) ? align256(lt.numel() * es) : 0;
-  int64_t rhsBytes = (e.rhs != rhsWant || rt_.dtype != ab) ? align256(rt_.numel() * es) : 0;
-  int64_t outBytes = natural != e.out ? align256(ot.bytes()) : 0;
-  uint8_t *ws = (lhsBytes + rhsBytes + outBytes) ? workspace(lhsBytes + rhsBytes + outBytes)
-                                                 : nullptr;
+  // The copies for cuBLASLt, sized as the plan sized them.
+  const rt::scratch::MatmulRelayout copies = rt::scratch::matmulRelayout(d);
+  const int64_t lhsBytes = copies.lhs, rhsBytes = copies.rhs, outBytes = copies.out;
+  uint8_t *ws = copies.total() ? scratch(d, buf, copies.total()) : nullptr;
   if ((lt.dtype != ab && e.lhs != lhsWant) || (rt_.dtype != ab && e.rhs != rhsWant))
     failCall(d, "mixes operand dtypes with a transposed operand layout, which the CUDA "
                 "backend does not run");
@@ -992,14 +1012,14 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
   case OpKind::LayerNormGrad: {
     int64_t rows = rowsOf(ins[1]), cols = lastDim(ins[1]);
     layernorm_grad(in(0), in(1), in(2), out(0), out(1), out(2), rows, cols, d.epsilon,
-                   workspace(layernorm_grad_workspace_bytes(rows, cols)), s,
+                   scratch(d, buf, layernorm_grad_workspace_bytes(rows, cols)), s,
                    ins.size() == 4 ? in(3) : TView{});
     return;
   }
   case OpKind::RmsNormGrad: {
     int64_t rows = rowsOf(ins[1]), cols = lastDim(ins[1]);
     rmsnorm_grad(in(0), in(1), in(2), out(0), out(1), rows, cols, d.epsilon,
-                 workspace(rmsnorm_grad_workspace_bytes(rows, cols)), s,
+                 scratch(d, buf, rmsnorm_grad_workspace_bytes(rows, cols)), s,
                  ins.size() == 4 ? in(3) : TView{});
     return;
   }
@@ -1011,7 +1031,7 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
         failCall(d, "q, k, v, out and dout must share one dtype on the GPU");
     attention_backward(in(0), in(1), in(2), in(3), in(4), out(0), out(1), out(2), q[0], q[1],
                        q[2], Hkv, q[3], d.causal, d.scale,
-                       workspace(attention_backward_workspace_bytes(q[0], q[1], q[2], Hkv, q[3])),
+                       scratch(d, buf, attention_backward_workspace_bytes(q[0], q[1], q[2], Hkv, q[3])),
                        s);
     return;
   }
@@ -1033,7 +1053,7 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
     }
     const int count = static_cast<int>(ins.size());
     sum_squares_multi(xs.data(), ns.data(), count, static_cast<float *>(res[0]),
-                      workspace(sum_squares_multi_workspace_bytes(ns.data(), count)), s);
+                      scratch(d, buf, sum_squares_multi_workspace_bytes(ns.data(), count)), s);
     return;
   }
   case OpKind::AdamW:
@@ -1114,9 +1134,7 @@ void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
     dloss = cview(buf[i++], ins[0]);
   const int64_t rows = rowsOf(ins[i]);
   TView x{}, w{}, logits{};
-  int64_t hidden = 0;
   if (linear) {
-    hidden = lastDim(ins[i]);
     x = cview(buf[i], ins[i]);
     ++i;
     w = cview(buf[i], ins[i]);
@@ -1144,24 +1162,16 @@ void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
                     std::to_string(b.offset + b.local) + ") is all padding (classes = " +
                     std::to_string(d.classes) +
                     "): the GPU needs at least one class per rank of the vocabulary split");
-  LinearCrossEntropyShape shape;
-  shape.rows = rows;
-  shape.hidden = hidden;
-  shape.vocab = d.classes;
-  shape.vocabBegin = b.offset;
-  shape.blockVocab = b.local; // the GEMMs over the whole (aligned) block
-  shape.classCols = cols;
-  shape.ignoreIndex = d.ignoreIndex;
-  shape.vocabMajor = d.vocabMajor;
+  // The GEMMs run over the whole (aligned) block.
+  const LinearCrossEntropyShape shape =
+      linear ? rt::scratch::linearCrossEntropyShape(d) : LinearCrossEntropyShape{};
 
-  // Workspace: [stats 3*rows][gathered members*3*rows][linear CE scratch].
-  const int64_t statsBytes = align256(3 * rows * 4);
-  const int64_t gatherBytes = members > 1 ? align256(members * 3 * rows * 4) : 0;
-  const int64_t lceBytes = linear ? linear_cross_entropy_workspace_bytes(shape) : 0;
-  uint8_t *ws = workspace(statsBytes + gatherBytes + lceBytes);
+  // Scratch: [stats 3*rows][gathered members*3*rows][linear CE workspace].
+  const rt::scratch::LossLayout layout = rt::scratch::lossLayout(d, mesh);
+  uint8_t *ws = scratch(d, buf, layout.total());
   auto *stats = reinterpret_cast<float *>(ws);
-  auto *gathered = reinterpret_cast<float *>(ws + statsBytes);
-  void *lceWs = ws + statsBytes + gatherBytes;
+  auto *gathered = reinterpret_cast<float *>(ws + layout.stats);
+  void *lceWs = ws + layout.stats + layout.gathered;
 
   // 1. This block's statistics; 2. combined over the vocabulary group.
   if (linear)

@@ -397,6 +397,8 @@ struct Gemm::Impl {
   }
 };
 
+int64_t Gemm::workspaceBytes() const { return int64_t(impl_->workspaceBytes); }
+
 Gemm::Gemm(int64_t workspaceBytes) : impl_(std::make_unique<Impl>()) {
   if (workspaceBytes < 0)
     throw rt::Error("Gemm: negative workspace size " + std::to_string(workspaceBytes));

@@ -83,6 +83,8 @@ public:
   /// Creates the cuBLASLt handle and a workspace of `workspaceBytes`
   /// (32 MiB: what cuBLASLt's Hopper kernels want for split-K/stream-K).
   explicit Gemm(int64_t workspaceBytes = 32ll << 20);
+  /// The cuBLASLt workspace's bytes (device memory outside the step's plan).
+  int64_t workspaceBytes() const;
   ~Gemm();
   Gemm(const Gemm &) = delete;
   Gemm &operator=(const Gemm &) = delete;

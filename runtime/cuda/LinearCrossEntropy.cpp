@@ -45,17 +45,6 @@ namespace shardc::cuda {
 
 namespace {
 
-/// 1 GiB of f32 logits per chunk. Measured on an H200 (2026-11-27,
-/// linear_ce_bench at GPT-2 124M's LM head: 65536 tokens, H = 768, V = 50304,
-/// bf16, chunks of rows): 46.1 ms forward + backward with 64 Mi elements (52
-/// chunks of 1280 rows, each adding 2*V*H*4 = 309 MB of dW accumulation and a
-/// k = 1280 dW GEMM), 41.5 ms with 256 Mi (13 chunks), 40.8 ms with 512 Mi;
-/// chunking by vocabulary instead 47.0 ms. The workspace grows from 516 to
-/// 1,658 MiB at that shape.
-constexpr int64_t kDefaultChunkElems = int64_t(256) << 20;
-constexpr int64_t kRowAlign = 128; // a GEMM tile's rows
-constexpr int64_t kVocabAlign = 256; // a GEMM tile's columns; keeps W column offsets aligned
-
 using Shape = LinearCrossEntropyShape;
 
 [[noreturn]] void fail(const char *fn, const std::string &what) {
@@ -96,62 +85,14 @@ void checkOperands(const char *fn, TView x, TView w) {
                  ") must share one of f32, bf16, f16");
 }
 
-bool byVocab(const Shape &s) {
-  switch (s.chunking) {
-  case LinearCrossEntropyChunking::Rows:
-    return false;
-  case LinearCrossEntropyChunking::Vocab:
-    return true;
-  default:
-    return s.blockVocab >= s.rows;
-  }
-}
-
-struct Chunks {
-  bool byVocab;
-  int64_t rows;  ///< rows per chunk
-  int64_t vocab; ///< columns per chunk
-};
-
-Chunks chunksOf(const Shape &s) {
-  const int64_t budget = s.chunkElems > 0 ? s.chunkElems : kDefaultChunkElems;
-  const int64_t rows = std::max<int64_t>(s.rows, 1);
-  if (byVocab(s)) {
-    int64_t vc = std::max<int64_t>(1, budget / rows);
-    if (vc >= kVocabAlign)
-      vc -= vc % kVocabAlign;
-    return {true, rows, std::min(vc, s.blockVocab)};
-  }
-  int64_t rc = std::max<int64_t>(1, budget / s.blockVocab);
-  if (rc >= kRowAlign)
-    rc -= rc % kRowAlign;
-  return {false, std::min(rc, rows), s.blockVocab};
-}
-
-int64_t align256(int64_t bytes) { return (bytes + 255) / 256 * 256; }
-
-/// Workspace regions (byte offsets). `lowp`: dlogits in W's 16-bit dtype;
-/// `acc`: the f32 copy of the gradient accumulated across chunks.
-struct Layout {
-  int64_t count = 0, logits = 0, lowp = 0, acc = 0, total = 0;
-};
-
+// The chunks and the workspace layout are the plan's
+// (runtime/program/KernelScratch.h): -xf-plan-memory sizes a call's scratch
+// with the same functions.
+using Chunks = rt::scratch::LinearCrossEntropyChunks;
+using Layout = rt::scratch::LinearCrossEntropyLayout;
+Chunks chunksOf(const Shape &s) { return rt::scratch::linearCrossEntropyChunks(s); }
 Layout layoutOf(const Shape &s, const Chunks &c, bool lowp, bool acc) {
-  Layout l;
-  int64_t off = 0;
-  l.count = off;
-  off += 256;
-  const int64_t elems = c.rows * c.vocab;
-  l.logits = off;
-  off += align256(elems * 4);
-  l.lowp = off;
-  if (lowp)
-    off += align256(elems * 2);
-  l.acc = off;
-  if (acc)
-    off += align256((c.byVocab ? s.rows : s.blockVocab) * s.hidden * 4);
-  l.total = off;
-  return l;
+  return rt::scratch::linearCrossEntropyLayout(s, c, lowp, acc);
 }
 
 /// `elements` elements further on.

@@ -44,28 +44,15 @@
 
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/Gemm.h"
+#include "runtime/program/KernelScratch.h"
 
 namespace shardc::cuda {
 
-/// Which logit dimension is chunked (Auto: the longer one, see above).
-enum class LinearCrossEntropyChunking { Auto, Rows, Vocab };
-
-struct LinearCrossEntropyShape {
-  int64_t rows = 0, hidden = 0, vocab = 0, vocabBegin = 0, blockVocab = 0;
-  /// A padded vocabulary (xf's `classes`): `vocab` is then the number of
-  /// classes and only the block's first classCols columns are classes (0:
-  /// all blockVocab). The GEMMs still run over the whole block (aligned
-  /// strides); the padding columns get no probability and a zero dlogits, so
-  /// dW's padding rows/columns come out as zeros.
-  int64_t classCols = 0;
-  int64_t ignoreIndex = -100;
-  bool vocabMajor = false;
-  /// f32 logits per chunk; 0: the default, 256 Mi elements (1 GiB). The
-  /// chunk rows (columns) are rounded down to multiples of 128 (256) when
-  /// the budget allows. Tests force small chunks with it.
-  int64_t chunkElems = 0;
-  LinearCrossEntropyChunking chunking = LinearCrossEntropyChunking::Auto;
-};
+/// Which logit dimension is chunked (Auto: the longer one, see above) and
+/// the problem: shared with the memory planner (runtime/program/
+/// KernelScratch.h), which sizes the workspace of each call.
+using LinearCrossEntropyChunking = rt::LinearCrossEntropyChunking;
+using LinearCrossEntropyShape = rt::LinearCrossEntropyShape;
 
 /// Rows per chunk (at least 1; all rows when chunking by vocabulary).
 int64_t linear_cross_entropy_chunk_rows(const LinearCrossEntropyShape &shape);

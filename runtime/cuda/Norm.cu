@@ -34,6 +34,7 @@
 
 #include "runtime/Error.h"
 #include "runtime/cuda/CudaCheck.h"
+#include "runtime/program/KernelScratch.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -710,14 +711,9 @@ void checkDTypes(const char *kernel, std::initializer_list<TView> views) {
 /// Slots (partial-sum rows) of the backward kernels: one per warp team (up
 /// to 1024) or per block team (up to 264, fewer for very wide rows so the
 /// workspace stays <= 16 MB per parameter). A function of the shape only,
-/// so the order of the sums, and the result, never depends on the device.
-int64_t gradSlots(int64_t rows, int64_t cols) {
-  if (rows <= 0 || cols <= 0)
-    return 0;
-  if (cols <= 512)
-    return std::min<int64_t>(rows, 1024);
-  return std::min<int64_t>(rows, std::clamp<int64_t>((int64_t(1) << 22) / cols, 16, 264));
-}
+/// so the order of the sums, and the result, never depends on the device;
+/// the memory plan sizes the workspace by it (KernelScratch.h).
+int64_t gradSlots(int64_t rows, int64_t cols) { return rt::scratch::normGradSlots(rows, cols); }
 
 template <bool kRms>
 void normForward(TView x, TView residual, TView gamma, TView beta, TView out,

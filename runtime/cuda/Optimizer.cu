@@ -23,6 +23,7 @@
 
 #include "runtime/Error.h"
 #include "runtime/cuda/CudaCheck.h"
+#include "runtime/program/KernelScratch.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -73,9 +74,7 @@ template <class V> __device__ __forceinline__ V blockSum(V v) {
 
 /// Blocks (= partial sums) of sum_squares for n elements: one per 4096
 /// elements, at most 2048, so a thread sums at most n / 2^19 elements.
-int64_t sumSquaresBlocks(int64_t n) {
-  return n <= 0 ? 0 : std::clamp<int64_t>((n + 4095) / 4096, 1, 2048);
-}
+int64_t sumSquaresBlocks(int64_t n) { return rt::scratch::sumSquaresBlocks(n); }
 
 /// x of T, 16-byte aligned: V accumulators per thread (one per pack lane).
 template <class T>

@@ -98,14 +98,32 @@ void describe(const Program &p) {
               static_cast<long long>(p.mesh.numRanks()),
               static_cast<long long>(p.mesh.numRanks()));
   std::printf("arenas per rank:\n");
-  for (const ArenaDesc &a : p.arenas)
+  for (const ArenaDesc &a : p.arenas) {
+    std::string note;
+    if (a.name == kHostArenaName)
+      note = "; offloaded activations, host memory outside the peak";
+    else if (a.name == "workspace" && p.activationBytes >= 0)
+      note = "; activations " + std::to_string(p.activationBytes) + ", kernel scratch " +
+             std::to_string(a.bytes - p.activationBytes);
     std::printf("  %-20s %14lld bytes (%s%s)\n", a.name.c_str(), static_cast<long long>(a.bytes),
-                mib(a.bytes).c_str(),
-                a.name == kHostArenaName
-                    ? "; offloaded activations, host memory outside the peak"
-                    : "");
+                mib(a.bytes).c_str(), note.c_str());
+  }
   std::printf("planned peak per rank: %lld bytes (%s)\n",
               static_cast<long long>(p.plannedPeakBytes), mib(p.plannedPeakBytes).c_str());
+  // The kernels' scratch: planned inside the workspace, live during its call.
+  int64_t scratchCalls = 0;
+  const Call *largest = nullptr;
+  for (const Call &c : p.calls)
+    if (c.scratch > 0) {
+      ++scratchCalls;
+      if (!largest || c.scratch > largest->scratch)
+        largest = &c;
+    }
+  if (largest)
+    std::printf("kernel scratch (in the workspace, for its call's duration): %lld calls, "
+                "largest %lld bytes (%s, %s)\n",
+                static_cast<long long>(scratchCalls), static_cast<long long>(largest->scratch),
+                mib(largest->scratch).c_str(), largest->op.c_str());
   if (p.pipeline.axis >= 0) {
     const nlohmann::json &pl = p.pipeline.info;
     std::printf("pipeline:   %lld stages on mesh axis %d (%s), schedule %s, bubble %.4f\n",
@@ -816,6 +834,11 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
   double peak = peakRssMiB();
   std::vector<double> peaks(comm.numRanks());
   comm.allgather(all, &peak, peaks.data(), sizeof(double));
+  // A device backend's memory beyond the plan, the most on any rank.
+  const int64_t outside = ctx.backend->bytesOutsidePlan();
+  std::vector<int64_t> outsides(comm.numRanks());
+  comm.allgather(all, &outside, outsides.data(), sizeof(int64_t));
+  const int64_t maxOutside = *std::max_element(outsides.begin(), outsides.end());
   if (o.profile)
     printProfile(*ctx.backend, comm, profiledSecs, o.steps - pl.firstStep - 1);
   if (!lead)
@@ -842,6 +865,10 @@ void train(shardc_rt_ctx &ctx, const Plan &pl, const data::TokenFile &tokens,
                           : "",
               peaks.size() <= 16 ? list.c_str() : format("max %.0f", maxPeak).c_str(),
               peaks.size() <= 16 ? " (ranks 0..)" : "");
+  if (maxOutside >= 0)
+    std::printf("device memory outside the plan: %.1f MiB per rank at most (library "
+                "workspaces, collective staging, calls planned without scratch)\n",
+                maxOutside / kMiB);
   std::fflush(stdout);
 }
 

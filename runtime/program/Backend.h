@@ -78,6 +78,12 @@ public:
   virtual std::map<std::string, double> kernelSeconds() const = 0;
   virtual std::map<std::string, double> collectiveSeconds() const = 0;
   virtual void resetTiming() = 0;
+  /// Device memory the backend allocated beyond the planned arenas so far
+  /// (buffers for what the plan does not cover: collective staging, copies of
+  /// operands that overlap a result, the workspace of calls planned without
+  /// scratch, library workspaces); -1 where the backend's memory is the
+  /// process's (the CPU: its RSS tells).
+  virtual int64_t bytesOutsidePlan() const { return -1; }
 };
 
 /// The CPU backend: 64-byte aligned, zeroed host arenas and the

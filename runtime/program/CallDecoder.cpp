@@ -1,6 +1,7 @@
 //===- CallDecoder.cpp - the call table, decoded once ---------------------===//
 
 #include "runtime/program/CallDecoder.h"
+#include "runtime/program/KernelScratch.h"
 
 #include <algorithm>
 
@@ -715,6 +716,15 @@ std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t i,
     decodeCollective(c, *d);
   } else {
     decodeLocal(c, *d, program.mesh, coords);
+  }
+  if (c.scratch > 0) {
+    // A plan of another build of the kernels is refused here, not when a
+    // kernel runs past its scratch.
+    const int64_t bytes = callScratchBytes(*d, program.mesh);
+    need(*d, c.scratch >= bytes,
+         "the plan gives it " + std::to_string(c.scratch) +
+             " bytes of scratch, its kernel needs " + std::to_string(bytes));
+    d->scratch = c.scratch;
   }
   return d;
 }

@@ -84,6 +84,11 @@ struct DecodedCall {
   int64_t axis = 0, axis2 = 0;
   Reduction reduction = Reduction::Sum;
 
+  /// The planned scratch bytes (Call::scratch): the buffer after the
+  /// results, at least callScratchBytes (KernelScratch.h); 0: none planned
+  /// (the backend then uses its own memory).
+  int64_t scratch = 0;
+
   std::string where() const { return "call " + std::to_string(index) + " (" + op + ")"; }
 };
 

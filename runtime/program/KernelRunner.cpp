@@ -251,9 +251,10 @@ void KernelRunner::kernel(int call, void **buffers, const StepContext &ctx) {
     comm_->progress();
 
   // Operands sharing a result's buffer in a kernel that is not correct in
-  // place are read from a copy.
+  // place are read from a copy. A call with planned scratch has it after
+  // its results.
   size_t numOperands = d.operands.size(), numResults = d.results.size();
-  ptrs_.assign(buffers, buffers + numOperands + numResults);
+  ptrs_.assign(buffers, buffers + numOperands + numResults + (d.scratch > 0 ? 1 : 0));
   void **ptrs = ptrs_.data();
   if (scratch_.size() < numOperands)
     scratch_.resize(numOperands);
@@ -706,6 +707,8 @@ template <class C> void KernelRunner::runCrossEntropyAs(const Decoded &d, void *
   const std::vector<TensorType> &ins = d.operands;
   void **res = buf + ins.size();
   const MeshDesc &mesh = program_.mesh;
+  // The planned scratch (KernelScratch.h) holds the logit chunks.
+  C *chunk = d.scratch > 0 ? static_cast<C *>(buf[ins.size() + d.results.size()]) : nullptr;
 
   size_t i = 0;
   double dloss = 0.0;
@@ -744,7 +747,7 @@ template <class C> void KernelRunner::runCrossEntropyAs(const Decoded &d, void *
     if (linear)
       cpu::linear_cross_entropy_block_stats<C>(x->get(), w->get(), d.vocabMajor, targets,
                                                maskPtr, rows, hidden, d.classes, b.offset,
-                                               cols, d.ignoreIndex, mx, se, tg, b.local);
+                                               cols, d.ignoreIndex, mx, se, tg, b.local, chunk);
     else
       cpu::cross_entropy_block_stats<C>(logits->get(), targets, maskPtr, rows, d.classes,
                                         b.offset, cols, d.ignoreIndex, mx, se, tg, b.local);
@@ -800,7 +803,7 @@ template <class C> void KernelRunner::runCrossEntropyAs(const Decoded &d, void *
     cpu::linear_cross_entropy_block_backward<C>(dloss, x->get(), w->get(), d.vocabMajor, targets,
                                                 maskPtr, cmx, cse, dx.get(), dw.get(), rows,
                                                 hidden, d.classes, b.offset, cols,
-                                                d.ignoreIndex, b.local);
+                                                d.ignoreIndex, b.local, chunk);
     dx.done();
     dw.done();
   } else {

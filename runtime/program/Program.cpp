@@ -110,6 +110,7 @@ Program parseProgram(const std::string &text) {
     p.arenas.push_back(d);
   }
   p.plannedPeakBytes = j.value("planned_peak_bytes", int64_t{0});
+  p.activationBytes = j.value("activation_bytes", int64_t{-1});
   if (j.contains("train"))
     p.train = j.at("train");
   if (j.contains("pipeline")) {
@@ -182,6 +183,9 @@ Program parseProgram(const std::string &text) {
     call.comm = c.value("comm", -1);
     call.stage = c.value("stage", -1);
     checkStage(call.stage, where);
+    call.scratch = c.value("scratch", int64_t(0));
+    if (call.scratch < 0)
+      bad(where + " has " + std::to_string(call.scratch) + " bytes of scratch");
     if (call.comm >= static_cast<int>(p.comms.size()))
       bad(where + " names communicator " + std::to_string(call.comm));
     p.calls.push_back(std::move(call));
@@ -210,6 +214,7 @@ json programToJson(const Program &p, bool withCalls) {
             {"micro_batches", p.microBatches},
             {"mesh", {{"names", p.mesh.names}, {"sizes", p.mesh.sizes}}},
             {"planned_peak_bytes", p.plannedPeakBytes},
+            {"activation_bytes", p.activationBytes},
             {"train", p.train},
             {"model", p.model}};
   j["arenas"] = json::array();
@@ -258,6 +263,8 @@ json programToJson(const Program &p, bool withCalls) {
         e["comm"] = c.comm;
       if (c.stage >= 0)
         e["stage"] = c.stage;
+      if (c.scratch > 0)
+        e["scratch"] = c.scratch;
       j["calls"].push_back(e);
     }
   }

@@ -124,6 +124,9 @@ struct Call {
   /// Pipelined steps: the stage whose ranks run it (-1: every rank). A
   /// transfer (xf.transfer) runs on its `from` and `to` stages.
   int stage = -1;
+  /// Kernels: the bytes of planned scratch memory (KernelScratch.h) the
+  /// call's kernel gets as one more buffer after its results; 0: none.
+  int64_t scratch = 0;
 };
 
 /// A pipelined step (-xf-pipeline): its ops and state are split into stages
@@ -159,6 +162,9 @@ struct Program {
   MeshDesc mesh;
   std::vector<ArenaDesc> arenas;
   int64_t plannedPeakBytes = 0;
+  /// Of the workspace arena, the activations' own peak; the rest is what the
+  /// kernels' scratch adds (-1: not recorded).
+  int64_t activationBytes = -1;
   nlohmann::json train = nlohmann::json::object();
   /// The model's `xf.model` (family, layers, hidden, heads, vocab), if any.
   nlohmann::json model = nlohmann::json::object();

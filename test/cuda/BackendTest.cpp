@@ -10,11 +10,15 @@
 //    multi-tensor AdamW call and a single one; residual adds fused into
 //    layernorm/rmsnorm), eager and replayed from a CUDA graph; activation
 //    offload's copies to and from the pinned host arena (also on the CPU
-//    backend, so that part runs everywhere).
+//    backend, so that part runs everywhere); kernels that take their
+//    scratch from the plan (the buffer after the results) instead of the
+//    backend's workspace.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/program/Backend.h"
+#include "runtime/program/CallDecoder.h"
+#include "runtime/program/KernelScratch.h"
 
 #include "runtime/rng/Philox.h"
 
@@ -213,6 +217,67 @@ TEST(CudaBackend, FusedGemmEpiloguesAndAdamWMatchTheCpu) {
     SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
     expectClose(got, want, 1e-5);
   }
+}
+
+// Calls with planned scratch (runtime/program/KernelScratch.h: a buffer after
+// the results, sized by the compiler's function) run their kernels in it: the
+// layernorm gradient's partial sums, the gradient norm's partials and a GEMM
+// result relaid out for cuBLASLt equal the CPU backend's, eager and from a
+// CUDA graph. The scratch regions are 256-byte aligned as the plan places
+// them, and a call planned short of its need is refused when the backend
+// loads the program.
+TEST(CudaBackend, PlannedScratchMatchesTheCpu) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  const int64_t R = 96, C = 80, M = 48, K = 64, N = 40;
+  int64_t at = 0;
+  auto place = [&](int64_t n) {
+    int64_t off = (at + 63) / 64 * 64;
+    at = off + n;
+    return off * 4;
+  };
+  int64_t dy = place(R * C), x = place(R * C), gamma = place(C), dx = place(R * C),
+          dg = place(C), db = place(C), ss = place(1), a = place(M * K), bm = place(K * N),
+          out = place(N * M);
+  const int64_t results = at; // floats compared; the scratch follows
+  Program p = oneArena(0);
+  p.calls = {
+      call("xf.layernorm_grad", {f32({R, C}), f32({R, C}), f32({C})},
+           {f32({R, C}), f32({C}), f32({C})}, {{"epsilon", 1e-5}}),
+      call("xf.sum_squares", {f32({R, C})}, {f32({})}),
+      // The result's letters are not M then N: cuBLASLt's result is relaid.
+      call("xf.matmul", {f32({M, K}), f32({K, N})}, {f32({N, M})}, {{"equation", "mk,kn->nm"}}),
+  };
+  std::vector<std::vector<int64_t>> offsets = {
+      {dy, x, gamma, dx, dg, db}, {x, ss}, {a, bm, out}};
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    const int64_t bytes = callScratchBytes(*decodeCall(p, i, {0}), p.mesh);
+    ASSERT_GT(bytes, 0) << p.calls[i].op;
+    p.calls[i].scratch = bytes;
+    at = (at + 63) / 64 * 64;
+    offsets[i].push_back(place((bytes + 3) / 4));
+  }
+  p.arenas = {ArenaDesc{"workspace", at * 4}};
+  p.plannedPeakBytes = at * 4;
+  std::vector<float> init(at);
+  shardc::rng::init_normal(init.data(), at, 0, 11, "backend-scratch", 0.0, 0.5);
+  for (int64_t j = 0; j < C; ++j)
+    init[gamma / 4 + j] = 1.0f + 0.1f * init[gamma / 4 + j];
+
+  auto cpu = makeCpuBackend(p, nullptr);
+  std::vector<float> want = runCalls(*cpu, p, offsets, init, false);
+  want.resize(results);
+  for (bool graphs : {false, true}) {
+    CudaOptions o;
+    o.graphs = graphs;
+    auto gpu = makeCudaBackend(p, nullptr, o);
+    std::vector<float> got = runCalls(*gpu, p, offsets, init, graphs);
+    got.resize(results);
+    SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
+    expectClose(got, want, 1e-5);
+  }
+  p.calls[0].scratch -= 1;
+  EXPECT_THROW(makeCudaBackend(p, nullptr, CudaOptions{}), Error);
 }
 
 TEST(CudaBackend, FusedResidualNormMatchesTheCpu) {

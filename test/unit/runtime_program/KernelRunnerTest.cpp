@@ -11,10 +11,13 @@
 #include "runtime/comm/Comm.h"
 #include "runtime/cpu/ComputeType.h"
 #include "runtime/cpu/Kernels.h"
+#include "runtime/program/CallDecoder.h"
 #include "runtime/program/KernelRunner.h"
+#include "runtime/program/KernelScratch.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace shardc;
@@ -547,6 +550,68 @@ TEST(KernelRunner, LinearCrossEntropyVocabMajor) {
   EXPECT_EQ(loss, static_cast<float>(cpu::linear_cross_entropy(
                       x.data(), w.data(), true, targets.data(), (const float *)nullptr, R, H, V,
                       -1, nullptr)));
+}
+
+// The planned scratch (KernelScratch.h, the buffer after the results) holds
+// the CPU's logit chunks: the loss and its gradients are bit-identical to the
+// runner's own memory, the scratch is written, and a plan that gives a call
+// less than it needs is refused when the program is loaded.
+TEST(KernelRunner, LinearCrossEntropyUsesThePlannedScratch) {
+  const int64_t R = 600, H = 6, V = 9; // the CPU's chunks: 256, 256, 88 rows
+  json fwd = call("xf.linear_cross_entropy",
+                  {tensor("F32", {R, H}), tensor("F32", {V, H}), tensor("I32", {R})},
+                  {tensor("F32", {})}, {{"ignore_index", -1}, {"vocab_major", true}});
+  json bwd = call("xf.linear_cross_entropy_grad",
+                  {tensor("F32", {}), tensor("F32", {R, H}), tensor("F32", {V, H}),
+                   tensor("I32", {R})},
+                  {tensor("F32", {R, H}), tensor("F32", {V, H})},
+                  {{"ignore_index", -1}, {"vocab_major", true}});
+  rt::Program own = program({}, {}, json::array({fwd, bwd}));
+  // The most any backend uses: the GPU's [stats 3R f32][count 256][the
+  // logits of one chunk of all R rows (V < R: chunks of rows), f32], each
+  // 256-aligned, against the CPU's 256 x V logits in its compute type.
+  const int64_t gpu = (3 * R * 4 + 255) / 256 * 256 + 256 + (R * V * 4 + 255) / 256 * 256;
+  for (size_t c = 0; c < 2; ++c)
+    EXPECT_EQ(rt::callScratchBytes(*rt::decodeCall(own, c, {}), own.mesh),
+              std::max<int64_t>(gpu, 256 * V * 4));
+  const int64_t bytes = rt::callScratchBytes(*rt::decodeCall(own, 0, {}), own.mesh);
+  fwd["scratch"] = bwd["scratch"] = bytes;
+  rt::Program planned = program({}, {}, json::array({fwd, bwd}));
+  EXPECT_EQ(planned.calls[0].scratch, bytes);
+
+  std::vector<float> x = randomFloats(R * H, 28), w = randomFloats(V * H, 29);
+  std::vector<int32_t> targets = randomIds(R, V, 30);
+  float dloss = 1.5f;
+  auto run = [&](const rt::Program &p, std::vector<uint8_t> *scratch) {
+    KernelRunner runner(p, 0, nullptr);
+    std::vector<float> out(1 + R * H + V * H);
+    float *loss = out.data(), *dx = loss + 1, *dw = dx + R * H;
+    std::vector<void *> a = {x.data(), w.data(), targets.data(), loss};
+    std::vector<void *> b = {&dloss, x.data(), w.data(), targets.data(), dx, dw};
+    if (scratch) {
+      a.push_back(scratch->data());
+      b.push_back(scratch->data());
+    }
+    runner.kernel(0, a.data(), {});
+    runner.kernel(1, b.data(), {});
+    return out;
+  };
+  std::vector<uint8_t> scratch(static_cast<size_t>(bytes), 0xff);
+  expectSame(run(planned, &scratch), run(own, nullptr));
+  EXPECT_TRUE(std::any_of(scratch.begin(), scratch.end(), [](uint8_t v) { return v != 0xff; }));
+
+  fwd["scratch"] = bytes - 1;
+  try {
+    KernelRunner runner(program({}, {}, json::array({fwd})), 0, nullptr);
+    FAIL() << "expected an error";
+  } catch (const rt::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("call 0 (xf.linear_cross_entropy): the plan gives it " +
+                                         std::to_string(bytes - 1) +
+                                         " bytes of scratch, its kernel needs " +
+                                         std::to_string(bytes)),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(KernelRunner, ElementwiseInPlaceAndScalars) {

@@ -1,0 +1,215 @@
+//===- KernelScratch.cpp - the scratch memory of each kernel call ---------===//
+
+#include "runtime/program/KernelScratch.h"
+
+#include "runtime/program/CallDecoder.h"
+
+#include <algorithm>
+
+namespace shardc::rt {
+namespace scratch {
+
+namespace {
+constexpr int64_t kRowAlign = 128;   // a GEMM tile's rows
+constexpr int64_t kVocabAlign = 256; // a GEMM tile's columns; keeps W column offsets aligned
+constexpr int64_t kCpuLogitChunkElems = int64_t(1) << 23;
+constexpr int64_t kCpuMaxChunkRows = 256;
+
+bool chunksByVocab(const LinearCrossEntropyShape &s) {
+  switch (s.chunking) {
+  case LinearCrossEntropyChunking::Rows:
+    return false;
+  case LinearCrossEntropyChunking::Vocab:
+    return true;
+  default:
+    return s.blockVocab >= s.rows;
+  }
+}
+} // namespace
+
+LinearCrossEntropyChunks linearCrossEntropyChunks(const LinearCrossEntropyShape &s) {
+  const int64_t budget = s.chunkElems > 0 ? s.chunkElems : kLinearCrossEntropyChunkElems;
+  const int64_t rows = std::max<int64_t>(s.rows, 1), vocab = std::max<int64_t>(s.blockVocab, 1);
+  if (chunksByVocab(s)) {
+    int64_t vc = std::max<int64_t>(1, budget / rows);
+    if (vc >= kVocabAlign)
+      vc -= vc % kVocabAlign;
+    return {true, rows, std::min(vc, vocab)};
+  }
+  int64_t rc = std::max<int64_t>(1, budget / vocab);
+  if (rc >= kRowAlign)
+    rc -= rc % kRowAlign;
+  return {false, std::min(rc, rows), vocab};
+}
+
+LinearCrossEntropyLayout linearCrossEntropyLayout(const LinearCrossEntropyShape &s,
+                                                  const LinearCrossEntropyChunks &c, bool lowp,
+                                                  bool acc) {
+  LinearCrossEntropyLayout l;
+  int64_t off = 0;
+  l.count = off;
+  off += 256;
+  const int64_t elems = c.rows * c.vocab;
+  l.logits = off;
+  off += align256(elems * 4);
+  l.lowp = off;
+  if (lowp)
+    off += align256(elems * 2);
+  l.acc = off;
+  if (acc)
+    off += align256((c.byVocab ? s.rows : s.blockVocab) * s.hidden * 4);
+  l.total = off;
+  return l;
+}
+
+int64_t cpuLogitChunkRows(int64_t blockVocab) {
+  return std::clamp<int64_t>(kCpuLogitChunkElems / std::max<int64_t>(blockVocab, 1), 1,
+                             kCpuMaxChunkRows);
+}
+
+int64_t normGradSlots(int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0)
+    return 0;
+  if (cols <= 512)
+    return std::min<int64_t>(rows, 1024);
+  return std::min<int64_t>(rows, std::clamp<int64_t>((int64_t(1) << 22) / cols, 16, 264));
+}
+
+int64_t sumSquaresBlocks(int64_t n) {
+  return n <= 0 ? 0 : std::clamp<int64_t>((n + 4095) / 4096, 1, 2048);
+}
+
+MatmulRelayout matmulRelayout(const DecodedCall &d) {
+  const Equation &e = d.eq;
+  const std::string &B = e.batch, &M = e.lhsFree, &N = e.rhsFree, &K = e.contracted;
+  const TensorType &lt = d.operands[0], &rt_ = d.operands[1], &ot = d.results[0];
+  // cuBLASLt needs A and B of one dtype: mixed operands are widened to f32.
+  const DType ab = lt.dtype == rt_.dtype ? lt.dtype : DType::F32;
+  const std::string lhsWant = d.transA ? B + K + M : B + M + K;
+  const std::string rhsWant = d.transB ? B + N + K : B + K + N;
+  const int64_t es = dtype_size(ab);
+  MatmulRelayout r;
+  r.lhs = (e.lhs != lhsWant || lt.dtype != ab) ? align256(lt.numel() * es) : 0;
+  r.rhs = (e.rhs != rhsWant || rt_.dtype != ab) ? align256(rt_.numel() * es) : 0;
+  r.out = B + M + N != e.out ? align256(ot.bytes()) : 0;
+  return r;
+}
+
+LinearCrossEntropyShape linearCrossEntropyShape(const DecodedCall &d) {
+  const size_t first = d.kind == OpKind::LinearCrossEntropyGrad ? 1 : 0; // dloss first
+  const Block &b = d.block;
+  LinearCrossEntropyShape shape;
+  shape.rows = rowsOf(d.operands[first]);
+  shape.hidden = lastDim(d.operands[first]);
+  shape.vocab = d.classes;
+  shape.vocabBegin = b.offset;
+  shape.blockVocab = b.local; // the GEMMs over the whole (aligned) block
+  shape.classCols = classColumns(b, d.classes);
+  shape.ignoreIndex = d.ignoreIndex;
+  shape.vocabMajor = d.vocabMajor;
+  return shape;
+}
+
+LossLayout lossLayout(const DecodedCall &d, const abi::Mesh &mesh) {
+  const bool grad = d.kind == OpKind::CrossEntropyGrad || d.kind == OpKind::LinearCrossEntropyGrad;
+  const bool linear =
+      d.kind == OpKind::LinearCrossEntropy || d.kind == OpKind::LinearCrossEntropyGrad;
+  const int64_t rows = rowsOf(d.operands[grad ? 1 : 0]);
+  const int64_t members = mesh.size(d.block.axes);
+  LossLayout l;
+  l.stats = align256(3 * rows * 4);
+  l.gathered = members > 1 ? align256(members * 3 * rows * 4) : 0;
+  if (linear && rows > 0 && d.block.local > 0) {
+    LinearCrossEntropyShape s = linearCrossEntropyShape(d);
+    LinearCrossEntropyChunks c = linearCrossEntropyChunks(s);
+    const DType w = d.operands[grad ? 2 : 1].dtype;
+    bool lowp = false, acc = false;
+    if (grad) {
+      lowp = w != DType::F32;
+      acc = c.byVocab ? d.results[0].dtype != DType::F32 : d.results[1].dtype != DType::F32;
+    }
+    l.linear = linearCrossEntropyLayout(s, c, lowp, acc).total;
+  }
+  return l;
+}
+
+} // namespace scratch
+
+bool mayNeedScratch(abi::OpCode code) {
+  switch (code) {
+  case OpKind::Matmul:
+  case OpKind::MatmulBias:
+  case OpKind::MatmulBiasGelu:
+  case OpKind::MatmulDGelu:
+  case OpKind::MatmulBGrad:
+  case OpKind::LayerNormGrad:
+  case OpKind::RmsNormGrad:
+  case OpKind::AttentionGrad:
+  case OpKind::SumSquares:
+  case OpKind::MultiSumSquares:
+  case OpKind::CrossEntropy:
+  case OpKind::CrossEntropyGrad:
+  case OpKind::LinearCrossEntropy:
+  case OpKind::LinearCrossEntropyGrad:
+    return true;
+  default:
+    return false;
+  }
+}
+
+int64_t callScratchBytes(const DecodedCall &d, const abi::Mesh &mesh) {
+  if (!mayNeedScratch(d.kind))
+    return 0;
+  using namespace scratch;
+  const auto &ins = d.operands;
+  switch (d.kind) {
+  case OpKind::Matmul:
+  case OpKind::MatmulBias: // the fused GEMMs fall back to the plain one
+  case OpKind::MatmulBiasGelu:
+  case OpKind::MatmulDGelu:
+  case OpKind::MatmulBGrad:
+    return matmulRelayout(d).total();
+  case OpKind::LayerNormGrad:
+  case OpKind::RmsNormGrad: {
+    const int64_t rows = rowsOf(ins[1]), cols = lastDim(ins[1]);
+    const int64_t perSlot = std::max<int64_t>(cols, 0) * int64_t(sizeof(float));
+    return (d.kind == OpKind::LayerNormGrad ? 2 : 1) * normGradSlots(rows, cols) * perSlot;
+  }
+  case OpKind::AttentionGrad: {
+    const auto &q = ins[1].shape; // [B, S, Hq, D]
+    if (q.size() != 4 || q[0] <= 0 || q[1] <= 0 || q[2] <= 0)
+      return 0;
+    return 2 * attentionStatsBytes(q[0], q[1], q[2]);
+  }
+  case OpKind::SumSquares:
+  case OpKind::MultiSumSquares: {
+    int64_t blocks = 0;
+    for (const TensorType &t : ins)
+      blocks += sumSquaresBlocks(t.numel());
+    return std::max<int64_t>(blocks, 1) * int64_t(sizeof(double));
+  }
+  case OpKind::CrossEntropy:
+  case OpKind::CrossEntropyGrad:
+  case OpKind::LinearCrossEntropy:
+  case OpKind::LinearCrossEntropyGrad: {
+    int64_t bytes = lossLayout(d, mesh).total();
+    const bool linear =
+        d.kind == OpKind::LinearCrossEntropy || d.kind == OpKind::LinearCrossEntropyGrad;
+    if (linear) {
+      // The CPU's logit (or dlogit) chunk, in its compute type.
+      const size_t first = d.kind == OpKind::LinearCrossEntropyGrad ? 1 : 0;
+      const int64_t rows = rowsOf(ins[first]);
+      const int64_t cols = classColumns(d.block, d.classes);
+      if (cols > 0 && rows > 0) {
+        const int64_t chunk = std::min(cpuLogitChunkRows(cols), rows) * cols;
+        bytes = std::max(bytes, chunk * int64_t(d.f64 ? sizeof(double) : sizeof(float)));
+      }
+    }
+    return bytes;
+  }
+  default:
+    return 0;
+  }
+}
+
+} // namespace shardc::rt

@@ -1,0 +1,139 @@
+//===- KernelScratch.h - the scratch memory of each kernel call -*- C++ -*-===//
+//
+// Some kernels need memory besides their operands and results while they
+// run: the fused linear cross-entropy's logit chunks, the statistics a loss
+// gathers over its vocabulary group, the per-slot partial sums of the norm
+// gradients, the attention backward's row statistics, the partial sums of
+// the gradient norm, a GEMM operand laid out for cuBLASLt. The bytes are a
+// function of the call alone (its shapes, dtypes, attributes and the mesh),
+// written here once, MLIR- and CUDA-free, and read by both sides:
+//  - the memory planner (-xf-plan-memory) places each call's scratch in the
+//    workspace arena for the duration of the call (callScratchBytes), so the
+//    planned peak includes it;
+//  - the runtime hands the planned region to the kernel as one more buffer
+//    after the results (the C ABI's buffer array), and each backend sizes
+//    its use of it with the same functions (the CUDA backend's kernels, the
+//    CPU kernel runner's logit chunks). A call whose plan gives less than
+//    it needs is refused when the program is loaded.
+// A call's scratch is the most any backend uses for it: the compiled step
+// does not know which backend will run it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDC_RUNTIME_PROGRAM_KERNELSCRATCH_H
+#define SHARDC_RUNTIME_PROGRAM_KERNELSCRATCH_H
+
+#include <cstdint>
+
+namespace shardc::abi {
+struct Mesh;
+enum class OpCode : uint8_t;
+} // namespace shardc::abi
+
+namespace shardc::rt {
+
+struct DecodedCall;
+
+/// Which logit dimension the GPU's fused linear cross-entropy chunks (Auto:
+/// the longer one; runtime/cuda/LinearCrossEntropy.h).
+enum class LinearCrossEntropyChunking { Auto, Rows, Vocab };
+
+/// The GPU's fused linear cross-entropy problem (runtime/cuda/
+/// LinearCrossEntropy.h explains the chunking).
+struct LinearCrossEntropyShape {
+  int64_t rows = 0, hidden = 0, vocab = 0, vocabBegin = 0, blockVocab = 0;
+  /// A padded vocabulary (xf's `classes`): `vocab` is then the number of
+  /// classes and only the block's first classCols columns are classes (0:
+  /// all blockVocab). The GEMMs still run over the whole block (aligned
+  /// strides); the padding columns get no probability and a zero dlogits, so
+  /// dW's padding rows/columns come out as zeros.
+  int64_t classCols = 0;
+  int64_t ignoreIndex = -100;
+  bool vocabMajor = false;
+  /// f32 logits per chunk; 0: the default, 256 Mi elements (1 GiB). The
+  /// chunk rows (columns) are rounded down to multiples of 128 (256) when
+  /// the budget allows. Tests force small chunks with it.
+  int64_t chunkElems = 0;
+  LinearCrossEntropyChunking chunking = LinearCrossEntropyChunking::Auto;
+};
+
+namespace scratch {
+
+inline int64_t align256(int64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+/// The GPU's default logit chunk: 256 Mi f32 logits (1 GiB). Measured on an
+/// H200 (2026-11-27, linear_ce_bench at GPT-2 124M's LM head: 65536 tokens,
+/// H = 768, V = 50304, bf16, chunks of rows): 46.1 ms forward + backward with
+/// 64 Mi elements (52 chunks of 1280 rows, each adding 2*V*H*4 = 309 MB of
+/// dW accumulation and a k = 1280 dW GEMM), 41.5 ms with 256 Mi (13 chunks),
+/// 40.8 ms with 512 Mi; chunking by vocabulary instead 47.0 ms. The
+/// workspace grows from 516 to 1,658 MiB at that shape.
+constexpr int64_t kLinearCrossEntropyChunkElems = int64_t(256) << 20;
+
+struct LinearCrossEntropyChunks {
+  bool byVocab = false;
+  int64_t rows = 0;  ///< rows per chunk
+  int64_t vocab = 0; ///< columns per chunk
+};
+/// The GPU's chunks of `s` (its shape must be valid).
+LinearCrossEntropyChunks linearCrossEntropyChunks(const LinearCrossEntropyShape &s);
+
+/// The GPU's workspace regions (byte offsets, 256-aligned) for chunks `c`:
+/// a counter, the f32 logit chunk, with `lowp` dlogits in W's 16-bit dtype,
+/// with `acc` the f32 copy of the gradient accumulated across chunks.
+struct LinearCrossEntropyLayout {
+  int64_t count = 0, logits = 0, lowp = 0, acc = 0, total = 0;
+};
+LinearCrossEntropyLayout linearCrossEntropyLayout(const LinearCrossEntropyShape &s,
+                                                  const LinearCrossEntropyChunks &c, bool lowp,
+                                                  bool acc);
+
+/// Rows per logit chunk of the CPU's linear cross-entropy over a block of
+/// `blockVocab` columns: at most 8 Mi logits and 256 rows per chunk.
+int64_t cpuLogitChunkRows(int64_t blockVocab);
+
+/// Partial-sum slots of the GPU's layernorm/rmsnorm gradient kernels: one
+/// per warp team (up to 1024) or per block team (up to 264, fewer for very
+/// wide rows). A function of the shape only, so the order of the sums never
+/// depends on the device.
+int64_t normGradSlots(int64_t rows, int64_t cols);
+
+/// One f32 [B, Hq, S] row statistic of the GPU's attention, 256-aligned.
+inline int64_t attentionStatsBytes(int64_t B, int64_t S, int64_t Hq) {
+  return align256(B * Hq * S * int64_t(sizeof(float)));
+}
+
+/// Blocks (= partial sums) of the GPU's sum of squares over n elements: one
+/// per 4096 elements, at most 2048.
+int64_t sumSquaresBlocks(int64_t n);
+
+/// The GPU's copies of a matmul's operands and result for cuBLASLt (each
+/// 256-aligned; 0 where the buffer is used as it is): an operand whose
+/// letters are not in a GEMM order, or mixed operand dtypes (widened to f32);
+/// a result whose letters are not batch, M, N.
+struct MatmulRelayout {
+  int64_t lhs = 0, rhs = 0, out = 0;
+  int64_t total() const { return lhs + rhs + out; }
+};
+MatmulRelayout matmulRelayout(const DecodedCall &d);
+
+/// The GPU's loss workspace: [stats f32 3*rows][gathered f32 members*3*rows]
+/// [linear CE scratch].
+struct LossLayout {
+  int64_t stats = 0, gathered = 0, linear = 0;
+  int64_t total() const { return stats + gathered + linear; }
+};
+LossLayout lossLayout(const DecodedCall &d, const abi::Mesh &mesh);
+/// The linear cross-entropy problem of a xf.linear_cross_entropy(_grad) call.
+LinearCrossEntropyShape linearCrossEntropyShape(const DecodedCall &d);
+
+} // namespace scratch
+
+/// Whether a call of `code` may need scratch (callScratchBytes can be > 0).
+bool mayNeedScratch(abi::OpCode code);
+
+/// The scratch bytes call `d` may use on any backend (0: none).
+int64_t callScratchBytes(const DecodedCall &d, const abi::Mesh &mesh);
+
+} // namespace shardc::rt
+
+#endif // SHARDC_RUNTIME_PROGRAM_KERNELSCRATCH_H
