@@ -7,8 +7,9 @@ micro-batch b = 1 and 8 per device, tensor parallelism t = 1 (one device) and
 t = 8 (`--mesh tp=8 --strategy tp`, no sequence parallelism), under
 `--recompute none | selective | full` and `--offload-activations`. Each cell is
 `shardc explain --json`'s memory_bytes.activations: the compiled step's planned
-workspace peak per device (what `./step --describe` shows), against the seed's
-formulas (bytes per device):
+workspace peak per device without the kernels' scratch (`./step --describe`
+shows both; the scratch, mostly the fused LM head's logit chunk, is its own
+column), against the seed's formulas (bytes per device):
 
   no recomputation      s*b*h*L*(10 + 24/t + 5*a*s/(h*t))   (stores the s^2 scores)
   selective             s*b*h*L*(10 + 24/t)
@@ -63,7 +64,8 @@ def formulas(b, t):
 
 def part1(shardc, tmp):
     rows = ["| b | t | policy | planned (GB) | formula (GB) | planned / formula | "
-            "none / selective formula | host (GB) |", "|---|---|---|---|---|---|---|---|"]
+            "none / selective formula | host (GB) | kernel scratch (GB) |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for b in (1, 8):
         # tp does not split the batch: the model's batch is the micro-batch
         # every rank of the tp group holds.
@@ -76,11 +78,13 @@ def part1(shardc, tmp):
                 r = explain(shardc, model, mesh, ["--low-precision-residual"] + flags)
                 act = r["memory_bytes"]["activations"]
                 host = r["memory_bytes"].get("host", 0)
+                scratch = r["memory_bytes"].get("kernel scratch", 0)
                 key = name.split("+")[0] if name != "offload" else "none"
                 ref = f[key]
                 sel = f["selective"]
                 rows.append(f"| {b} | {t} | {name} | {act / 1e9:.2f} | {ref / 1e9:.2f} | "
-                            f"{act / ref:.2f} | {act / sel:.2f} | {host / 1e9:.2f} |")
+                            f"{act / ref:.2f} | {act / sel:.2f} | {host / 1e9:.2f} | "
+                            f"{scratch / 1e9:.2f} |")
     return rows
 
 
@@ -140,7 +144,8 @@ def main():
         out = [f"# Planned activation memory per policy ({datetime.date.today()}, "
                "`bench/activation_memory.py`)", "",
                "GPT-2 1.5B, bf16 storage throughout (`--low-precision-residual`), s = 1024; "
-               "planned workspace peak per device against Transformer Math:", ""]
+               "planned workspace peak per device (activations; the kernels' scratch "
+               "apart) against Transformer Math:", ""]
         out += part1(args.shardc, tmp)
         if not args.skip_batch:
             out += ["", "Largest GPT-2 1.5B micro-batch on one H100 (80 GiB; 256 GiB of host "
