@@ -12,8 +12,6 @@ namespace scratch {
 namespace {
 constexpr int64_t kRowAlign = 128;   // a GEMM tile's rows
 constexpr int64_t kVocabAlign = 256; // a GEMM tile's columns; keeps W column offsets aligned
-constexpr int64_t kCpuLogitChunkElems = int64_t(1) << 23;
-constexpr int64_t kCpuMaxChunkRows = 256;
 
 bool chunksByVocab(const LinearCrossEntropyShape &s) {
   switch (s.chunking) {
@@ -196,12 +194,17 @@ int64_t callScratchBytes(const DecodedCall &d, const abi::Mesh &mesh) {
     const bool linear =
         d.kind == OpKind::LinearCrossEntropy || d.kind == OpKind::LinearCrossEntropyGrad;
     if (linear) {
-      // The CPU's logit (or dlogit) chunk, in its compute type.
+      // The CPU's logit (or dlogit) chunk, in its compute type: at most
+      // min(cpuLogitChunkRows(c), rows) x c logits for the block's c class
+      // columns. Bounded over every c <= the block (a padded vocabulary's
+      // last block has fewer classes, and a narrower block can take more
+      // logits per chunk), so every rank of a vocabulary split needs no
+      // more than the plan, which is decoded on one rank, gives.
       const size_t first = d.kind == OpKind::LinearCrossEntropyGrad ? 1 : 0;
-      const int64_t rows = rowsOf(ins[first]);
-      const int64_t cols = classColumns(d.block, d.classes);
-      if (cols > 0 && rows > 0) {
-        const int64_t chunk = std::min(cpuLogitChunkRows(cols), rows) * cols;
+      const int64_t rows = rowsOf(ins[first]), local = d.block.local;
+      if (local > 0 && rows > 0) {
+        const int64_t chunk = std::min(std::min(rows, kCpuMaxChunkRows) * local,
+                                       std::max(kCpuLogitChunkElems, local));
         bytes = std::max(bytes, chunk * int64_t(d.f64 ? sizeof(double) : sizeof(float)));
       }
     }

@@ -88,7 +88,10 @@ LinearCrossEntropyLayout linearCrossEntropyLayout(const LinearCrossEntropyShape 
                                                   bool acc);
 
 /// Rows per logit chunk of the CPU's linear cross-entropy over a block of
-/// `blockVocab` columns: at most 8 Mi logits and 256 rows per chunk.
+/// `blockVocab` columns: at most 8 Mi logits (at least one row) and 256 rows
+/// per chunk.
+constexpr int64_t kCpuLogitChunkElems = int64_t(1) << 23;
+constexpr int64_t kCpuMaxChunkRows = 256;
 int64_t cpuLogitChunkRows(int64_t blockVocab);
 
 /// Partial-sum slots of the GPU's layernorm/rmsnorm gradient kernels: one

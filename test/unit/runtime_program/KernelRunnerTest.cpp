@@ -614,6 +614,32 @@ TEST(KernelRunner, LinearCrossEntropyUsesThePlannedScratch) {
   }
 }
 
+// The plan decodes a call on one rank; the ranks of a padded vocabulary's
+// split have fewer class columns in their last block, and the CPU's chunk of
+// a narrower block can hold more logits (8 Mi / c rows of c). The scratch is
+// bounded over every class count, so it is the same on every rank and
+// covers each one's chunk.
+TEST(KernelRunner, LinearCrossEntropyScratchCoversEveryBlockOfASplit) {
+  const int64_t rows = 1000, local = 40000, hidden = 16;
+  rt::DecodedCall d;
+  d.kind = rt::OpKind::LinearCrossEntropy;
+  d.operands = {{rt::DType::F32, {rows, hidden}}, {rt::DType::F32, {local, hidden}},
+                {rt::DType::I32, {rows}}};
+  d.results = {{rt::DType::F32, {}}};
+  d.block.local = d.block.global = local;
+  rt::MeshDesc mesh;
+  d.classes = local;
+  const int64_t bytes = rt::callScratchBytes(d, mesh);
+  int64_t most = 0;
+  for (int64_t c = 1; c <= local; ++c) {
+    d.classes = c;
+    EXPECT_EQ(rt::callScratchBytes(d, mesh), bytes) << c;
+    most = std::max(most, std::min(rt::scratch::cpuLogitChunkRows(c), rows) * c * 4);
+  }
+  EXPECT_GT(most, std::min(rt::scratch::cpuLogitChunkRows(local), rows) * local * 4);
+  EXPECT_GE(bytes, most);
+}
+
 TEST(KernelRunner, ElementwiseInPlaceAndScalars) {
   const int64_t N = 10;
   json t = tensor("F32", {N}), s = tensor("F32", {}), i = tensor("I32", {});
