@@ -949,9 +949,7 @@ void attention_backward(TView dout, TView q, TView k, TView v, TView out, TView 
 
 int64_t attention_backward_workspace_bytes(int64_t B, int64_t S, int64_t Hq, int64_t /*Hkv*/,
                                            int64_t /*D*/) {
-  if (B <= 0 || S <= 0 || Hq <= 0)
-    return 0;
-  return 2 * statsBytes(B, S, Hq);
+  return rt::scratch::attentionBackwardBytes(B, S, Hq);
 }
 
 } // namespace shardc::cuda

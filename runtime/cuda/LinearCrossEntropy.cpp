@@ -140,9 +140,7 @@ int64_t linear_cross_entropy_workspace_bytes(const LinearCrossEntropyShape &shap
 int64_t linear_cross_entropy_workspace_bytes(const LinearCrossEntropyShape &shape, DType w,
                                              DType dx, DType dw) {
   checkShape("linear_cross_entropy", shape);
-  Chunks c = chunksOf(shape);
-  bool acc = c.byVocab ? dx != DType::F32 : dw != DType::F32;
-  return layoutOf(shape, c, w != DType::F32, acc).total;
+  return rt::scratch::linearCrossEntropyBytes(shape, /*backward=*/true, w, dx, dw);
 }
 
 void linear_cross_entropy_stats(Gemm &gemm, TView x, TView w, const int32_t *targets, TView mask,

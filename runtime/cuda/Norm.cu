@@ -816,11 +816,11 @@ void rmsnorm(TView x, TView residual, TView gamma, TView out, TView residualOut,
 }
 
 int64_t layernorm_grad_workspace_bytes(int64_t rows, int64_t cols) {
-  return 2 * gradSlots(rows, cols) * std::max<int64_t>(cols, 0) * int64_t(sizeof(float));
+  return rt::scratch::normGradBytes(rows, cols, /*rms=*/false);
 }
 
 int64_t rmsnorm_grad_workspace_bytes(int64_t rows, int64_t cols) {
-  return gradSlots(rows, cols) * std::max<int64_t>(cols, 0) * int64_t(sizeof(float));
+  return rt::scratch::normGradBytes(rows, cols, /*rms=*/true);
 }
 
 void layernorm_grad(TView dy, TView x, TView gamma, TView dx, TView dgamma, TView dbeta,

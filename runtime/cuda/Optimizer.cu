@@ -290,10 +290,7 @@ void sum_squares(TView x, int64_t n, float *out, void *workspace, cudaStream_t s
 }
 
 int64_t sum_squares_multi_workspace_bytes(const int64_t *ns, int count) {
-  int64_t blocks = 0;
-  for (int i = 0; i < count; ++i)
-    blocks += sumSquaresBlocks(ns[i]);
-  return std::max<int64_t>(blocks, 1) * int64_t(sizeof(double));
+  return rt::scratch::sumSquaresBytes(ns, count);
 }
 
 void sum_squares_multi(const TView *xs, const int64_t *ns, int count, float *out,

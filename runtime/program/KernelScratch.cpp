@@ -5,6 +5,7 @@
 #include "runtime/program/CallDecoder.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace shardc::rt {
 namespace scratch {
@@ -58,6 +59,26 @@ LinearCrossEntropyLayout linearCrossEntropyLayout(const LinearCrossEntropyShape 
     off += align256((c.byVocab ? s.rows : s.blockVocab) * s.hidden * 4);
   l.total = off;
   return l;
+}
+
+int64_t linearCrossEntropyBytes(const LinearCrossEntropyShape &s, bool backward, DType w,
+                                DType dx, DType dw) {
+  const LinearCrossEntropyChunks c = linearCrossEntropyChunks(s);
+  const bool lowp = backward && w != DType::F32;
+  const bool acc = backward && (c.byVocab ? dx != DType::F32 : dw != DType::F32);
+  return linearCrossEntropyLayout(s, c, lowp, acc).total;
+}
+
+int64_t normGradBytes(int64_t rows, int64_t cols, bool rms) {
+  return (rms ? 1 : 2) * normGradSlots(rows, cols) * std::max<int64_t>(cols, 0) *
+         int64_t(sizeof(float));
+}
+
+int64_t sumSquaresBytes(const int64_t *ns, int count) {
+  int64_t blocks = 0;
+  for (int i = 0; i < count; ++i)
+    blocks += sumSquaresBlocks(ns[i]);
+  return std::max<int64_t>(blocks, 1) * int64_t(sizeof(double));
 }
 
 int64_t cpuLogitChunkRows(int64_t blockVocab) {
@@ -117,17 +138,10 @@ LossLayout lossLayout(const DecodedCall &d, const abi::Mesh &mesh) {
   LossLayout l;
   l.stats = align256(3 * rows * 4);
   l.gathered = members > 1 ? align256(members * 3 * rows * 4) : 0;
-  if (linear && rows > 0 && d.block.local > 0) {
-    LinearCrossEntropyShape s = linearCrossEntropyShape(d);
-    LinearCrossEntropyChunks c = linearCrossEntropyChunks(s);
-    const DType w = d.operands[grad ? 2 : 1].dtype;
-    bool lowp = false, acc = false;
-    if (grad) {
-      lowp = w != DType::F32;
-      acc = c.byVocab ? d.results[0].dtype != DType::F32 : d.results[1].dtype != DType::F32;
-    }
-    l.linear = linearCrossEntropyLayout(s, c, lowp, acc).total;
-  }
+  if (linear && rows > 0 && d.block.local > 0)
+    l.linear = linearCrossEntropyBytes(linearCrossEntropyShape(d), grad,
+                                       d.operands[grad ? 2 : 1].dtype, d.results[0].dtype,
+                                       grad ? d.results[1].dtype : DType::F32);
   return l;
 }
 
@@ -168,23 +182,18 @@ int64_t callScratchBytes(const DecodedCall &d, const abi::Mesh &mesh) {
   case OpKind::MatmulBGrad:
     return matmulRelayout(d).total();
   case OpKind::LayerNormGrad:
-  case OpKind::RmsNormGrad: {
-    const int64_t rows = rowsOf(ins[1]), cols = lastDim(ins[1]);
-    const int64_t perSlot = std::max<int64_t>(cols, 0) * int64_t(sizeof(float));
-    return (d.kind == OpKind::LayerNormGrad ? 2 : 1) * normGradSlots(rows, cols) * perSlot;
-  }
+  case OpKind::RmsNormGrad:
+    return normGradBytes(rowsOf(ins[1]), lastDim(ins[1]), d.kind == OpKind::RmsNormGrad);
   case OpKind::AttentionGrad: {
     const auto &q = ins[1].shape; // [B, S, Hq, D]
-    if (q.size() != 4 || q[0] <= 0 || q[1] <= 0 || q[2] <= 0)
-      return 0;
-    return 2 * attentionStatsBytes(q[0], q[1], q[2]);
+    return q.size() == 4 ? attentionBackwardBytes(q[0], q[1], q[2]) : 0;
   }
   case OpKind::SumSquares:
   case OpKind::MultiSumSquares: {
-    int64_t blocks = 0;
+    std::vector<int64_t> ns;
     for (const TensorType &t : ins)
-      blocks += sumSquaresBlocks(t.numel());
-    return std::max<int64_t>(blocks, 1) * int64_t(sizeof(double));
+      ns.push_back(t.numel());
+    return sumSquaresBytes(ns.data(), static_cast<int>(ns.size()));
   }
   case OpKind::CrossEntropy:
   case OpKind::CrossEntropyGrad:

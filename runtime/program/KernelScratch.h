@@ -22,6 +22,8 @@
 #ifndef SHARDC_RUNTIME_PROGRAM_KERNELSCRATCH_H
 #define SHARDC_RUNTIME_PROGRAM_KERNELSCRATCH_H
 
+#include "runtime/HostTensor.h"
+
 #include <cstdint>
 
 namespace shardc::abi {
@@ -100,14 +102,31 @@ int64_t cpuLogitChunkRows(int64_t blockVocab);
 /// depends on the device.
 int64_t normGradSlots(int64_t rows, int64_t cols);
 
+/// The GPU's linear cross-entropy workspace of one call: the forward's
+/// logit chunk; the backward's also holds dlogits in W's 16-bit dtype (w not
+/// f32) and an f32 copy of the gradient accumulated across chunks (dx when
+/// chunking by vocabulary, dw by rows) when that gradient is not f32.
+int64_t linearCrossEntropyBytes(const LinearCrossEntropyShape &s, bool backward, DType w,
+                                DType dx, DType dw);
+
+/// The GPU's layernorm (rmsnorm) gradient partial sums: 2 (1) f32 rows of
+/// `cols` per slot.
+int64_t normGradBytes(int64_t rows, int64_t cols, bool rms);
+
 /// One f32 [B, Hq, S] row statistic of the GPU's attention, 256-aligned.
 inline int64_t attentionStatsBytes(int64_t B, int64_t S, int64_t Hq) {
   return align256(B * Hq * S * int64_t(sizeof(float)));
+}
+/// The GPU's attention backward: two row statistics (lse and delta).
+inline int64_t attentionBackwardBytes(int64_t B, int64_t S, int64_t Hq) {
+  return B <= 0 || S <= 0 || Hq <= 0 ? 0 : 2 * attentionStatsBytes(B, S, Hq);
 }
 
 /// Blocks (= partial sums) of the GPU's sum of squares over n elements: one
 /// per 4096 elements, at most 2048.
 int64_t sumSquaresBlocks(int64_t n);
+/// The GPU's partial sums (double) of one sum of squares over `count` tensors.
+int64_t sumSquaresBytes(const int64_t *ns, int count);
 
 /// The GPU's copies of a matmul's operands and result for cuBLASLt (each
 /// 256-aligned; 0 where the buffer is used as it is): an operand whose
