@@ -377,6 +377,8 @@ def XfPropagateSharding : Pass<"xf-propagate-sharding", "mlir::func::FuncOp"> {
            "bytes per device; when the estimate exceeds it, sharded activations are preferred (0: the hardware's memory)">,
     Option<"lowPrecisionReductions", "low-precision-reductions", "bool", "false",
            "reduce pending sums in the precision they are computed in: a widening cast (bf16/f16 to f32) does not carry a pending sum, so gradients are reduced before their widening to the f32 master and tensor-parallel sums before the f32 residual (Megatron's --grad-reduce-in-bf16, FSDP's reduce_dtype)">,
+    Option<"attentionRows", "attention-rows", "std::string", "\"auto\"",
+           "splitting attention's query rows over mesh axes nothing else splits them on (the way to split attention over tp when its heads do not divide it): auto (propagate with and without, keep the cheaper modelled step), split (offer it always), whole (never)">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect", "::shardc::xf::XfDialect"];
 }

@@ -75,6 +75,7 @@ void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::St
   propagate.hardware = o.hardware;
   propagate.memoryBudget = o.memoryBudget;
   propagate.lowPrecisionReductions = o.lowPrecisionReductions;
+  propagate.attentionRows = o.attentionRows;
   fpm.addPass(createXfPropagateSharding(propagate));
   if (!partition)
     return;

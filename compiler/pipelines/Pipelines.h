@@ -102,6 +102,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       *this, "low-precision-reductions",
       llvm::cl::desc("reduce pending sums in bf16/f16, before widening casts"),
       llvm::cl::init(false)};
+  Option<std::string> attentionRows{
+      *this, "attention-rows",
+      llvm::cl::desc("split attention's query rows over free mesh axes: auto | split | whole"),
+      llvm::cl::init("auto")};
   // Lowering.
   Option<bool> eval{*this, "eval", llvm::cl::desc("also lower a loss-only twin (@shardc_eval)"),
                     llvm::cl::init(true)};

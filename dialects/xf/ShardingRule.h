@@ -57,6 +57,16 @@ struct ShardingFactor {
   /// b·s scalars, never the rows. Results lacking the factor are then exact,
   /// not partial, unless listed in OpShardingRule::lseSumResults.
   bool logSumExp = false;
+  /// The op's work along this factor grows linearly with the index (the
+  /// query rows of causal attention: row i attends i + 1 keys). Split over n
+  /// contiguous shards, the last does (2n - 1) / n^2 of the work, not 1 / n;
+  /// the cost model prices the slowest shard.
+  bool triangular = false;
+  /// Propagation also tries this factor over mesh axes no neighbour proposes
+  /// (the query rows of attention: a split the op can take by itself, where
+  /// a split of the heads cannot apply because they do not divide the axis;
+  /// slicing a replicated operand is free). The cost model decides.
+  bool spare = false;
 };
 
 /// The factors of one tensor dimension, major to minor (a reshape merges or

@@ -328,8 +328,12 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "q and k/v element types differ: " << q.getElementType() << " and "
                          << k.getElementType();
   static const char *dimName[] = {"batch", "seq", "heads", "head_dim"};
+  // A partitioned op (xf.factor_axes) may hold a block of the query rows
+  // against every key.
+  bool rowBlock = (*this)->hasAttr(XfDialect::kFactorAxesAttrName) &&
+                  q.getDimSize(1) <= k.getDimSize(1);
   for (int d : {0, 1, 3})
-    if (q.getDimSize(d) != k.getDimSize(d))
+    if (q.getDimSize(d) != k.getDimSize(d) && !(d == 1 && rowBlock))
       return emitOpError() << dimName[d] << " of q (" << q.getDimSize(d) << ") and k/v ("
                            << k.getDimSize(d) << ") differ";
   if (q.getDimSize(2) % k.getDimSize(2) != 0)

@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <cstdlib>
 #include <cassert>
 
 using namespace mlir;
@@ -176,33 +177,45 @@ void reshapeFactors(OpShardingRule &rule, ArrayRef<int64_t> in, ArrayRef<int64_t
 /// Factors of `[batch, seq, heads, head_dim]` attention tensors. Query head h
 /// reads kv head h / group, so the query heads factor as [kv_heads, group]
 /// (major to minor) and a split of the kv heads splits the query heads with
-/// them. The sequence stays whole (a query needs every key it attends to) and
-/// so does head_dim (it is contracted by q.k).
+/// them. The query rows may split (each shard attends its rows to every key:
+/// the way to split attention over tp when the heads do not divide it); the
+/// keys stay whole (a query needs every key it attends to), and so does
+/// head_dim (it is contracted by q.k). Split query rows of causal attention
+/// need their global position (indexed: the local op reads its offset), and
+/// their work grows with it (triangular: the last shard does the most).
+/// dk and dv sum over the query rows: with the rows split they are partial.
 struct AttentionFactors {
   TensorFactors q;  ///< q, the result, dout, dq
   TensorFactors kv; ///< k, v, dk, dv
 };
 
-AttentionFactors attentionFactors(OpShardingRule &rule, Value q, Value k) {
+AttentionFactors attentionFactors(OpShardingRule &rule, Value q, Value k, bool causal) {
   ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k);
   int batch = rule.addFactor(qs[0]);
-  int seq = rule.addFactor(qs[1], FactorKind::Replicated);
+  int qSeq = rule.addFactor(qs[1]);
+  rule.factors[qSeq].indexed = causal;
+  rule.factors[qSeq].triangular = causal;
+  rule.factors[qSeq].spare = !getenv("SHARDC_NO_SPARE");
+  int kvSeq = rule.addFactor(ks[1], FactorKind::Replicated);
   int kvHeads = rule.addFactor(ks[2]);
   int headDim = rule.addFactor(qs[3], FactorKind::Replicated);
   AttentionFactors a;
-  a.kv = OpShardingRule::dims({batch, seq, kvHeads, headDim});
-  a.q = a.kv;
+  a.kv = OpShardingRule::dims({batch, kvSeq, kvHeads, headDim});
+  a.q = OpShardingRule::dims({batch, qSeq, kvHeads, headDim});
   if (int64_t group = qs[2] / ks[2]; group > 1)
     a.q[2].push_back(rule.addFactor(group));
   return a;
 }
 
 /// FLOPs of `gemms` score-sized GEMMs (q.k or p.v), causal ones skipping the
-/// masked half.
-double attentionFlops(Value q, bool causal, double gemms) {
+/// masked pairs. A local op of split query rows (fewer rows than keys) is
+/// priced as the shard that does the most: the last rows, which see every
+/// key before them.
+double attentionFlops(Value q, Value k, bool causal, double gemms) {
   ArrayRef<int64_t> s = shapeOf(q);
-  double perGemm = 2.0 * s[0] * s[2] * s[1] * s[1] * s[3];
-  return gemms * perGemm * (causal ? 0.5 : 1.0);
+  double sq = static_cast<double>(s[1]), skv = static_cast<double>(shapeOf(k)[1]);
+  double pairs = causal ? sq * (skv - sq) + 0.5 * sq * sq : sq * skv;
+  return gemms * 2.0 * s[0] * s[2] * pairs * s[3];
 }
 
 /// Factors of a softmax cross-entropy over `[tokens..., vocab]`. The loss is a
@@ -409,10 +422,10 @@ OpShardingRule RmsNormOp::getShardingRule() {
 
 OpShardingRule AttentionOp::getShardingRule() {
   OpShardingRule rule;
-  AttentionFactors a = attentionFactors(rule, getQ(), getK());
+  AttentionFactors a = attentionFactors(rule, getQ(), getK(), getCausal());
   rule.operands = {a.q, a.kv, a.kv};
   rule.results = {a.q};
-  rule.flops = attentionFlops(getQ(), getCausal(), /*gemms=*/2); // q.k and p.v
+  rule.flops = attentionFlops(getQ(), getK(), getCausal(), /*gemms=*/2); // q.k and p.v
   return rule;
 }
 
@@ -573,14 +586,14 @@ OpShardingRule AttentionGradOp::getShardingRule() {
   OpShardingRule rule;
   // dk and dv sum over the query heads of a kv head: the group factor is in q
   // and dq only, and the local op sums its own groups.
-  AttentionFactors a = attentionFactors(rule, getQ(), getK());
+  AttentionFactors a = attentionFactors(rule, getQ(), getK(), getCausal());
   rule.operands = {a.q, a.q, a.kv, a.kv, a.q};
   rule.results = {a.q, a.kv, a.kv};
   // Every result is linear in dout given the forward values (the softmax
   // backward's row sums are sum(dout * out)).
   rule.linearGroups = {{0}};
   // q.k recomputed, then dv, dp, dq and dk.
-  rule.flops = attentionFlops(getQ(), getCausal(), /*gemms=*/5);
+  rule.flops = attentionFlops(getQ(), getK(), getCausal(), /*gemms=*/5);
   return rule;
 }
 

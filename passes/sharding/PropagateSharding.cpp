@@ -64,11 +64,22 @@ struct Node {
 class Propagator {
 public:
   Propagator(func::FuncOp func, const Mesh &mesh, const cost::CostModel &cost, double budget,
-             StrategyTraits traits)
+             StrategyTraits traits, bool spareSplits = true)
       : func_(func), mesh_(mesh), cost_(cost), budget_(budget), traits_(traits),
-        returnTargets_(func) {}
+        spareSplits_(spareSplits), returnTargets_(func) {}
 
   LogicalResult run();
+  /// After run(): the modelled seconds of the decided function, every op's
+  /// compute (its slowest shard) plus every reshard once (what the producers
+  /// turn their results into, what the users need of the stored values).
+  double modelledSeconds() const;
+  /// Whether some op has a spare factor (a second run without them may be
+  /// cheaper overall: their splits are chosen op by op).
+  bool hasSpareFactors() const {
+    return llvm::any_of(nodes_, [](const Node &n) {
+      return llvm::any_of(n.rule.factors, [](const xf::ShardingFactor &f) { return f.spare; });
+    });
+  }
 
 private:
   /// The value a use reads: result annotations are the annotated value.
@@ -204,6 +215,8 @@ private:
   double budget_;
   StrategyTraits traits_;
   bool memoryTight_ = false;
+  /// Offer spare factors (attention's query rows) splits nobody proposes.
+  bool spareSplits_ = true;
   const char *phase_ = "";
   bool trace_ = debug::enabled(DEBUG_TYPE);
   ReturnTargets returnTargets_;
@@ -406,6 +419,14 @@ bool Propagator::decideByAgreement(Node &n, bool useHints) {
     d.factorAxes.push_back(*p);
   if (!isValidDecision(rule, d, mesh_))
     return false;
+  // A spare factor (attention's query rows) left whole while a mesh axis is
+  // free: whether the op splits it by itself is the cost phase's choice.
+  for (size_t f = 0; f < rule.factors.size(); ++f)
+    if (spareSplits_ && rule.factors[f].spare && d.factorAxes[f].empty())
+      for (Axis a = 0; a < mesh_.rank(); ++a)
+        if (a != traits_.pipelineAxis && mesh_.size(AxisList{a}) > 1 &&
+            llvm::none_of(d.factorAxes, [&](const AxisList &l) { return llvm::is_contained(l, a); }))
+          return false;
   applyDecision(n, d);
   return true;
 }
@@ -470,10 +491,16 @@ double Propagator::decisionCost(const Node &n, const OpDecision &d,
   total += localBytes * 1e-18;
   if (keptBytes)
     *keptBytes = localBytes;
-  int64_t parts = 1;
-  for (const AxisList &a : d.factorAxes)
-    parts *= mesh_.size(a);
-  total += cost_.computeTime(n.rule.flops / parts, cost::pricingType(n.op));
+  // The slowest shard's share of the work: 1/n per split factor, (2n-1)/n^2
+  // for a triangular one (causal attention's query rows).
+  double share = 1;
+  for (size_t f = 0; f < d.factorAxes.size(); ++f) {
+    double parts = static_cast<double>(mesh_.size(d.factorAxes[f]));
+    share *= f < n.rule.factors.size() && n.rule.factors[f].triangular
+                 ? (2 * parts - 1) / (parts * parts)
+                 : 1 / parts;
+  }
+  total += cost_.computeTime(n.rule.flops * share, cost::pricingType(n.op));
   // Over budget, a byte kept per device costs as much as moving it.
   if (memoryTight_ && !cost_.hardware().links.empty())
     total += localResultBytes / cost_.hardware().links.front().bandwidth;
@@ -522,15 +549,16 @@ void Propagator::decideByCost(Node &n) {
       }
 
   // Over the memory budget, splitting a result is worth considering even
-  // where no neighbour proposes it (sharded activations).
-  if (memoryTight_)
-    for (size_t f = 0; f < rule.factors.size(); ++f) {
-      if (rule.factors[f].kind != xf::FactorKind::Parallel)
-        continue;
-      for (Axis a = 0; a < mesh_.rank(); ++a)
-        if (a != traits_.pipelineAxis && !llvm::is_contained(options[f], AxisList{a}))
-          options[f].push_back(AxisList{a});
-    }
+  // where no neighbour proposes it (sharded activations); so is a spare
+  // factor (attention's query rows), always.
+  for (size_t f = 0; f < rule.factors.size(); ++f) {
+    if (rule.factors[f].kind != xf::FactorKind::Parallel ||
+        !(memoryTight_ || (spareSplits_ && rule.factors[f].spare)))
+      continue;
+    for (Axis a = 0; a < mesh_.rank(); ++a)
+      if (a != traits_.pipelineAxis && !llvm::is_contained(options[f], AxisList{a}))
+        options[f].push_back(AxisList{a});
+  }
 
   OpDecision base;
   linearPassThrough(n, base);
@@ -837,6 +865,36 @@ LogicalResult Propagator::run() {
   return success();
 }
 
+double Propagator::modelledSeconds() const {
+  double total = 0;
+  llvm::DenseMap<Value, SmallVector<TensorSharding, 2>> made;
+  auto reshard = [&](Value v, const TensorSharding &from, const TensorSharding &to) {
+    auto &list = made[v];
+    if (llvm::is_contained(list, to))
+      return;
+    list.push_back(to);
+    total += reshardCost(from, to, v.getType());
+  };
+  for (const Node &n : nodes_) {
+    if (!n.decision)
+      continue;
+    const OpDecision &d = *n.decision;
+    double share = 1;
+    for (size_t f = 0; f < d.factorAxes.size(); ++f) {
+      double parts = static_cast<double>(mesh_.size(d.factorAxes[f]));
+      share *= n.rule.factors[f].triangular ? (2 * parts - 1) / (parts * parts) : 1 / parts;
+    }
+    total += cost_.computeTime(n.rule.flops * share, cost::pricingType(n.op));
+    for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
+      if (const TensorSharding *s = known(n.op->getOperand(i)))
+        reshard(canonical(n.op->getOperand(i)), *s, operandSharding(n.rule, i, d));
+    for (unsigned j = 0; j < n.op->getNumResults(); ++j)
+      if (const TensorSharding *s = known(n.op->getResult(j)))
+        total += reshardCost(resultSharding(n.rule, j, d), *s, n.op->getResult(j).getType());
+  }
+  return total;
+}
+
 class PropagateSharding
     : public shardc::impl::XfPropagateShardingBase<PropagateSharding> {
 public:
@@ -866,9 +924,45 @@ public:
     traits.reduceBeforeWidening = lowPrecisionReductions;
     cost::CostModel cost(*mesh, *hw);
     double budget = memoryBudget > 0 ? memoryBudget.getValue() : hw->memoryBytes;
+    // Spare splits (attention's query rows over an axis its heads do not
+    // divide) are taken op by op, so the function is propagated with and
+    // without them and the cheaper whole is kept (the modelled seconds of
+    // every op's compute and every reshard).
+    if (attentionRows != "auto" && attentionRows != "split" && attentionRows != "whole") {
+      func.emitError() << "xf-propagate-sharding: attention-rows must be auto, split or whole, "
+                          "got '"
+                       << attentionRows << "'";
+      return signalPassFailure();
+    }
+    if (attentionRows != "auto") {
+      Propagator propagator(func, *mesh, cost, budget, traits, attentionRows == "split");
+      if (failed(propagator.run()))
+        return signalPassFailure();
+      return;
+    }
+    func::FuncOp without = func.clone();
     Propagator propagator(func, *mesh, cost, budget, traits);
     if (failed(propagator.run()))
       return signalPassFailure();
+    if (!propagator.hasSpareFactors()) {
+      without.erase();
+      return;
+    }
+    OpBuilder(func).insert(without);
+    without.setSymName((func.getSymName() + ".nospare").str());
+    Propagator plain(without, *mesh, cost, budget, traits, /*spareSplits=*/false);
+    if (failed(plain.run())) {
+      without.erase();
+      return signalPassFailure();
+    }
+    double with = propagator.modelledSeconds(), withoutSeconds = plain.modelledSeconds();
+    SHARDC_DEBUG(DBGS() << "with spare splits " << with << " s, without " << withoutSeconds
+                        << " s\n");
+    if (withoutSeconds <= with) {
+      func.getBody().getBlocks().clear();
+      func.getBody().takeBody(without.getBody());
+    }
+    without.erase();
   }
 };
 

@@ -33,14 +33,20 @@ constexpr int64_t kBlockRows = 64;
 template <class T>
 void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
                        int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                       bool causal, double scale) {
-  if (B < 0 || S < 0 || Hq < 0 || D <= 0 || Hkv <= 0 || Hq % Hkv != 0)
+                       bool causal, double scale, int64_t Skv, int64_t qOffset) {
+  if (Skv == 0)
+    Skv = S;
+  if (B < 0 || S < 0 || Hq < 0 || D <= 0 || Hkv <= 0 || Hq % Hkv != 0 || Skv < 0 ||
+      qOffset < 0 || qOffset + S > Skv)
     throw rt::Error("attention_forward: invalid shape B=" + std::to_string(B) +
                     " S=" + std::to_string(S) + " Hq=" + std::to_string(Hq) +
                     " Hkv=" + std::to_string(Hkv) + " D=" + std::to_string(D) +
-                    " (query heads must be a multiple of kv heads)");
-  if (Hq * D > INT_MAX || S > INT_MAX)
-    throw rt::Error("attention_forward: S=" + std::to_string(S) + " or Hq*D=" +
+                    " Skv=" + std::to_string(Skv) + " query offset " +
+                    std::to_string(qOffset) +
+                    " (query heads must be a multiple of kv heads; the query rows a block "
+                    "of the keys' sequence)");
+  if (Hq * D > INT_MAX || Skv > INT_MAX)
+    throw rt::Error("attention_forward: S=" + std::to_string(Skv) + " or Hq*D=" +
                     std::to_string(Hq * D) + " exceeds the BLAS integer range");
   if (B == 0 || S == 0 || Hq == 0)
     return;
@@ -54,7 +60,7 @@ void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
   BlasSerialScope serial;
 #pragma omp parallel
   {
-    std::vector<T> scores(std::min(kBlockRows, S) * S);
+    std::vector<T> scores(std::min(kBlockRows, S) * Skv);
     std::vector<double> invSum(kBlockRows);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t task = 0; task < nTasks; ++task) {
@@ -63,11 +69,12 @@ void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
       int64_t b = task / (nBlocks * Hq);
       int64_t i0 = blk * kBlockRows, i1 = std::min(S, i0 + kBlockRows);
       int64_t rows = i1 - i0;
-      // Causal: no query in this block sees a key at or past i1.
-      int64_t nKeys = causal ? i1 : S;
+      // Causal: no query in this block (global rows qOffset + i) sees a key
+      // at or past qOffset + i1.
+      int64_t nKeys = causal ? qOffset + i1 : Skv;
       const T *qBlock = q + ((b * S + i0) * Hq + h) * D;
-      const T *kHead = k + (b * S * Hkv + h / group) * D;
-      const T *vHead = v + (b * S * Hkv + h / group) * D;
+      const T *kHead = k + (b * Skv * Hkv + h / group) * D;
+      const T *vHead = v + (b * Skv * Hkv + h / group) * D;
       T *oBlock = out + ((b * S + i0) * Hq + h) * D;
       T *p = scores.data();
 
@@ -76,7 +83,7 @@ void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
 
       for (int64_t r = 0; r < rows; ++r) {
         T *row = p + r * nKeys;
-        int64_t valid = causal ? i0 + r + 1 : nKeys;
+        int64_t valid = causal ? qOffset + i0 + r + 1 : nKeys;
         T mx = *std::max_element(row, row + valid);
         double sum = expShiftedSum(row, mx, valid, row);
         std::fill(row + valid, row + nKeys, T(0));
@@ -102,7 +109,7 @@ void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
 #define SHARDC_INSTANTIATE(T)                                                  \
   template void attention_forward<T>(const T *, const T *, const T *, T *,     \
                                      T *, int64_t, int64_t, int64_t, int64_t,  \
-                                     int64_t, bool, double);
+                                     int64_t, bool, double, int64_t, int64_t);
 SHARDC_INSTANTIATE(float)
 SHARDC_INSTANTIATE(double)
 #undef SHARDC_INSTANTIATE

@@ -254,21 +254,27 @@ template <class T>
 void attention_backward(const T *dout, const T *q, const T *k, const T *v,
                         const T *out, T *dq, T *dk, T *dv, int64_t B, int64_t S,
                         int64_t Hq, int64_t Hkv, int64_t D, bool causal,
-                        double scale) {
-  if (B < 0 || S < 0 || Hq < 0 || D <= 0 || Hkv <= 0 || Hq % Hkv != 0)
+                        double scale, int64_t Skv, int64_t qOffset) {
+  if (Skv == 0)
+    Skv = S;
+  if (B < 0 || S < 0 || Hq < 0 || D <= 0 || Hkv <= 0 || Hq % Hkv != 0 || Skv < 0 ||
+      qOffset < 0 || qOffset + S > Skv)
     throw rt::Error("attention_backward: invalid shape B=" + std::to_string(B) +
                     " S=" + std::to_string(S) + " Hq=" + std::to_string(Hq) +
                     " Hkv=" + std::to_string(Hkv) + " D=" + std::to_string(D) +
-                    " (query heads must be a multiple of kv heads)");
-  if (Hq * D > INT_MAX || Hkv * D > INT_MAX || S > INT_MAX)
-    throw rt::Error("attention_backward: S=" + std::to_string(S) + " or Hq*D=" +
+                    " Skv=" + std::to_string(Skv) + " query offset " +
+                    std::to_string(qOffset) +
+                    " (query heads must be a multiple of kv heads; the query rows a block "
+                    "of the keys' sequence)");
+  if (Hq * D > INT_MAX || Hkv * D > INT_MAX || Skv > INT_MAX)
+    throw rt::Error("attention_backward: S=" + std::to_string(Skv) + " or Hq*D=" +
                     std::to_string(Hq * D) + " exceeds the BLAS integer range");
-  if (B == 0 || S == 0)
+  if (B == 0 || Skv == 0)
     return;
-  if (Hq == 0) {
+  if (Hq == 0 || S == 0) {
     // No query reads k or v.
-    std::fill(dk, dk + B * S * Hkv * D, T(0));
-    std::fill(dv, dv + B * S * Hkv * D, T(0));
+    std::fill(dk, dk + B * Skv * Hkv * D, T(0));
+    std::fill(dv, dv + B * Skv * Hkv * D, T(0));
     return;
   }
 
@@ -283,11 +289,12 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
   BlasSerialScope serial;
 
   // Pass 1: dq. Per query block: P = softmax(scale Q K^T), dP = dO V^T,
-  // dS = P * (dP - delta), dQ = scale dS K.
+  // dS = P * (dP - delta), dQ = scale dS K. Query row i is global row
+  // qOffset + i (a block of the rows when they are split).
   int64_t nTasks1 = B * Hq * nBlocks;
 #pragma omp parallel
   {
-    std::vector<T> p(std::min(kBlockRows, S) * S), dp(p.size());
+    std::vector<T> p(std::min(kBlockRows, S) * Skv), dp(p.size());
 #pragma omp for schedule(dynamic, 1)
     for (int64_t task = 0; task < nTasks1; ++task) {
       int64_t blk = task % nBlocks;
@@ -295,10 +302,10 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
       int64_t b = task / (nBlocks * Hq);
       int64_t i0 = blk * kBlockRows, i1 = std::min(S, i0 + kBlockRows);
       int64_t rows = i1 - i0;
-      int64_t nKeys = causal ? i1 : S;
+      int64_t nKeys = causal ? qOffset + i1 : Skv;
       int64_t qOff = ((b * S + i0) * Hq + h) * D;
-      const T *kHead = k + (b * S * Hkv + h / group) * D;
-      const T *vHead = v + (b * S * Hkv + h / group) * D;
+      const T *kHead = k + (b * Skv * Hkv + h / group) * D;
+      const T *vHead = v + (b * Skv * Hkv + h / group) * D;
       double *mxOut = rowMax.data() + (b * Hq + h) * S + i0;
       double *sumOut = rowSum.data() + (b * Hq + h) * S + i0;
       double *deltaOut = delta.data() + (b * Hq + h) * S + i0;
@@ -311,7 +318,7 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
       for (int64_t r = 0; r < rows; ++r) {
         T *pr = p.data() + r * nKeys;
         T *dpr = dp.data() + r * nKeys;
-        int64_t valid = causal ? i0 + r + 1 : nKeys;
+        int64_t valid = causal ? qOffset + i0 + r + 1 : nKeys;
         T mx = *std::max_element(pr, pr + valid);
         double sum = expShiftedSum(pr, mx, valid, pr);
         T inv = T(1.0 / sum);
@@ -336,22 +343,31 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
 
   // Pass 2: dk and dv. Per key block and each query head h of the group:
   // P^T and dP^T = V dO^T over the queries that see the block, then
-  // dV += P^T dO and dK += scale dS^T Q.
-  int64_t nTasks2 = B * Hkv * nBlocks;
+  // dV += P^T dO and dK += scale dS^T Q. (With the query rows split, these
+  // are this block of rows' share: partial sums.)
+  int64_t nKeyBlocks = (Skv + kBlockRows - 1) / kBlockRows;
+  int64_t nTasks2 = B * Hkv * nKeyBlocks;
 #pragma omp parallel
   {
-    std::vector<T> pt(std::min(kBlockRows, S) * S), dpt(pt.size());
+    std::vector<T> pt(std::min(kBlockRows, Skv) * S), dpt(pt.size());
 #pragma omp for schedule(dynamic, 1)
     for (int64_t task = 0; task < nTasks2; ++task) {
-      int64_t blk = task % nBlocks;
-      int64_t g = (task / nBlocks) % Hkv;
-      int64_t b = task / (nBlocks * Hkv);
-      int64_t j0 = blk * kBlockRows, j1 = std::min(S, j0 + kBlockRows);
+      int64_t blk = task % nKeyBlocks;
+      int64_t g = (task / nKeyBlocks) % Hkv;
+      int64_t b = task / (nKeyBlocks * Hkv);
+      int64_t j0 = blk * kBlockRows, j1 = std::min(Skv, j0 + kBlockRows);
       int64_t keys = j1 - j0;
-      // Causal: queries before j0 see none of these keys.
-      int64_t qStart = causal ? j0 : 0;
+      // Causal: local queries before j0 - qOffset see none of these keys.
+      int64_t qStart = causal ? std::clamp<int64_t>(j0 - qOffset, 0, S) : 0;
       int64_t nQueries = S - qStart;
-      int64_t kvOff = ((b * S + j0) * Hkv + g) * D;
+      int64_t kvOff = ((b * Skv + j0) * Hkv + g) * D;
+      if (nQueries == 0) {
+        for (int64_t r = 0; r < keys; ++r) {
+          std::fill(dk + kvOff + r * kvStride, dk + kvOff + r * kvStride + D, T(0));
+          std::fill(dv + kvOff + r * kvStride, dv + kvOff + r * kvStride + D, T(0));
+        }
+        continue;
+      }
 
       for (int64_t hi = 0; hi < group; ++hi) {
         int64_t h = g * group + hi;
@@ -368,8 +384,9 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
         for (int64_t r = 0; r < keys; ++r) {
           T *ptr = pt.data() + r * nQueries;
           T *dptr = dpt.data() + r * nQueries;
-          // Key j0 + r is visible to queries i >= j0 + r.
-          int64_t first = causal ? r : 0;
+          // Key j0 + r is visible to global queries i >= j0 + r.
+          int64_t first =
+              causal ? std::clamp<int64_t>(j0 + r - qOffset, 0, S) - qStart : 0;
           std::fill(ptr, ptr + first, T(0));
           std::fill(dptr, dptr + first, T(0));
           for (int64_t c = first; c < nQueries; ++c) {
@@ -684,7 +701,8 @@ void linear_cross_entropy_backward(double dloss, const T *x, const T *w,
                                     int64_t, int64_t, double);                 \
   template void attention_backward<T>(                                         \
       const T *, const T *, const T *, const T *, const T *, T *, T *, T *,    \
-      int64_t, int64_t, int64_t, int64_t, int64_t, bool, double);              \
+      int64_t, int64_t, int64_t, int64_t, int64_t, bool, double, int64_t,      \
+      int64_t);                                                                \
   template void embedding_backward<T>(const T *, const int32_t *, T *,         \
                                       int64_t, int64_t, int64_t);              \
   template void embedding_backward_block<T>(const T *, const int32_t *, T *,   \

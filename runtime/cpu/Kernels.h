@@ -150,10 +150,13 @@ void softmax_lastdim(const T *x, T *out, int64_t rows, int64_t cols);
 /// and v are [B, S, Hkv, D]; query head h reads kv head h / (Hq / Hkv). With
 /// `causal`, key j is masked for query i when j > i. lse, if non-null, receives
 /// the [B, Hq, S] log-sum-exp of the scaled, masked scores.
+/// A block of the query rows: q and out hold S rows, global rows
+/// [qOffset, qOffset + S) of a sequence of Skv keys (k and v are
+/// [B, Skv, Hkv, D]); Skv = 0 means S (the whole sequence).
 template <class T>
 void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
                        int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                       bool causal, double scale);
+                       bool causal, double scale, int64_t Skv = 0, int64_t qOffset = 0);
 
 //===----------------------------------------------------------------------===//
 // Losses (Loss.cpp)
@@ -210,11 +213,13 @@ void rmsnorm_backward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma,
 
 /// Backward of attention_forward (same layouts and head grouping). `out` is
 /// the forward result; the probabilities are recomputed from q and k. dk and
-/// dv sum over the query heads that share a kv head.
+/// dv sum over the query heads that share a kv head. A block of the query
+/// rows (Skv, qOffset as in attention_forward): dk and dv are that block's
+/// share, to be summed over the blocks.
 template <class T>
 void attention_backward(const T *dout, const T *q, const T *k, const T *v, const T *out, T *dq,
                         T *dk, T *dv, int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                        bool causal, double scale);
+                        bool causal, double scale, int64_t Skv = 0, int64_t qOffset = 0);
 
 /// Backward of rope: the rotation by the opposite angle (the transpose).
 /// dx may alias dy.

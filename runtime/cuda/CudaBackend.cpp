@@ -342,6 +342,59 @@ private:
   /// (runtime/program/KernelScratch.h; the buffer after its results), or the
   /// shared workspace for a call the plan gave none (a program planned
   /// without scratch, the tests' single calls).
+  /// Attention (or its gradient, `backward`) over a block of the query rows
+  /// (d.block: rows [offset, offset + local) of a sequence of global keys):
+  /// the kernels take whole sequences, so the block is placed in zeroed
+  /// full-length copies of q and out (and dout, dq) in the call's scratch
+  /// (KernelScratch's attentionRowBlockBytes). The other rows are zero and
+  /// change nothing the block reads: a zero dout row adds nothing to dk or dv
+  /// (its delta and dP are zero). Correct, but every rank computes all rows:
+  /// the kernels do not yet take a query offset.
+  void attentionRowBlock(const DecodedCall &d, void **buf, cudaStream_t s, bool backward) {
+    const auto &ins = d.operands;
+    const auto &q = ins[backward ? 1 : 0].shape; // the block: [B, Sq, Hq, D]
+    const int64_t B = q[0], Sq = q[1], Hq = q[2], D = q[3], Skv = d.block.global;
+    const int64_t Hkv = ins[backward ? 2 : 1].shape[2];
+    const DType t = ins[backward ? 1 : 0].dtype;
+    const int64_t elem = dtype_size(t), rowBytes = Hq * D * elem;
+    const int64_t one = scratch::align256(B * Skv * rowBytes);
+    const int tensors = backward ? 4 : 2;
+    uint8_t *base =
+        scratch(d, buf, scratch::attentionRowBlockBytes(B, Skv, Hq, D, elem, tensors, backward));
+    auto full = [&](int i) { return TView{base + i * one, t}; };
+    // Block rows in and out of a full-length [B, Skv, Hq, D] copy.
+    auto place = [&](void *dst, const void *src) {
+      SHARDC_CUDA(cudaMemcpy2DAsync(static_cast<uint8_t *>(dst) + d.block.offset * rowBytes,
+                                    Skv * rowBytes, src, Sq * rowBytes, Sq * rowBytes, B,
+                                    cudaMemcpyDeviceToDevice, s));
+    };
+    auto take = [&](void *dst, const void *src) {
+      SHARDC_CUDA(cudaMemcpy2DAsync(dst, Sq * rowBytes,
+                                    static_cast<const uint8_t *>(src) + d.block.offset * rowBytes,
+                                    Skv * rowBytes, Sq * rowBytes, B, cudaMemcpyDeviceToDevice, s));
+    };
+    auto arg = [&](size_t i) { return TView{buf[i], ins[i].dtype}; };
+    size_t nIn = ins.size();
+    if (!backward) {
+      SHARDC_CUDA(cudaMemsetAsync(base, 0, static_cast<size_t>(one), s));
+      place(full(0).p, buf[0]);
+      attention_forward(full(0), arg(1), arg(2), full(1), nullptr, B, Skv, Hq, Hkv, D, d.causal,
+                        d.scale, s);
+      take(buf[nIn], full(1).p);
+      return;
+    }
+    // Operands dout, q, k, v, out; results dq, dk, dv. Full copies: q, out,
+    // dout (zeroed), dq.
+    SHARDC_CUDA(cudaMemsetAsync(base, 0, static_cast<size_t>(3 * one), s));
+    place(full(0).p, buf[1]);
+    place(full(1).p, buf[4]);
+    place(full(2).p, buf[0]);
+    attention_backward(full(2), full(0), arg(2), arg(3), full(1), full(3), TView{buf[nIn + 1], t},
+                       TView{buf[nIn + 2], t}, B, Skv, Hq, Hkv, D, d.causal, d.scale,
+                       base + 4 * one, s);
+    take(buf[nIn], full(3).p);
+  }
+
   uint8_t *scratch(const DecodedCall &d, void **buf, int64_t bytes) {
     if (d.scratch <= 0)
       return workspace(bytes);
@@ -955,6 +1008,10 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
     for (size_t i = 1; i < 3; ++i)
       if (ins[i].dtype != ins[0].dtype || outs[0].dtype != ins[0].dtype)
         failCall(d, "q, k, v and the result must share one dtype on the GPU");
+    if (d.block.local < d.block.global) {
+      attentionRowBlock(d, buf, s, false);
+      return;
+    }
     attention_forward(in(0), in(1), in(2), out(0), nullptr, q[0], q[1], q[2], ins[1].shape[2],
                       q[3], d.causal, d.scale, s);
     return;
@@ -1029,6 +1086,10 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
     for (size_t i = 1; i < 5; ++i)
       if (ins[i].dtype != ins[1].dtype)
         failCall(d, "q, k, v, out and dout must share one dtype on the GPU");
+    if (d.block.local < d.block.global) {
+      attentionRowBlock(d, buf, s, true);
+      return;
+    }
     attention_backward(in(0), in(1), in(2), in(3), in(4), out(0), out(1), out(2), q[0], q[1],
                        q[2], Hkv, q[3], d.causal, d.scale,
                        scratch(d, buf, attention_backward_workspace_bytes(q[0], q[1], q[2], Hkv, q[3])),

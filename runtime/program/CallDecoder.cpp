@@ -195,6 +195,18 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
   auto floatOperand = [&](size_t i) {
     need(d, isFloat(in[i].dtype), "operand #" + std::to_string(i) + " must be a float tensor");
   };
+  // Attention: q (operand qi) against k (operand ki): batch and head size
+  // agree; q holds the block of query rows its placement gives (d.block:
+  // every row unless the rows are split), k every key.
+  auto queryRows = [&](size_t qi, size_t ki) {
+    need(d, in[ki].shape[0] == in[qi].shape[0] && in[ki].shape[3] == in[qi].shape[3],
+         "q, k and v must agree in batch and head size");
+    d.block = place(mesh, coords, c.operandAxes, qi, in[qi], 1);
+    need(d, d.block.global == in[ki].shape[1],
+         "q holds " + std::to_string(d.block.local) + " of " + std::to_string(d.block.global) +
+             " query rows, but k has " + std::to_string(in[ki].shape[1]) +
+             " keys (a query block must be a split of the whole sequence)");
+  };
   auto idOperand = [&](size_t i) {
     need(d, in[i].dtype == DType::I32, "operand #" + std::to_string(i) + " must be i32 ids");
   };
@@ -359,9 +371,7 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     rank4(in[0], "q");
     rank4(in[1], "k");
     need(d, in[1].shape == in[2].shape, "k and v must have the same shape");
-    need(d, in[1].shape[0] == in[0].shape[0] && in[1].shape[1] == in[0].shape[1] &&
-                in[1].shape[3] == in[0].shape[3],
-         "q, k and v must agree in batch, sequence and head size");
+    queryRows(0, 1);
     sameNumel(0, 0);
     d.causal = attrUnit(c, d, "causal");
     d.scale = attrF64(c, d, "scale");
@@ -513,9 +523,7 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     need(d, in[0].numel() == in[1].numel() && in[4].numel() == in[1].numel() &&
                 in[3].shape == in[2].shape,
          "dout and out must have the shape of q, v that of k");
-    need(d, in[2].shape[0] == in[1].shape[0] && in[2].shape[1] == in[1].shape[1] &&
-                in[2].shape[3] == in[1].shape[3],
-         "q, k and v must agree in batch, sequence and head size");
+    queryRows(1, 2);
     sameNumel(1, 0);
     sameNumel(2, 1);
     sameNumel(3, 2);

@@ -520,7 +520,8 @@ void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx
     Out<C> o = out(0);
     const auto &qs = ins[0].shape;
     cpu::attention_forward<C>(q.get(), k.get(), v.get(), o.get(), nullptr, qs[0], qs[1], qs[2],
-                              ins[1].shape[2], qs[3], d.causal, d.scale);
+                              ins[1].shape[2], qs[3], d.causal, d.scale, ins[1].shape[1],
+                              d.block.offset);
     o.done();
     return;
   }
@@ -632,7 +633,7 @@ void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx
     const auto &qs = ins[1].shape;
     cpu::attention_backward(dout.get(), q.get(), k.get(), v.get(), o.get(), dq.get(), dk.get(),
                             dv.get(), qs[0], qs[1], qs[2], ins[2].shape[2], qs[3], d.causal,
-                            d.scale);
+                            d.scale, ins[2].shape[1], d.block.offset);
     dq.done();
     dk.done();
     dv.done();

@@ -156,6 +156,7 @@ bool mayNeedScratch(abi::OpCode code) {
   case OpKind::MatmulBGrad:
   case OpKind::LayerNormGrad:
   case OpKind::RmsNormGrad:
+  case OpKind::Attention:
   case OpKind::AttentionGrad:
   case OpKind::SumSquares:
   case OpKind::MultiSumSquares:
@@ -184,9 +185,17 @@ int64_t callScratchBytes(const DecodedCall &d, const abi::Mesh &mesh) {
   case OpKind::LayerNormGrad:
   case OpKind::RmsNormGrad:
     return normGradBytes(rowsOf(ins[1]), lastDim(ins[1]), d.kind == OpKind::RmsNormGrad);
+  case OpKind::Attention:
   case OpKind::AttentionGrad: {
-    const auto &q = ins[1].shape; // [B, S, Hq, D]
-    return q.size() == 4 ? attentionBackwardBytes(q[0], q[1], q[2]) : 0;
+    bool backward = d.kind == OpKind::AttentionGrad;
+    const auto &q = ins[backward ? 1 : 0].shape; // [B, S, Hq, D]
+    if (q.size() != 4)
+      return 0;
+    if (d.block.local < d.block.global) // a block of the query rows
+      return attentionRowBlockBytes(q[0], d.block.global, q[2], q[3],
+                                    dtype_size(ins[backward ? 1 : 0].dtype), backward ? 4 : 2,
+                                    backward);
+    return backward ? attentionBackwardBytes(q[0], q[1], q[2]) : 0;
   }
   case OpKind::SumSquares:
   case OpKind::MultiSumSquares: {

@@ -79,7 +79,7 @@ def mesh_args(a, strategy):
 def compile_step(a, mesh, strategy, out):
     cmd = [a.shardc, "compile", a.model, "-o", out] + TRAIN + a.compile_args
     if mesh:
-        cmd += ["--mesh", mesh, "--hardware", "cpu-mpi"]
+        cmd += ["--mesh", mesh, "--hardware", "cpu-mpi"] + a.sharding_args
     if strategy:
         cmd += ["--strategy", strategy] + mesh_args(a, strategy)
     run(cmd)
@@ -111,7 +111,7 @@ def simulated(a, mesh, strategy, log):
     cmd = [a.shardc, "train", a.model, "--data", a.data, "--steps", str(a.steps),
            "--seed", "1234", "--log-json", log] + TRAIN
     if mesh:
-        cmd += ["--mesh", mesh, "--hardware", "cpu-mpi"]
+        cmd += ["--mesh", mesh, "--hardware", "cpu-mpi"] + a.sharding_args
         if strategy:
             cmd += ["--strategy", strategy] + mesh_args(a, strategy)
     run(cmd)
@@ -450,12 +450,16 @@ def main():
     ap.add_argument("--rtol-unsharded", type=float, default=None,
                     help="tolerance against the unsharded run (default --rtol); bf16/fp16 "
                          "round differently when the sums are grouped differently")
+    ap.add_argument("--sharding-args", default="",
+                    help="sharding flags for the compiled step and the simulated run on a mesh "
+                         "(--sharding-args='--attention-rows split')")
     ap.add_argument("--compile-args", default="",
                     help="extra `shardc compile` flags, one string (--compile-args='--bucket-mb 1')")
     a = ap.parse_args()
     if not a.exe and not (a.shardc and a.model):
         ap.error("--shardc and --model are required unless --exe names a compiled step")
     a.compile_args = shlex.split(a.compile_args)
+    a.sharding_args = shlex.split(a.sharding_args)
     a.mesh_args = shlex.split(a.mesh_args)
     # The precision and --step-args are part of the step: compiled and
     # simulated runs alike.

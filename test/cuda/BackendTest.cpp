@@ -280,6 +280,64 @@ TEST(CudaBackend, PlannedScratchMatchesTheCpu) {
   EXPECT_THROW(makeCudaBackend(p, nullptr, CudaOptions{}), Error);
 }
 
+TEST(CudaBackend, AttentionOverAQueryRowBlockMatchesTheCpu) {
+  // Attention and its gradient over the first of two blocks of query rows
+  // (split over tp: heads that do not divide it), its scratch planned: the
+  // GPU places the block in full-length copies (KernelScratch's
+  // attentionRowBlockBytes); the CPU kernels take the block's offset.
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  const int64_t B = 2, S = 96, Sq = 48, Hq = 4, Hkv = 2, D = 64;
+  int64_t at = 0;
+  auto place = [&](int64_t n) {
+    int64_t off = (at + 63) / 64 * 64;
+    at = off + n;
+    return off * 4;
+  };
+  const int64_t nq = B * Sq * Hq * D, nkv = B * S * Hkv * D;
+  int64_t q = place(nq), k = place(nkv), v = place(nkv), out = place(nq), dout = place(nq),
+          dq = place(nq), dk = place(nkv), dv = place(nkv);
+  const int64_t results = at;
+  Program p = oneArena(0);
+  p.mesh.names = {"tp"};
+  p.mesh.sizes = {2};
+  nlohmann::json attrs = {{"causal", true}, {"scale", 0.125}};
+  p.calls = {
+      call("xf.attention", {f32({B, Sq, Hq, D}), f32({B, S, Hkv, D}), f32({B, S, Hkv, D})},
+           {f32({B, Sq, Hq, D})}, attrs),
+      call("xf.attention_grad",
+           {f32({B, Sq, Hq, D}), f32({B, Sq, Hq, D}), f32({B, S, Hkv, D}), f32({B, S, Hkv, D}),
+            f32({B, Sq, Hq, D})},
+           {f32({B, Sq, Hq, D}), f32({B, S, Hkv, D}), f32({B, S, Hkv, D})}, attrs),
+  };
+  std::vector<Axes> rows = {{}, {0}, {}, {}}, whole(4);
+  p.calls[0].operandAxes = {rows, whole, whole};
+  p.calls[1].operandAxes = {rows, rows, whole, whole, rows};
+  std::vector<std::vector<int64_t>> offsets = {{q, k, v, out}, {dout, q, k, v, out, dq, dk, dv}};
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    const int64_t bytes = callScratchBytes(*decodeCall(p, i, {0}), p.mesh);
+    ASSERT_GT(bytes, 0) << p.calls[i].op;
+    p.calls[i].scratch = bytes;
+    offsets[i].push_back(place((bytes + 3) / 4));
+  }
+  p.arenas = {ArenaDesc{"workspace", at * 4}};
+  p.plannedPeakBytes = at * 4;
+  std::vector<float> init(at);
+  shardc::rng::init_normal(init.data(), at, 0, 11, "backend-attention-rows", 0.0, 1.0);
+  auto cpu = makeCpuBackend(p, nullptr);
+  std::vector<float> want = runCalls(*cpu, p, offsets, init, false);
+  want.resize(results);
+  for (bool graphs : {false, true}) {
+    CudaOptions o;
+    o.graphs = graphs;
+    auto gpu = makeCudaBackend(p, nullptr, o);
+    std::vector<float> got = runCalls(*gpu, p, offsets, init, graphs);
+    got.resize(results);
+    SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
+    expectClose(got, want, 1e-5);
+  }
+}
+
 TEST(CudaBackend, FusedResidualNormMatchesTheCpu) {
   if (!haveGpu())
     GTEST_SKIP() << "no CUDA device";

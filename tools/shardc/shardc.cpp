@@ -236,6 +236,10 @@ void addShardingOptions(Args &args) {
       .flag("low-precision-reductions",
             "with --precision bf16/fp16: reduce gradients (and tensor-parallel sums) in "
             "bf16/fp16 before widening them to f32, halving their bytes")
+      .option("attention-rows", "p",
+              "split attention's query rows over a mesh axis its heads do not divide "
+              "(tp over 25 heads): auto (when the modelled step is faster) | split | whole",
+              "auto")
       .option("schedule", "s",
               "pipeline schedule with a pp strategy component: gpipe | 1f1b | interleaved",
               "1f1b")
@@ -303,6 +307,10 @@ void setShardingOptions(PipelineOptions &o, const Args &args) {
   if (args.has("memory-budget"))
     o.memoryBudget = gibOption(args, "memory-budget");
   o.lowPrecisionReductions = args.isSet("low-precision-reductions");
+  o.attentionRows = args.str("attention-rows");
+  if (o.attentionRows != "auto" && o.attentionRows != "split" && o.attentionRows != "whole")
+    throw UsageError{"option '--attention-rows' expects auto, split or whole, got '" +
+                     o.attentionRows.getValue() + "'"};
   if (o.lowPrecisionReductions && (!args.has("precision") || args.str("precision") == "fp32"))
     throw UsageError{"--low-precision-reductions goes with --precision bf16 or fp16 (an fp32 "
                      "step has no narrower type to reduce in)"};

@@ -101,7 +101,7 @@ module attributes {xf.model = {family = "llama", heads = 4 : i64, hidden = 16 : 
     %sharding_annotated_55 = shard.shard %8 to %sharding : tensor<2x8x2x4xf32>
     %9 = xf.rope %sharding_annotated_50 theta = 1.000000e+04 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<2x8x4x4xf32>
     %sharding_annotated_56 = shard.shard %9 to %sharding : tensor<2x8x4x4xf32>
-    %10 = xf.attention %sharding_annotated_56, %sharding_annotated_55, %sharding_annotated_54 causal scale = 5.000000e-01 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>, array<i16>]} : tensor<2x8x4x4xf32>, tensor<2x8x2x4xf32>, tensor<2x8x2x4xf32>
+    %10 = xf.attention %sharding_annotated_56, %sharding_annotated_55, %sharding_annotated_54 causal scale = 5.000000e-01 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16>, array<i16: 1>, array<i16>, array<i16>]} : tensor<2x8x4x4xf32>, tensor<2x8x2x4xf32>, tensor<2x8x2x4xf32>
     %sharding_annotated_57 = shard.shard %10 to %sharding : tensor<2x8x4x4xf32>
     %11 = xf.reshape %sharding_annotated_57 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<2x8x4x4xf32> -> tensor<2x8x16xf32>
     %sharding_annotated_58 = shard.shard %11 to %sharding_0 : tensor<2x8x16xf32>
@@ -166,7 +166,7 @@ module attributes {xf.model = {family = "llama", heads = 4 : i64, hidden = 16 : 
     %sharding_annotated_91 = shard.shard %36 to %sharding_11 : tensor<16x16xf32>
     %37 = xf.reshape %sharding_annotated_90 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<2x8x16xf32> -> tensor<2x8x4x4xf32>
     %sharding_annotated_92 = shard.shard %37 to %sharding : tensor<2x8x4x4xf32>
-    %dq, %dk, %dv = xf.attention_grad %sharding_annotated_92, %sharding_annotated_56, %sharding_annotated_55, %sharding_annotated_54, %sharding_annotated_57 causal scale = 5.000000e-01 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>, array<i16>]} : tensor<2x8x4x4xf32>, tensor<2x8x2x4xf32>
+    %dq, %dk, %dv = xf.attention_grad %sharding_annotated_92, %sharding_annotated_56, %sharding_annotated_55, %sharding_annotated_54, %sharding_annotated_57 causal scale = 5.000000e-01 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16>, array<i16: 1>, array<i16>, array<i16>]} : tensor<2x8x4x4xf32>, tensor<2x8x2x4xf32>
     %sharding_annotated_93 = shard.shard %dv to %sharding : tensor<2x8x2x4xf32>
     %sharding_annotated_94 = shard.shard %dk to %sharding : tensor<2x8x2x4xf32>
     %sharding_annotated_95 = shard.shard %dq to %sharding : tensor<2x8x4x4xf32>

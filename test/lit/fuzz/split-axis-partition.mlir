@@ -143,7 +143,7 @@ module attributes {xf.model = {family = "gpt2", heads = 2 : i64, hidden = 16 : i
     %sharding_annotated_87 = shard.shard %12 to %sharding_0 : tensor<4x8x16xf32>
     %13 = xf.reshape %sharding_annotated_87 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x16xf32> -> tensor<4x8x2x8xf32>
     %sharding_annotated_88 = shard.shard %13 to %sharding : tensor<4x8x2x8xf32>
-    %14 = xf.attention %sharding_annotated_82, %sharding_annotated_85, %sharding_annotated_88 causal scale = 0.35355339059327373 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>
+    %14 = xf.attention %sharding_annotated_82, %sharding_annotated_85, %sharding_annotated_88 causal scale = 0.35355339059327373 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>
     %sharding_annotated_89 = shard.shard %14 to %sharding : tensor<4x8x2x8xf32>
     %15 = xf.reshape %sharding_annotated_89 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32> -> tensor<4x8x16xf32>
     %sharding_annotated_90 = shard.shard %15 to %sharding_0 : tensor<4x8x16xf32>
@@ -213,7 +213,7 @@ module attributes {xf.model = {family = "gpt2", heads = 2 : i64, hidden = 16 : i
     %sharding_annotated_127 = shard.shard %43 to %sharding_7 {xf.partial = array<i16: 0>} : tensor<16x16xf32>
     %44 = xf.reshape %sharding_annotated_126 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x16xf32> -> tensor<4x8x2x8xf32>
     %sharding_annotated_128 = shard.shard %44 to %sharding : tensor<4x8x2x8xf32>
-    %dq, %dk, %dv = xf.attention_grad %sharding_annotated_128, %sharding_annotated_82, %sharding_annotated_85, %sharding_annotated_88, %sharding_annotated_89 causal scale = 0.35355339059327373 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>
+    %dq, %dk, %dv = xf.attention_grad %sharding_annotated_128, %sharding_annotated_82, %sharding_annotated_85, %sharding_annotated_88, %sharding_annotated_89 causal scale = 0.35355339059327373 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>
     %sharding_annotated_129 = shard.shard %dv to %sharding : tensor<4x8x2x8xf32>
     %sharding_annotated_130 = shard.shard %dk to %sharding : tensor<4x8x2x8xf32>
     %sharding_annotated_131 = shard.shard %dq to %sharding : tensor<4x8x2x8xf32>
@@ -285,7 +285,7 @@ module attributes {xf.model = {family = "gpt2", heads = 2 : i64, hidden = 16 : i
     %sharding_annotated_168 = shard.shard %75 to %sharding_0 : tensor<4x8x16xf32>
     %76 = xf.reshape %sharding_annotated_168 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x16xf32> -> tensor<4x8x2x8xf32>
     %sharding_annotated_169 = shard.shard %76 to %sharding : tensor<4x8x2x8xf32>
-    %77 = xf.attention %sharding_annotated_163, %sharding_annotated_166, %sharding_annotated_169 causal scale = 0.35355339059327373 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>
+    %77 = xf.attention %sharding_annotated_163, %sharding_annotated_166, %sharding_annotated_169 causal scale = 0.35355339059327373 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>
     %sharding_annotated_170 = shard.shard %77 to %sharding : tensor<4x8x2x8xf32>
     %78 = xf.reshape %sharding_annotated_170 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32> -> tensor<4x8x16xf32>
     %sharding_annotated_171 = shard.shard %78 to %sharding_0 : tensor<4x8x16xf32>
@@ -377,7 +377,7 @@ module attributes {xf.model = {family = "gpt2", heads = 2 : i64, hidden = 16 : i
     %sharding_annotated_222 = shard.shard %117 to %sharding_7 : tensor<16x16xf32>
     %118 = xf.reshape %sharding_annotated_220 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x16xf32> -> tensor<4x8x2x8xf32>
     %sharding_annotated_223 = shard.shard %118 to %sharding : tensor<4x8x2x8xf32>
-    %dq_224, %dk_225, %dv_226 = xf.attention_grad %sharding_annotated_223, %sharding_annotated_163, %sharding_annotated_166, %sharding_annotated_169, %sharding_annotated_170 causal scale = 0.35355339059327373 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>
+    %dq_224, %dk_225, %dv_226 = xf.attention_grad %sharding_annotated_223, %sharding_annotated_163, %sharding_annotated_166, %sharding_annotated_169, %sharding_annotated_170 causal scale = 0.35355339059327373 {xf.factor_axes = [array<i16: 0>, array<i16>, array<i16>, array<i16: 1>, array<i16>]} : tensor<4x8x2x8xf32>, tensor<4x8x2x8xf32>
     %sharding_annotated_227 = shard.shard %dv_226 to %sharding : tensor<4x8x2x8xf32>
     %sharding_annotated_228 = shard.shard %dk_225 to %sharding : tensor<4x8x2x8xf32>
     %sharding_annotated_229 = shard.shard %dq_224 to %sharding : tensor<4x8x2x8xf32>

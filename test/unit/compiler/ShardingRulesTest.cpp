@@ -375,17 +375,39 @@ TEST_F(ShardingRulesTest, GroupedQueryAttentionFactorsHeads) {
   EXPECT_EQ(r.operands[2], k);
   EXPECT_EQ(r.results[0], q);
   EXPECT_EQ(factor(r, only(q[0])).kind, FactorKind::Parallel);
-  EXPECT_EQ(factor(r, only(q[1])).kind, FactorKind::Replicated);
+  // The query rows may split (indexed and triangular under the causal mask,
+  // a spare factor propagation may split by itself); the keys may not.
+  const xf::ShardingFactor &rows = factor(r, only(q[1]));
+  EXPECT_EQ(rows.kind, FactorKind::Parallel);
+  EXPECT_TRUE(rows.indexed && rows.triangular && rows.spare);
+  EXPECT_NE(only(q[1]), only(k[1]));
+  EXPECT_EQ(factor(r, only(k[1])).kind, FactorKind::Replicated);
   EXPECT_EQ(factor(r, only(q[3])).kind, FactorKind::Replicated);
   EXPECT_EQ(factor(r, kvh).kind, FactorKind::Parallel);
   EXPECT_DOUBLE_EQ(r.flops, 0.5 * 4.0 * 2 * 8 * 16 * 16 * 32);
 
+  // Bidirectional: the rows need no offset and do equal work.
   OpShardingRule mha = ruleOf(
       "%q: tensor<2x16x4x32xf32>",
       "%o = xf.attention %q, %q, %q scale = 1.0 : tensor<2x16x4x32xf32>, "
       "tensor<2x16x4x32xf32>, tensor<2x16x4x32xf32>");
-  EXPECT_EQ(mha.operands[0], mha.operands[1]);
+  EXPECT_EQ(mha.operands[0][0], mha.operands[1][0]);
+  EXPECT_EQ(mha.operands[0][2], mha.operands[1][2]);
   EXPECT_EQ(mha.operands[0][2].size(), 1u);
+  const xf::ShardingFactor &mhaRows = factor(mha, only(mha.operands[0][1]));
+  EXPECT_TRUE(mhaRows.spare && !mhaRows.indexed && !mhaRows.triangular);
+  EXPECT_DOUBLE_EQ(mha.flops, 4.0 * 2 * 4 * 16 * 16 * 32);
+}
+
+TEST_F(ShardingRulesTest, AttentionOverAQueryRowBlockIsPricedAsItsLastShard) {
+  // A partitioned op holds 4 of 16 query rows against every key: priced as
+  // the shard that does the most (rows 12..15 see 12 + (1..4) keys).
+  OpShardingRule r = ruleOf(
+      "%q: tensor<2x4x8x32xf32>, %k: tensor<2x16x2x32xf32>",
+      "%o = xf.attention %q, %k, %k causal scale = 1.0 {xf.factor_axes = [array<i16>, "
+      "array<i16: 0>, array<i16>, array<i16>, array<i16>, array<i16>]} : "
+      "tensor<2x4x8x32xf32>, tensor<2x16x2x32xf32>, tensor<2x16x2x32xf32>");
+  EXPECT_DOUBLE_EQ(r.flops, 4.0 * 2 * 8 * (4 * 12 + 0.5 * 4 * 4) * 32);
 }
 
 TEST_F(ShardingRulesTest, AttentionGradMatchesForward) {

@@ -349,6 +349,75 @@ TEST(CpuBackward, AttentionIndependentOfThreads) {
   EXPECT_EQ(run(1), run(3));
 }
 
+TEST(CpuBackward, AttentionOverQueryRowBlocksEqualsTheWholeSequence) {
+  // The query rows split into blocks (attention split over an axis its heads
+  // do not divide): each block's output and dq rows equal the whole
+  // sequence's, and the blocks' dk and dv sum to the whole's. S = 150 spans
+  // several 64-row blocks; a block boundary inside a kernel block (40) and
+  // blocks that start past the first key block; causal and not; grouped heads.
+  const AttnCase c{2, 150, 4, 2, 8};
+  int64_t nq = c.B * c.S * c.Hq * c.D, nkv = c.B * c.S * c.Hkv * c.D;
+  Vec q = randomVector<double>(nq, 40, -2.0, 2.0);
+  Vec k = randomVector<double>(nkv, 41, -2.0, 2.0);
+  Vec v = randomVector<double>(nkv, 42), r = randomVector<double>(nq, 43);
+  double scale = 0.3;
+  for (bool causal : {false, true})
+    for (std::vector<int64_t> cuts : {std::vector<int64_t>{0, 75, 150},
+                                      std::vector<int64_t>{0, 40, 100, 150}}) {
+      SCOPED_TRACE(describe(c, causal) + " blocks " + std::to_string(cuts.size() - 1));
+      Vec out(nq), dq(nq), dk(nkv), dv(nkv);
+      cpu::attention_forward<double>(q.data(), k.data(), v.data(), out.data(), nullptr, c.B, c.S,
+                                     c.Hq, c.Hkv, c.D, causal, scale);
+      cpu::attention_backward<double>(r.data(), q.data(), k.data(), v.data(), out.data(),
+                                      dq.data(), dk.data(), dv.data(), c.B, c.S, c.Hq, c.Hkv,
+                                      c.D, causal, scale);
+      Vec dkSum(nkv, 0.0), dvSum(nkv, 0.0);
+      int64_t row = c.Hq * c.D;
+      for (size_t blk = 0; blk + 1 < cuts.size(); ++blk) {
+        int64_t off = cuts[blk], rows = cuts[blk + 1] - off;
+        // The block's rows of q, out and the output gradient, per batch.
+        auto block = [&](const Vec &whole) {
+          Vec part(c.B * rows * row);
+          for (int64_t b = 0; b < c.B; ++b)
+            std::copy_n(whole.begin() + (b * c.S + off) * row, rows * row,
+                        part.begin() + b * rows * row);
+          return part;
+        };
+        Vec qb = block(q), rb = block(r), ob(qb.size(), NAN), dqb(qb.size(), NAN);
+        Vec dkb(nkv, NAN), dvb(nkv, NAN);
+        cpu::attention_forward<double>(qb.data(), k.data(), v.data(), ob.data(), nullptr, c.B,
+                                       rows, c.Hq, c.Hkv, c.D, causal, scale, c.S, off);
+        cpu::attention_backward<double>(rb.data(), qb.data(), k.data(), v.data(), ob.data(),
+                                        dqb.data(), dkb.data(), dvb.data(), c.B, rows, c.Hq,
+                                        c.Hkv, c.D, causal, scale, c.S, off);
+        Vec wantOut = block(out), wantDq = block(dq);
+        for (size_t i = 0; i < ob.size(); ++i) {
+          ASSERT_NEAR(ob[i], wantOut[i], 1e-12) << "out element " << i;
+          ASSERT_NEAR(dqb[i], wantDq[i], 1e-12) << "dq element " << i;
+        }
+        for (int64_t i = 0; i < nkv; ++i) {
+          ASSERT_TRUE(std::isfinite(dkb[i]) && std::isfinite(dvb[i])) << "element " << i;
+          dkSum[i] += dkb[i];
+          dvSum[i] += dvb[i];
+        }
+      }
+      for (int64_t i = 0; i < nkv; ++i) {
+        EXPECT_NEAR(dkSum[i], dk[i], 1e-12) << "dk element " << i;
+        EXPECT_NEAR(dvSum[i], dv[i], 1e-12) << "dv element " << i;
+      }
+    }
+}
+
+TEST(CpuBackward, AttentionRejectsARowBlockPastTheKeys) {
+  std::vector<float> buf(256);
+  EXPECT_TRUE(throwsErrorWith(
+      [&] {
+        cpu::attention_forward<float>(buf.data(), buf.data(), buf.data(), buf.data(), nullptr, 1,
+                                      4, 2, 2, 4, true, 1.0, 6, 3);
+      },
+      {"attention_forward", "Skv=6", "query offset 3"}));
+}
+
 TEST(CpuBackward, AttentionRejectsHeadsNotDivisible) {
   std::vector<float> buf(64);
   EXPECT_TRUE(throwsErrorWith(
