@@ -306,8 +306,8 @@ def main():
             ap.error("unknown model %r (known: %s)" % (m, ", ".join(MODELS)))
 
     header = ("| model | mesh | strategy | achieved MB | minimum MB (terms) | ratio "
-              "| achieved by collective (MB) | achieved - minimum by axes (MB) |\n"
-              "|---|---|---|---:|---|---:|---|---|")
+              "| achieved by collective (MB) | achieved - minimum by axes (MB) | modelled step (ms) |\n"
+              "|---|---|---|---:|---|---:|---|---|---:|")
     rows, notes = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for key in models:
@@ -328,7 +328,7 @@ def main():
                     if r.returncode != 0:
                         m = re.search(r"error: (.*)", r.stderr)
                         why = m.group(1) if m else r.stderr.strip().splitlines()[0]
-                        rows.append("| %s | %s | %s | n/a (%s) | | | | |"
+                        rows.append("| %s | %s | %s | n/a (%s) | | | | | |"
                                     % (name, mesh, strategy, why))
                         continue
                     with open(out) as f:
@@ -341,13 +341,19 @@ def main():
                         mark.append("heads %d %% t=%d != 0" % (model["heads"], info["t"]))
                     if info["approx"]:
                         mark.append("approx")
+                    if report.get("query_row_splits"):
+                        # Attention split by its query rows (the layout the
+                        # propagation took because its modelled step is faster):
+                        # more bytes than Megatron's head split, which these
+                        # heads cannot take.
+                        mark.append("attention by query rows")
                     strat = strategy + (" (replica=%s, partition=%s)" % tuple(parse_mesh(mesh))
                                         if strategy == "mics" else "")
                     term_s = " + ".join("%s %s" % (k, fmt_mb(v)) for k, v in terms.items())
-                    rows.append("| %s | %s | %s | %s | %s (%s) | %.3f%s | %s | %s |" % (
+                    rows.append("| %s | %s | %s | %s | %s (%s) | %.3f%s | %s | %s | %.1f |" % (
                         name, mesh, strat, fmt_mb(ach), fmt_mb(mn), term_s, ach / mn,
                         (" (" + "; ".join(mark) + ")") if mark else "", breakdown(report),
-                        excess(report, info["per_axis"])))
+                        excess(report, info["per_axis"]), report["step_seconds"] * 1e3))
                     sys.stderr.write("%s %s %s: %.3f\n" % (key, mesh, strategy, ach / mn))
             notes.append("%s: P = %d, L = %d, h = %d, heads = %d, B = %d, T = %d, fp32"
                          % (name, model["P"], model["L"], model["h"], model["heads"],

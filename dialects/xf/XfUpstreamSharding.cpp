@@ -93,7 +93,7 @@ UpstreamLoops loopsOf(Operation *op) {
   // Factor kinds and flags.
   for (auto [f, factor] : llvm::enumerate(rule.factors))
     if (factor.kind == FactorKind::Replicated || factor.indexed || factor.logSumExp ||
-        factor.normalized)
+        factor.normalized || factor.spare) // a spare split needs the local op's xf.factor_axes
       l.splittable[f] = false;
 
   // Reduction loops: in no result. Parallel factors missing from only some

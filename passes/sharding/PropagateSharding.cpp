@@ -73,11 +73,17 @@ public:
   /// compute (its slowest shard) plus every reshard once (what the producers
   /// turn their results into, what the users need of the stored values).
   double modelledSeconds() const;
-  /// Whether some op has a spare factor (a second run without them may be
-  /// cheaper overall: their splits are chosen op by op).
-  bool hasSpareFactors() const {
+  /// Whether some op split a spare factor (then a run without them may be
+  /// cheaper overall: their splits are chosen op by op; else the two runs
+  /// would decide alike).
+  bool splitSpareFactors() const {
     return llvm::any_of(nodes_, [](const Node &n) {
-      return llvm::any_of(n.rule.factors, [](const xf::ShardingFactor &f) { return f.spare; });
+      if (!n.decision)
+        return false;
+      for (size_t f = 0; f < n.rule.factors.size() && f < n.decision->factorAxes.size(); ++f)
+        if (n.rule.factors[f].spare && !n.decision->factorAxes[f].empty())
+          return true;
+      return false;
     });
   }
 
@@ -944,7 +950,7 @@ public:
     Propagator propagator(func, *mesh, cost, budget, traits);
     if (failed(propagator.run()))
       return signalPassFailure();
-    if (!propagator.hasSpareFactors()) {
+    if (!propagator.splitSpareFactors()) {
       without.erase();
       return;
     }

@@ -160,6 +160,22 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     }
   });
 
+  // Ops split by a spare factor (attention by its query rows, over an axis
+  // its heads do not divide), per op name and axes.
+  std::map<std::string, int64_t> spareSplits;
+  func.walk([&](xf::ShardingRuleOpInterface ruled) {
+    Operation *op = ruled.getOperation();
+    xf::OpShardingRule rule = ruled.getShardingRule();
+    std::optional<OpDecision> d = readDecision(op, rule.factors.size());
+    if (!d)
+      return;
+    for (size_t f = 0; f < rule.factors.size() && f < d->factorAxes.size(); ++f)
+      if (rule.factors[f].spare && !d->factorAxes[f].empty())
+        ++spareSplits[(op->getName().getStringRef() + " over " +
+                       mesh->axesName(d->factorAxes[f]))
+                          .str()];
+  });
+
   // Partition a copy and account for what it communicates.
   // (A module of its own: the grids and this function, nothing a pass on a
   // sibling function may be changing.)
@@ -450,6 +466,14 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                         arenaBytes[memory::Host]);
   if (!notTakenText.empty())
     os << "\nsplits not taken:\n" << notTakenText;
+  llvm::json::Object spareJson;
+  if (!spareSplits.empty()) {
+    os << "\nsplit by query rows (each shard attends its rows to every key):\n";
+    for (const auto &[what, n] : spareSplits) {
+      os << llvm::formatv("  {0}: {1} ops\n", what, n);
+      spareJson[what] = n;
+    }
+  }
   llvm::json::Object pipelineJson;
   if (auto pipeline = work->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName)) {
     // Per stage (a row), the units in their time slots: F<j> the forward
@@ -596,6 +620,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                           {"communication_seconds", commSeconds},
                           {"compute_seconds", computeSeconds},
                           {"splits_not_taken", std::move(notTakenJson)},
+                          {"query_row_splits", std::move(spareJson)},
                           {"gradient_reduction_seconds", gradientSeconds},
                           {"backward_compute_seconds", backwardShare},
                           {"forward_compute_seconds", forwardShare},

@@ -40,8 +40,9 @@ struct StepReportOptions {
 
 /// The report: `json` as `shardc explain --json` writes it (keys function,
 /// mesh, hardware, values, collectives, bytes_per_axis, communication_bytes,
-/// communication_seconds, compute_seconds, splits_not_taken, step_seconds,
-/// memory_bytes and, pipelined, pipeline), `text` as `shardc explain` prints.
+/// communication_seconds, compute_seconds, splits_not_taken, query_row_splits,
+/// step_seconds, memory_bytes and, pipelined, pipeline), `text` as `shardc
+/// explain` prints.
 struct StepReport {
   llvm::json::Object json;
   std::string text;
