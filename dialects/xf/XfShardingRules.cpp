@@ -18,7 +18,6 @@
 
 #include "llvm/ADT/DenseMap.h"
 
-#include <cstdlib>
 #include <cassert>
 
 using namespace mlir;
@@ -195,7 +194,7 @@ AttentionFactors attentionFactors(OpShardingRule &rule, Value q, Value k, bool c
   int qSeq = rule.addFactor(qs[1]);
   rule.factors[qSeq].indexed = causal;
   rule.factors[qSeq].triangular = causal;
-  rule.factors[qSeq].spare = !getenv("SHARDC_NO_SPARE");
+  rule.factors[qSeq].spare = true;
   int kvSeq = rule.addFactor(ks[1], FactorKind::Replicated);
   int kvHeads = rule.addFactor(ks[2]);
   int headDim = rule.addFactor(qs[3], FactorKind::Replicated);

@@ -243,13 +243,15 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     mapping.map(op->getOperand(i), *v);
   }
   Operation *clone = b_.clone(*op, mapping);
-  // Local ops keep their decision only where they need their shard's offset
-  // or exchange log-sum-exp statistics; elsewhere it has served its purpose.
+  // Local ops keep their decision only where they need their shard's offset,
+  // exchange log-sum-exp statistics or hold a block of a spare factor (the
+  // query rows of attention against every key, which its verifier accepts
+  // only on a partitioned op); elsewhere it has served its purpose.
   bool needsRankContext = false;
   for (size_t f = 0; f < rule.factors.size(); ++f)
-    needsRankContext |= !d.factorAxes[f].empty() && (rule.factors[f].indexed ||
-                                                     rule.factors[f].logSumExp ||
-                                                     rule.factors[f].normalized);
+    needsRankContext |= !d.factorAxes[f].empty() &&
+                        (rule.factors[f].indexed || rule.factors[f].logSumExp ||
+                         rule.factors[f].normalized || rule.factors[f].spare);
   if (!needsRankContext)
     clone->removeAttr(kFactorAxesAttr);
   clone->removeAttr(kLinearPartialAttr);

@@ -183,6 +183,19 @@ private:
                       ArrayRef<SmallVector<TensorSharding, 2>> guesses = {},
                       double *keptBytes = nullptr) const;
   double reshardCost(const TensorSharding &from, const TensorSharding &to, Type type) const;
+  /// The slowest shard's share of an op's work under `d`: 1/n per factor split
+  /// n ways, (2n-1)/n^2 for a triangular one (causal attention's query rows:
+  /// the last block sees the most keys).
+  double slowestShare(const OpShardingRule &rule, const OpDecision &d) const {
+    double share = 1;
+    for (size_t f = 0; f < d.factorAxes.size(); ++f) {
+      double parts = static_cast<double>(mesh_.size(d.factorAxes[f]));
+      share *= f < rule.factors.size() && rule.factors[f].triangular
+                   ? (2 * parts - 1) / (parts * parts)
+                   : 1 / parts;
+    }
+    return share;
+  }
   bool propagateReturn();
   /// A linear op with an operand whose producer is still undecided waits when
   /// a pending sum may pass through it: some known operand of the group
@@ -427,11 +440,13 @@ bool Propagator::decideByAgreement(Node &n, bool useHints) {
     return false;
   // A spare factor (attention's query rows) left whole while a mesh axis is
   // free: whether the op splits it by itself is the cost phase's choice.
+  auto used = [&](Axis a) {
+    return llvm::any_of(d.factorAxes, [&](const AxisList &l) { return llvm::is_contained(l, a); });
+  };
   for (size_t f = 0; f < rule.factors.size(); ++f)
     if (spareSplits_ && rule.factors[f].spare && d.factorAxes[f].empty())
       for (Axis a = 0; a < mesh_.rank(); ++a)
-        if (a != traits_.pipelineAxis && mesh_.size(AxisList{a}) > 1 &&
-            llvm::none_of(d.factorAxes, [&](const AxisList &l) { return llvm::is_contained(l, a); }))
+        if (a != traits_.pipelineAxis && mesh_.size(AxisList{a}) > 1 && !used(a))
           return false;
   applyDecision(n, d);
   return true;
@@ -497,16 +512,7 @@ double Propagator::decisionCost(const Node &n, const OpDecision &d,
   total += localBytes * 1e-18;
   if (keptBytes)
     *keptBytes = localBytes;
-  // The slowest shard's share of the work: 1/n per split factor, (2n-1)/n^2
-  // for a triangular one (causal attention's query rows).
-  double share = 1;
-  for (size_t f = 0; f < d.factorAxes.size(); ++f) {
-    double parts = static_cast<double>(mesh_.size(d.factorAxes[f]));
-    share *= f < n.rule.factors.size() && n.rule.factors[f].triangular
-                 ? (2 * parts - 1) / (parts * parts)
-                 : 1 / parts;
-  }
-  total += cost_.computeTime(n.rule.flops * share, cost::pricingType(n.op));
+  total += cost_.computeTime(n.rule.flops * slowestShare(n.rule, d), cost::pricingType(n.op));
   // Over budget, a byte kept per device costs as much as moving it.
   if (memoryTight_ && !cost_.hardware().links.empty())
     total += localResultBytes / cost_.hardware().links.front().bandwidth;
@@ -885,12 +891,7 @@ double Propagator::modelledSeconds() const {
     if (!n.decision)
       continue;
     const OpDecision &d = *n.decision;
-    double share = 1;
-    for (size_t f = 0; f < d.factorAxes.size(); ++f) {
-      double parts = static_cast<double>(mesh_.size(d.factorAxes[f]));
-      share *= n.rule.factors[f].triangular ? (2 * parts - 1) / (parts * parts) : 1 / parts;
-    }
-    total += cost_.computeTime(n.rule.flops * share, cost::pricingType(n.op));
+    total += cost_.computeTime(n.rule.flops * slowestShare(n.rule, d), cost::pricingType(n.op));
     for (unsigned i = 0; i < n.op->getNumOperands() && i < n.rule.operands.size(); ++i)
       if (const TensorSharding *s = known(n.op->getOperand(i)))
         reshard(canonical(n.op->getOperand(i)), *s, operandSharding(n.rule, i, d));

@@ -143,6 +143,25 @@ void expectClose(const std::vector<float> &got, const std::vector<float> &want, 
         << "element " << i << ": " << got[i] << " vs " << want[i];
 }
 
+/// The call table run on the CPU backend and on the GPU (eager, then from a
+/// CUDA graph): the first `compared` floats of the arena agree to 1e-5.
+void expectGpuMatchesCpu(const Program &p, const std::vector<std::vector<int64_t>> &offsets,
+                         const std::vector<float> &init, int64_t compared) {
+  auto cpu = makeCpuBackend(p, nullptr);
+  std::vector<float> want = runCalls(*cpu, p, offsets, init, false);
+  want.resize(compared);
+  for (bool graphs : {false, true}) {
+    CudaOptions o;
+    o.graphs = graphs;
+    auto gpu = makeCudaBackend(p, nullptr, o);
+    std::vector<float> got = runCalls(*gpu, p, offsets, init, graphs);
+    got.resize(compared);
+    SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
+    expectClose(got, want, 1e-5);
+  }
+}
+
+
 TEST(CudaBackend, FusedGemmEpiloguesAndAdamWMatchTheCpu) {
   if (!haveGpu())
     GTEST_SKIP() << "no CUDA device";
@@ -264,18 +283,7 @@ TEST(CudaBackend, PlannedScratchMatchesTheCpu) {
   for (int64_t j = 0; j < C; ++j)
     init[gamma / 4 + j] = 1.0f + 0.1f * init[gamma / 4 + j];
 
-  auto cpu = makeCpuBackend(p, nullptr);
-  std::vector<float> want = runCalls(*cpu, p, offsets, init, false);
-  want.resize(results);
-  for (bool graphs : {false, true}) {
-    CudaOptions o;
-    o.graphs = graphs;
-    auto gpu = makeCudaBackend(p, nullptr, o);
-    std::vector<float> got = runCalls(*gpu, p, offsets, init, graphs);
-    got.resize(results);
-    SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
-    expectClose(got, want, 1e-5);
-  }
+  expectGpuMatchesCpu(p, offsets, init, results);
   p.calls[0].scratch -= 1;
   EXPECT_THROW(makeCudaBackend(p, nullptr, CudaOptions{}), Error);
 }
@@ -324,18 +332,7 @@ TEST(CudaBackend, AttentionOverAQueryRowBlockMatchesTheCpu) {
   p.plannedPeakBytes = at * 4;
   std::vector<float> init(at);
   shardc::rng::init_normal(init.data(), at, 0, 11, "backend-attention-rows", 0.0, 1.0);
-  auto cpu = makeCpuBackend(p, nullptr);
-  std::vector<float> want = runCalls(*cpu, p, offsets, init, false);
-  want.resize(results);
-  for (bool graphs : {false, true}) {
-    CudaOptions o;
-    o.graphs = graphs;
-    auto gpu = makeCudaBackend(p, nullptr, o);
-    std::vector<float> got = runCalls(*gpu, p, offsets, init, graphs);
-    got.resize(results);
-    SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
-    expectClose(got, want, 1e-5);
-  }
+  expectGpuMatchesCpu(p, offsets, init, results);
 }
 
 TEST(CudaBackend, FusedResidualNormMatchesTheCpu) {

@@ -293,6 +293,16 @@ func.func @attention_seq(%q: tensor<2x8x4x8xf32>, %k: tensor<2x6x4x8xf32>) {
 
 // -----
 
+// A partitioned op (xf.factor_axes) may hold a block of the query rows against
+// every key, never more rows than keys.
+func.func @attention_rows_more_than_keys(%q: tensor<2x8x4x8xf32>, %k: tensor<2x6x4x8xf32>) {
+  // expected-error @+1 {{seq of q (8) and k/v (6) differ}}
+  %0 = xf.attention %q, %k, %k causal scale = 1.0 {xf.factor_axes = [array<i16>, array<i16: 0>, array<i16>, array<i16>, array<i16>]} : tensor<2x8x4x8xf32>, tensor<2x6x4x8xf32>, tensor<2x6x4x8xf32>
+  return
+}
+
+// -----
+
 func.func @attention_headdim(%q: tensor<2x8x4x8xf32>, %k: tensor<2x8x4x4xf32>) {
   // expected-error @+1 {{head_dim of q (8) and k/v (4) differ}}
   %0 = xf.attention %q, %k, %k scale = 1.0 : tensor<2x8x4x8xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>
