@@ -338,10 +338,6 @@ private:
     return d;
   }
 
-  /// A kernel's scratch of `bytes`: the call's planned region
-  /// (runtime/program/KernelScratch.h; the buffer after its results), or the
-  /// shared workspace for a call the plan gave none (a program planned
-  /// without scratch, the tests' single calls).
   /// Attention (or its gradient, `backward`) over a block of the query rows
   /// (d.block: rows [offset, offset + local) of a sequence of global keys):
   /// the kernels take whole sequences, so the block is placed in zeroed
@@ -357,7 +353,7 @@ private:
     const int64_t Hkv = ins[backward ? 2 : 1].shape[2];
     const DType t = ins[backward ? 1 : 0].dtype;
     const int64_t elem = dtype_size(t), rowBytes = Hq * D * elem;
-    const int64_t one = scratch::align256(B * Skv * rowBytes);
+    const int64_t one = scratch::attentionRowCopyBytes(B, Skv, Hq, D, elem);
     const int tensors = backward ? 4 : 2;
     uint8_t *base =
         scratch(d, buf, scratch::attentionRowBlockBytes(B, Skv, Hq, D, elem, tensors, backward));
@@ -395,6 +391,10 @@ private:
     take(buf[nIn], full(3).p);
   }
 
+  /// A kernel's scratch of `bytes`: the call's planned region
+  /// (runtime/program/KernelScratch.h; the buffer after its results), or the
+  /// shared workspace for a call the plan gave none (a program planned
+  /// without scratch, the tests' single calls).
   uint8_t *scratch(const DecodedCall &d, void **buf, int64_t bytes) {
     if (d.scratch <= 0)
       return workspace(bytes);

@@ -126,12 +126,17 @@ inline int64_t attentionBackwardBytes(int64_t B, int64_t S, int64_t Hq) {
 /// sits in zeroed full-length copies of `tensors` [B, Skv, Hq, D] tensors
 /// (q and out; for the backward also dout and dq), 256-aligned each, and the
 /// backward adds its row statistics over all Skv rows.
+/// One of those full-length copies (the backend places the i-th at i times this).
+inline int64_t attentionRowCopyBytes(int64_t B, int64_t Skv, int64_t Hq, int64_t D,
+                                     int64_t elemBytes) {
+  return align256(B * Skv * Hq * D * elemBytes);
+}
 inline int64_t attentionRowBlockBytes(int64_t B, int64_t Skv, int64_t Hq, int64_t D,
                                       int64_t elemBytes, int tensors, bool backward) {
   if (B <= 0 || Skv <= 0 || Hq <= 0 || D <= 0)
     return 0;
-  int64_t one = align256(B * Skv * Hq * D * elemBytes);
-  return tensors * one + (backward ? attentionBackwardBytes(B, Skv, Hq) : 0);
+  return tensors * attentionRowCopyBytes(B, Skv, Hq, D, elemBytes) +
+         (backward ? attentionBackwardBytes(B, Skv, Hq) : 0);
 }
 
 /// Blocks (= partial sums) of the GPU's sum of squares over n elements: one
