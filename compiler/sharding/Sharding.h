@@ -41,6 +41,7 @@ using AxisList = llvm::SmallVector<Axis, 2>;
 /// by the xf dialect, XfBase.td).
 inline constexpr llvm::StringLiteral kAxisNamesAttr = xf::XfDialect::kAxisNamesAttrName;
 inline constexpr llvm::StringLiteral kPartialAttr = xf::XfDialect::kPartialAttrName;
+inline constexpr llvm::StringLiteral kGatherOnceAttr = xf::XfDialect::kGatherOnceAttrName;
 inline constexpr llvm::StringLiteral kGridAttr = xf::XfDialect::kGridAttrName;
 inline constexpr llvm::StringLiteral kShardingAttr = xf::XfDialect::kShardingAttrName;
 inline constexpr llvm::StringLiteral kFactorAxesAttr = xf::XfDialect::kFactorAxesAttrName;

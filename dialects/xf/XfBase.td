@@ -64,6 +64,13 @@ def Xf_Dialect : Dialect {
     static constexpr llvm::StringLiteral kShardingAttrName = "xf.sharding";
     /// On shard.shard: the annotated value is a pending sum over these axes.
     static constexpr llvm::StringLiteral kPartialAttrName = "xf.partial";
+    /// On a users-annotation (shard.shard annotate_for_users): its users share
+    /// one gather for the whole step (ZeRO-1/2's parameters, gathered at their
+    /// first use in the forward and kept through the backward) instead of one
+    /// per run of forward or backward ops (ZeRO-3's). The partitioner also
+    /// marks the shard.all_gather it makes from one (the step report counts
+    /// it with the forward).
+    static constexpr llvm::StringLiteral kGatherOnceAttrName = "xf.gather_once";
     /// On ops with a sharding rule: per factor, the grid axes splitting it.
     static constexpr llvm::StringLiteral kFactorAxesAttrName = "xf.factor_axes";
     /// With xf.factor_axes: a pending sum passed through one linear group.

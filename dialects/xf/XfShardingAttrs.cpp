@@ -152,6 +152,15 @@ LogicalResult XfDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
       return op->emitOpError() << "'" << name << "' must be an array<i16> on a shard.shard";
     return verifyAxes(op, name, axes.asArrayRef(), gridOfAnnotation(ann));
   }
+  if (name == kGatherOnceAttrName) {
+    auto ann = dyn_cast<shard::ShardOp>(op);
+    if (!isa<UnitAttr>(value) ||
+        !((ann && ann.getAnnotateForUsers()) || isa<shard::AllGatherOp>(op)))
+      return op->emitOpError() << "'" << name
+                               << "' must be a unit attribute on a shard.shard annotate_for_users "
+                                  "or the shard.all_gather made from one";
+    return success();
+  }
   if (name == kFactorAxesAttrName) {
     auto entries = dyn_cast<ArrayAttr>(value);
     if (!entries || !llvm::all_of(entries, [](Attribute a) { return isa<DenseI16ArrayAttr>(a); }))

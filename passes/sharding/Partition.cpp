@@ -9,7 +9,9 @@
 // (those a loss is computed from) and once per run of backward ops (the rest,
 // recomputation's replays included): a tied embedding's lookup and logit GEMM
 // share one gather, the backward gathers again, and a new run gathers again
-// instead of keeping the copy alive across the other phase.
+// instead of keeping the copy alive across the other phase. An annotation
+// with xf.gather_once (ZeRO-1/2) is gathered once, at its first use, and the
+// gathered value serves the rest of the step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <limits>
 #include <map>
 
 #define DEBUG_TYPE "xf-partition"
@@ -204,15 +207,26 @@ FailureOr<Value> Partitioner::use(Value old, const TensorSharding &to, Location 
     Value src = annotatedValue(ann.getSrc());
     const Local &l = local_.at(src);
     TensorSharding mid = annotationSharding(ann);
-    auto key = std::make_tuple(ann.getOperation(), currentRun_, mid.str(mesh_) + " " + to.str(mesh_));
+    // One gather per run, or one for the whole step (xf.gather_once: made at
+    // the first use, which dominates the rest of the entry block).
+    int64_t run = ann->hasAttr(kGatherOnceAttr) ? std::numeric_limits<int64_t>::min() : currentRun_;
+    auto key = std::make_tuple(ann.getOperation(), run, mid.str(mesh_) + " " + to.str(mesh_));
     if (auto it = usersCache_.find(key); it != usersCache_.end())
       return it->second;
     FailureOr<Value> v = reshard(l.value, l.sharding, mid, loc);
     if (failed(v))
       return failure();
     FailureOr<Value> result = reshard(*v, mid, to, loc);
-    if (succeeded(result))
-      usersCache_[key] = *result;
+    if (failed(result))
+      return failure();
+    usersCache_[key] = *result;
+    // The step report counts a whole-step gather with the forward, where it
+    // is issued, though the backward reads it too.
+    if (ann->hasAttr(kGatherOnceAttr))
+      for (Value c = *result; c != l.value && c.getDefiningOp();
+           c = c.getDefiningOp()->getOperand(0))
+        if (isa<shard::AllGatherOp>(c.getDefiningOp()))
+          c.getDefiningOp()->setAttr(kGatherOnceAttr, b_.getUnitAttr());
     return result;
   }
   Value c = annotatedValue(old);

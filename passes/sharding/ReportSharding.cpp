@@ -564,10 +564,14 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   double forwardShare = computeSum > 0 ? computeSeconds * forwardSeconds / computeSum : 0.0;
   double forwardGathers = 0, backwardGathers = 0;
   for (auto [gather, seconds] : parameterGathers) {
-    bool forBackward = llvm::any_of(gather->getUsers(), [&](Operation *user) {
-      return backward.contains(user) ||
-             llvm::any_of(user->getUsers(), [&](Operation *u) { return backward.contains(u); });
-    });
+    // A whole-step gather (ZeRO-1/2, xf.gather_once) is issued for the
+    // forward; a per-run one for the phase whose ops read it.
+    bool forBackward = !gather->hasAttr(kGatherOnceAttr) &&
+                       llvm::any_of(gather->getUsers(), [&](Operation *user) {
+                         return backward.contains(user) ||
+                                llvm::any_of(user->getUsers(),
+                                             [&](Operation *u) { return backward.contains(u); });
+                       });
     (forBackward ? backwardGathers : forwardGathers) += seconds;
   }
   double exposed = commSeconds - std::min(forwardGathers, forwardShare) -

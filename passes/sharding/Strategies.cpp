@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -327,6 +328,13 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
       return func.emitError() << "tensor parallelism: " << tp->indivisible_;
   }
   bool storeSplit = spec.zero >= 3 || spec.mics;
+  // ZeRO-1/2: what the step reads is stored split like the optimizer state
+  // too, and gathered once per step where the forward first reads it (a
+  // state argument's gather, which -xf-schedule issues ahead of its layer so
+  // it overlaps the forward) and kept through the backward: the bytes and the
+  // peak of gathering it after the update, off the critical path. Not under a
+  // pipeline, where a gathered tied table would cross stages.
+  bool gatherOnce = !storeSplit && spec.zero >= 1 && spec.pp < 0;
 
   // Parameters by name (for the moments), and the tensor-parallel layout.
   llvm::StringMap<TensorSharding> stateLayout; // param name -> optimizer layout
@@ -348,6 +356,9 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
   for (auto [copy, master] : masterOf)
     copyOf[master] = copy;
   bool zeroMaster = spec.zero >= 1 || spec.mics;
+  // Row-parallel weights under tensor parallelism (whose layout propagation
+  // otherwise decides): names whose optimizer state is annotated split.
+  llvm::StringSet<> rowState;
 
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
@@ -375,11 +386,14 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     TensorSharding full = tpOf(arg, /*all=*/true);
     TensorSharding state = splitFurther(full, type.getShape(), spec.zeroAxes, mesh);
     stateLayout[param.getName()] = state;
+    bool splitState = tp && !tp->column(arg) && tp->any(arg);
+    if (splitState)
+      rowState.insert(param.getName());
     // How a tensor the step's ops read is stored: the master, or its copy.
     auto annotateRead = [&](Value read) {
-      if (storeSplit) {
+      if (storeSplit || gatherOnce) {
         annotations.push_back({read, state, false});
-        annotations.push_back({read, full, /*forUsers=*/true});
+        annotations.push_back({read, full, /*forUsers=*/true, gatherOnce});
       } else if (auto split = !tp ? std::nullopt : spec.sp ? tp->any(arg) : tp->column(arg)) {
         // Plain tp annotates the column (and vocabulary) splits only: the
         // row-parallel weights and the f/g all-reduces follow by propagation.
@@ -401,13 +415,19 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     // keeps the layout its readers need.
     bool onlyUpdated =
         llvm::all_of(arg.getUsers(), [](Operation *u) { return isa<AdamWOp>(u); });
-    if (zeroMaster && onlyUpdated)
+    if ((zeroMaster || splitState) && onlyUpdated)
       annotations.push_back({arg, state, false});
     else
       annotateRead(arg);
   }
-  // Optimizer moments and gradients.
-  if (spec.zero >= 1 || spec.mics) {
+  // Optimizer moments and gradients: split like the ZeRO stage; and a
+  // row-parallel weight's like its tp layout even where propagation then
+  // computes with the weight whole (attention's output projection when the
+  // heads do not divide tp): its gradient is sliced (every tp rank made it
+  // whole), the update runs on the shard and the new weight is gathered, so
+  // its fp32 master and moments cost 12 bytes/t per weight, not 12.
+  bool zeroState = spec.zero >= 1 || spec.mics;
+  if (zeroState || !rowState.empty()) {
     for (BlockArgument arg : func.getArguments()) {
       auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), XfDialect::kStateAttrName);
       if (!st)
@@ -416,7 +436,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
       if (kind != "adam_m" && kind != "adam_v")
         continue;
       auto it = stateLayout.find(name);
-      if (it != stateLayout.end())
+      if (it != stateLayout.end() && (zeroState || rowState.contains(name)))
         annotations.push_back({arg, it->second, false});
     }
     func.walk([&](AdamWOp adam) {
@@ -425,7 +445,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
         return;
       auto param = func.getArgAttrOfType<ParamAttr>(paramArg.getArgNumber(),
                                                     XfDialect::kParamAttrName);
-      if (!param)
+      if (!param || !(zeroState || rowState.contains(param.getName())))
         return;
       // Every ZeRO stage needs only its shard of the gradient: a
       // reduce-scatter (ZeRO-1 of the summed gradient, ZeRO-2/3 of each
@@ -508,6 +528,8 @@ void sharding::materializeAnnotations(func::FuncOp func, const Mesh &mesh,
       auto ann = shard::ShardOp::create(b, v.getLoc(), v, sh, users);
       if (!a.sharding.partial.empty())
         ann->setAttr(kPartialAttr, b.getDenseI16ArrayAttr(a.sharding.partial));
+      if (users && a.gatherOnce)
+        ann->setAttr(kGatherOnceAttr, b.getUnitAttr());
       v.replaceUsesWithIf(ann.getResult(), [&](OpOperand &use) {
         Operation *user = use.getOwner();
         if (user == ann.getOperation())

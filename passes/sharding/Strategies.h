@@ -2,9 +2,14 @@
 //
 // A strategy is only a set of sharding annotations; propagation does the rest.
 //   dp          inputs split on batch over the data axis
-//   zero1       + optimizer moments split over it (gradients all-reduced)
-//   zero2       + gradients split over it (reduce-scattered)
-//   zero3/fsdp  + parameters stored split, gathered before every use
+//   zero1       + optimizer state and fp32 masters split over it, the summed
+//               gradient reduce-scattered; the parameters the step reads are
+//               stored split between steps and gathered once per step at
+//               their first use in the forward (overlapping it, Megatron-LM's
+//               --overlap-param-gather), kept through the backward
+//   zero2       + each micro-batch's gradient reduce-scattered as it is made
+//   zero3/fsdp  + parameters gathered again for the backward (once per run
+//               of forward or backward ops), not kept between the phases
 //   tp          Megatron: weights read from a norm output split on their output
 //               features (column parallel), token embeddings and the logit
 //               weight split on the vocabulary; row-parallel weights, head-split
@@ -30,11 +35,13 @@
 namespace shardc::sharding {
 
 /// One annotation a strategy makes: `value` has `sharding` (or, with
-/// `forUsers`, its users except the optimizer see it).
+/// `forUsers`, its users except the optimizer see it: gathered once per run
+/// of forward or backward ops, or with `gatherOnce` once for the whole step).
 struct Annotation {
   mlir::Value value;
   TensorSharding sharding;
   bool forUsers = false;
+  bool gatherOnce = false;
 };
 
 /// What a strategy asks of propagation beyond its annotations.

@@ -102,6 +102,21 @@ func.func @f(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
 
 // -----
 
+// xf.gather_once (ZeRO-1/2: one gather for the whole step) only on a
+// users-annotation, or the all_gather made from one.
+shard.grid @mesh(shape = 2x2) {xf.axis_names = ["dp", "tp"]}
+func.func @f(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %split = shard.sharding @mesh split_axes = [[0], []] : !shard.sharding
+  %rep = shard.sharding @mesh split_axes = [[], []] : !shard.sharding
+  %x0 = shard.shard %x to %split : tensor<8x4xf32>
+  %x1 = shard.shard %x0 to %rep annotate_for_users {xf.gather_once} : tensor<8x4xf32>
+  // expected-error@+1 {{'xf.gather_once' must be a unit attribute on a shard.shard annotate_for_users or the shard.all_gather made from one}}
+  %x2 = shard.shard %x1 to %rep {xf.gather_once} : tensor<8x4xf32>
+  return %x2 : tensor<8x4xf32>
+}
+
+// -----
+
 // expected-error@+1 {{'xf.axis_names' names 1 axes but the grid has 2}}
 shard.grid @mesh(shape = 2x2) {xf.axis_names = ["tp"]}
 
