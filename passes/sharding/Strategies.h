@@ -6,7 +6,8 @@
 //               gradient reduce-scattered; the parameters the step reads are
 //               stored split between steps and gathered once per step at
 //               their first use in the forward (overlapping it, Megatron-LM's
-//               --overlap-param-gather), kept through the backward
+//               --overlap-param-gather), kept through the backward (with
+//               a pp component: whole, gathered after the update)
 //   zero2       + each micro-batch's gradient reduce-scattered as it is made
 //   zero3/fsdp  + parameters gathered again for the backward (once per run
 //               of forward or backward ops), not kept between the phases
