@@ -427,6 +427,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
   // whole), the update runs on the shard and the new weight is gathered, so
   // its fp32 master and moments cost 12 bytes/t per weight, not 12.
   bool zeroState = spec.zero >= 1 || spec.mics;
+  auto splitsState = [&](StringRef name) { return zeroState || rowState.contains(name); };
   if (zeroState || !rowState.empty()) {
     for (BlockArgument arg : func.getArguments()) {
       auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), XfDialect::kStateAttrName);
@@ -436,7 +437,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
       if (kind != "adam_m" && kind != "adam_v")
         continue;
       auto it = stateLayout.find(name);
-      if (it != stateLayout.end() && (zeroState || rowState.contains(name)))
+      if (it != stateLayout.end() && splitsState(name))
         annotations.push_back({arg, it->second, false});
     }
     func.walk([&](AdamWOp adam) {
@@ -445,7 +446,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
         return;
       auto param = func.getArgAttrOfType<ParamAttr>(paramArg.getArgNumber(),
                                                     XfDialect::kParamAttrName);
-      if (!param || !(zeroState || rowState.contains(param.getName())))
+      if (!param || !splitsState(param.getName()))
         return;
       // Every ZeRO stage needs only its shard of the gradient: a
       // reduce-scatter (ZeRO-1 of the summed gradient, ZeRO-2/3 of each

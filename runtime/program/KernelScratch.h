@@ -121,16 +121,17 @@ inline int64_t attentionStatsBytes(int64_t B, int64_t S, int64_t Hq) {
 inline int64_t attentionBackwardBytes(int64_t B, int64_t S, int64_t Hq) {
   return B <= 0 || S <= 0 || Hq <= 0 ? 0 : 2 * attentionStatsBytes(B, S, Hq);
 }
-/// The GPU's attention over a block of the query rows (split over an axis
-/// the heads do not divide): its kernels take whole sequences, so the block
-/// sits in zeroed full-length copies of `tensors` [B, Skv, Hq, D] tensors
-/// (q and out; for the backward also dout and dq), 256-aligned each, and the
-/// backward adds its row statistics over all Skv rows.
-/// One of those full-length copies (the backend places the i-th at i times this).
+/// One full-length [B, Skv, Hq, D] copy of attentionRowBlockBytes, 256-aligned
+/// (the backend places the i-th at i times this).
 inline int64_t attentionRowCopyBytes(int64_t B, int64_t Skv, int64_t Hq, int64_t D,
                                      int64_t elemBytes) {
   return align256(B * Skv * Hq * D * elemBytes);
 }
+/// The GPU's attention over a block of the query rows (split over an axis
+/// the heads do not divide): its kernels take whole sequences, so the block
+/// sits in zeroed full-length copies of `tensors` [B, Skv, Hq, D] tensors
+/// (q and out; for the backward also dout and dq), and the backward adds its
+/// row statistics over all Skv rows.
 inline int64_t attentionRowBlockBytes(int64_t B, int64_t Skv, int64_t Hq, int64_t D,
                                       int64_t elemBytes, int tensors, bool backward) {
   if (B <= 0 || Skv <= 0 || Hq <= 0 || D <= 0)
