@@ -95,7 +95,18 @@ Tensor-parallel term (Megatron, b = B/d), with f = 2(t-1)/t:
 Excluded: scalar all-reduces (loss, gradient-norm for clipping: < 1 kB).
 The Megatron term assumes attention splits over heads (heads % t == 0);
 GPT-2 124M (12 heads) does not split over 8, 1.5B (25 heads) over none of
-2, 4, 8: those rows are marked and their ratio shows the price of that.
+2, 4, 8. Such a cell's attention takes one of two layouts, and its minimum
+adds that layout's own term (per layer, with g = (t-1)/t, u = b*s*h):
+  attention whole (replicated over tp): the column-parallel q, k, v are
+      gathered (3 all-gathers) and, in the backward, the gradient of the
+      attention output from the row-parallel GEMM (1): 4 * L * g * u.
+  attention by query rows (the report's query_row_splits): k and v gathered
+      (every row block attends to all keys) and their partial gradients
+      reduce-scattered (2 + 2); q and the output gradient moved from the
+      column split to row blocks, the output and dq back, by all-to-alls of
+      a shard (4 x g * u / t): L * (4 * g * u + 4 * g * u / t).
+  The ratio column compares with this minimum; "vs heads split" compares
+  with the Megatron term alone (what heads dividing t would allow).
 
 Columns: achieved = communication_bytes; minimum = data + tp terms above;
 ratio = achieved / minimum; achieved by collective = bytes by collective kind
@@ -257,6 +268,13 @@ def minimum(model, mesh, strategy, report):
         f = 2 * (t - 1) / t
         terms["tp"] = (4 * L * f * b * s * h + 2 * f * b * s * h + 3 * f * b * s) * B_E
         per_axis["tp"] += terms["tp"]
+        if model["heads"] % t:
+            g, u = (t - 1) / t, b * s * h
+            if report.get("query_row_splits"):
+                terms["attention rows"] = L * (4 * g * u + 4 * g * u / t) * B_E
+            else:
+                terms["attention whole"] = 4 * L * g * u * B_E
+            per_axis["tp"] += terms.get("attention rows", terms.get("attention whole"))
     info = {"t": t, "d": d, "b": b, "p_loc": p_rep + p_oth, "p_rep": p_rep,
             "approx": approx, "per_axis": per_axis}
     return terms, info
@@ -335,6 +353,7 @@ def main():
                         report = json.load(f)
                     terms, info = minimum(model, mesh, strategy, report)
                     mn = sum(terms.values())
+                    megatron = sum(v for k, v in terms.items() if not k.startswith("attention"))
                     ach = report["communication_bytes"]
                     mark = []
                     if info["t"] > 1 and model["heads"] % info["t"]:
@@ -347,6 +366,8 @@ def main():
                         # more bytes than Megatron's head split, which these
                         # heads cannot take.
                         mark.append("attention by query rows")
+                    if mn != megatron:
+                        mark.append("vs heads split %.3f" % (ach / megatron))
                     strat = strategy + (" (replica=%s, partition=%s)" % tuple(parse_mesh(mesh))
                                         if strategy == "mics" else "")
                     term_s = " + ".join("%s %s" % (k, fmt_mb(v)) for k, v in terms.items())

@@ -224,6 +224,11 @@ private:
     }
     return false;
   }
+  /// After every node is decided: a reshape or cast whose users all need its
+  /// result split further than it makes it (a slice of what it makes) takes
+  /// that split itself when bringing its operand there costs less than what
+  /// it costs now.
+  void refineLayoutOps();
   void chooseValueShardings();
   void writeAnnotations();
   std::optional<TensorSharding> returnTarget(unsigned index) const;
@@ -704,6 +709,95 @@ bool Propagator::propagateReturn() {
   return changed;
 }
 
+void Propagator::refineLayoutOps() {
+  // Attention split by its query rows reads q (and, in the backward, the
+  // output gradient) as row blocks of all heads, while the column-parallel
+  // projection makes them split by columns. The reshape into heads cannot
+  // keep a column split the heads do not divide, so it was decided whole: a
+  // gather of the projection, then a free slice of the rows. Split on rows
+  // instead, the reshape's operand moves by an all-to-all ((t-1)/t of a
+  // shard, not of the whole). Consumers first, so a chain of layout ops
+  // passes the split back.
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+    Node &n = *it;
+    if (!isa<xf::ReshapeOp, xf::CastOp>(n.op) || !n.decision || n.op->getNumOperands() != 1 ||
+        n.op->getNumResults() != 1 || !n.decision->linearPartial.empty())
+      continue;
+    Value result = n.op->getResult(0);
+    if (fixed_.count(canonical(result)) || canonical(result) != result)
+      continue;
+    // Every reader is a decided node, and all need the same sharding.
+    std::optional<TensorSharding> want;
+    bool ok = !result.use_empty();
+    for (OpOperand &use : result.getUses()) {
+      auto user = nodeIndex_.find(use.getOwner());
+      if (user == nodeIndex_.end() || !nodes_[user->second].decision) {
+        ok = false;
+        break;
+      }
+      const Node &u = nodes_[user->second];
+      unsigned i = use.getOperandNumber();
+      if (i >= u.rule.operands.size()) {
+        ok = false;
+        break;
+      }
+      TensorSharding need = operandSharding(u.rule, i, *u.decision);
+      if (!need.partial.empty() || (want && *want != need)) {
+        ok = false;
+        break;
+      }
+      want = need;
+    }
+    TensorSharding made = resultSharding(n.rule, 0, *n.decision);
+    if (!ok || !want || *want == made || !made.partial.empty() ||
+        communicates(made, *want))
+      continue;
+    Proposal proposal(n.rule.factors.size());
+    if (!proposeFactors(n.rule, n.rule.results[0], *want, mesh_, proposal))
+      continue;
+    OpDecision d;
+    for (auto &p : proposal)
+      d.factorAxes.push_back(p ? *p : AxisList{});
+    if (!isValidDecision(n.rule, d, mesh_) || resultSharding(n.rule, 0, d) != *want)
+      continue;
+    // What moving the operand costs, before and after: every distinct need
+    // of its readers once, from what it holds.
+    Value operand = n.op->getOperand(0);
+    const TensorSharding *held = known(operand);
+    if (!held)
+      continue;
+    SmallVector<TensorSharding, 2> others;
+    for (OpOperand &use : operand.getUses()) {
+      auto user = nodeIndex_.find(use.getOwner());
+      if (use.getOwner() == n.op || user == nodeIndex_.end() || !nodes_[user->second].decision)
+        continue;
+      const Node &u = nodes_[user->second];
+      if (use.getOperandNumber() >= u.rule.operands.size())
+        continue;
+      TensorSharding need = operandSharding(u.rule, use.getOperandNumber(), *u.decision);
+      if (!llvm::is_contained(others, need))
+        others.push_back(need);
+    }
+    auto costWith = [&](const TensorSharding &mine) {
+      double total = 0;
+      for (const TensorSharding &s : others)
+        total += reshardCost(*held, s, operand.getType());
+      if (!llvm::is_contained(others, mine))
+        total += reshardCost(*held, mine, operand.getType());
+      return total;
+    };
+    double before = costWith(operandSharding(n.rule, 0, *n.decision)) +
+                    reshardCost(made, *want, result.getType());
+    double after = costWith(operandSharding(n.rule, 0, d));
+    if (!(after < before * (1 - 1e-9)))
+      continue;
+    phase_ = "refinement";
+    n.decision.reset();
+    sharding_[canonical(result)] = *want;
+    applyDecision(n, d);
+  }
+}
+
 void Propagator::chooseValueShardings() {
   // What each value's users need (distinct targets: a reshard is made once).
   llvm::DenseMap<Value, SmallVector<TensorSharding, 2>> needs;
@@ -872,6 +966,7 @@ LogicalResult Propagator::run() {
     phase_ = "cost";
     decideByCost(*next);
   }
+  refineLayoutOps();
   chooseValueShardings();
   writeAnnotations();
   return success();
