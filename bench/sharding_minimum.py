@@ -271,10 +271,11 @@ def minimum(model, mesh, strategy, report):
         if model["heads"] % t:
             g, u = (t - 1) / t, b * s * h
             if report.get("query_row_splits"):
-                terms["attention rows"] = L * (4 * g * u + 4 * g * u / t) * B_E
+                layout, extra = "attention rows", L * (4 * g * u + 4 * g * u / t) * B_E
             else:
-                terms["attention whole"] = 4 * L * g * u * B_E
-            per_axis["tp"] += terms.get("attention rows", terms.get("attention whole"))
+                layout, extra = "attention whole", 4 * L * g * u * B_E
+            terms[layout] = extra
+            per_axis["tp"] += extra
     info = {"t": t, "d": d, "b": b, "p_loc": p_rep + p_oth, "p_rep": p_rep,
             "approx": approx, "per_axis": per_axis}
     return terms, info

@@ -229,6 +229,9 @@ private:
   /// that split itself when bringing its operand there costs less than what
   /// it costs now.
   void refineLayoutOps();
+  /// The distinct shardings the decided nodes reading `v` (but `except`)
+  /// need of it; `complete` is cleared if some reader is not a decided node.
+  SmallVector<TensorSharding, 2> readerNeeds(Value v, Operation *except, bool &complete) const;
   void chooseValueShardings();
   void writeAnnotations();
   std::optional<TensorSharding> returnTarget(unsigned index) const;
@@ -709,6 +712,26 @@ bool Propagator::propagateReturn() {
   return changed;
 }
 
+SmallVector<TensorSharding, 2> Propagator::readerNeeds(Value v, Operation *except,
+                                                       bool &complete) const {
+  SmallVector<TensorSharding, 2> needs;
+  for (OpOperand &use : v.getUses()) {
+    if (use.getOwner() == except)
+      continue;
+    auto user = nodeIndex_.find(use.getOwner());
+    if (user == nodeIndex_.end() || !nodes_[user->second].decision ||
+        use.getOperandNumber() >= nodes_[user->second].rule.operands.size()) {
+      complete = false;
+      continue;
+    }
+    const Node &u = nodes_[user->second];
+    TensorSharding need = operandSharding(u.rule, use.getOperandNumber(), *u.decision);
+    if (!llvm::is_contained(needs, need))
+      needs.push_back(need);
+  }
+  return needs;
+}
+
 void Propagator::refineLayoutOps() {
   // Attention split by its query rows reads q (and, in the backward, the
   // output gradient) as row blocks of all heads, while the column-parallel
@@ -727,30 +750,13 @@ void Propagator::refineLayoutOps() {
     if (fixed_.count(canonical(result)) || canonical(result) != result)
       continue;
     // Every reader is a decided node, and all need the same sharding.
-    std::optional<TensorSharding> want;
-    bool ok = !result.use_empty();
-    for (OpOperand &use : result.getUses()) {
-      auto user = nodeIndex_.find(use.getOwner());
-      if (user == nodeIndex_.end() || !nodes_[user->second].decision) {
-        ok = false;
-        break;
-      }
-      const Node &u = nodes_[user->second];
-      unsigned i = use.getOperandNumber();
-      if (i >= u.rule.operands.size()) {
-        ok = false;
-        break;
-      }
-      TensorSharding need = operandSharding(u.rule, i, *u.decision);
-      if (!need.partial.empty() || (want && *want != need)) {
-        ok = false;
-        break;
-      }
-      want = need;
-    }
+    bool complete = true;
+    SmallVector<TensorSharding, 2> wanted = readerNeeds(result, nullptr, complete);
+    if (!complete || wanted.size() != 1 || !wanted.front().partial.empty())
+      continue;
+    const TensorSharding *want = &wanted.front();
     TensorSharding made = resultSharding(n.rule, 0, *n.decision);
-    if (!ok || !want || *want == made || !made.partial.empty() ||
-        communicates(made, *want))
+    if (*want == made || !made.partial.empty() || communicates(made, *want))
       continue;
     Proposal proposal(n.rule.factors.size());
     if (!proposeFactors(n.rule, n.rule.results[0], *want, mesh_, proposal))
@@ -766,18 +772,7 @@ void Propagator::refineLayoutOps() {
     const TensorSharding *held = known(operand);
     if (!held)
       continue;
-    SmallVector<TensorSharding, 2> others;
-    for (OpOperand &use : operand.getUses()) {
-      auto user = nodeIndex_.find(use.getOwner());
-      if (use.getOwner() == n.op || user == nodeIndex_.end() || !nodes_[user->second].decision)
-        continue;
-      const Node &u = nodes_[user->second];
-      if (use.getOperandNumber() >= u.rule.operands.size())
-        continue;
-      TensorSharding need = operandSharding(u.rule, use.getOperandNumber(), *u.decision);
-      if (!llvm::is_contained(others, need))
-        others.push_back(need);
-    }
+    SmallVector<TensorSharding, 2> others = readerNeeds(operand, n.op, complete);
     auto costWith = [&](const TensorSharding &mine) {
       double total = 0;
       for (const TensorSharding &s : others)
@@ -792,7 +787,6 @@ void Propagator::refineLayoutOps() {
     if (!(after < before * (1 - 1e-9)))
       continue;
     phase_ = "refinement";
-    n.decision.reset();
     sharding_[canonical(result)] = *want;
     applyDecision(n, d);
   }
