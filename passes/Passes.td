@@ -26,6 +26,46 @@ def XfFuseLinearCrossEntropy : Pass<"xf-fuse-linear-cross-entropy", "mlir::func:
   let dependentDialects = ["::shardc::xf::XfDialect"];
 }
 
+def XfFuseQKV : Pass<"xf-fuse-qkv", "mlir::func::FuncOp"> {
+  let summary = "one GEMM for the Q, K and V projections of an attention";
+  let description = [{
+    Runs on the model's forward, before autodiff (which then derives one
+    GEMM for dx and one for dW of the three projections as well). Where
+    `xf.attention`'s q, k and v are each `reshape(bias_add?(matmul(x, W)))`
+    of the same `x`, with `[in, out]` weights, one equation, all three biased
+    or none, and no other reader, the three become one GEMM against the
+    weights concatenated in Megatron's grouped layout
+    `[in, kv_heads, group + 2, head_dim]` (for each kv head its `group`
+    query heads, its key and its value; `group` = heads / kv_heads) and one
+    `xf.packed_attention` that reads q, k and v in place. Parameters keep
+    their own names and shapes: the concatenation is of the weights (and of
+    their low-precision copies), per step, and its VJP (`xf.split`) hands
+    each weight its gradient. A tensor-parallel split of the heads splits
+    the kv heads of the packed layout, so each rank's block holds whole
+    (query, key, value) groups.
+
+    Left apart: rotary embeddings between the projection and attention
+    (LLaMA), and, with `heads-divisible-by=n`, attentions whose kv heads `n`
+    does not divide (their query rows may still be split over that axis,
+    which the packed form cannot do).
+
+    ```mlir
+    %q = xf.matmul "bsh,ho->bso" %x, %wq ...   // and %k, %v; bias_add, reshape
+    %o = xf.attention %q4, %k4, %v4 causal scale = 2.500000e-01 : ...
+    // becomes
+    %w = xf.concat %wq4, %wk4, %wv4 dim = 2 : ... -> tensor<64x4x3x16xf32>
+    %qkv = xf.matmul "bsh,ho->bso" %x, %wflat : tensor<4x32x64xf32>, tensor<64x192xf32> -> tensor<4x32x192xf32>
+    %o = xf.packed_attention %qkv5 causal scale = 2.500000e-01 : tensor<4x32x4x3x16xf32> -> tensor<4x32x4x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"forward\"", "the model function; empty: every function">,
+    Option<"headsDivisibleBy", "heads-divisible-by", "int64_t", "1",
+           "fuse only attentions whose kv heads this divides">,
+  ];
+  let dependentDialects = ["::shardc::xf::XfDialect"];
+}
+
 def XfFuseOptimizer : Pass<"xf-fuse-optimizer", "mlir::func::FuncOp"> {
   let summary = "one multi-tensor optimizer call: the gradient norm's sums and the AdamW updates";
   let description = [{

@@ -17,6 +17,15 @@ void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
   // them: the step never holds the tokens x vocabulary logits.
   if (o.fuseLinearCE)
     pm.nest<func::FuncOp>().addPass(createXfFuseLinearCrossEntropy());
+  // Q, K and V from one GEMM, unless attention's query rows are to be split
+  // (the packed form keeps the sequence whole) or its kv heads do not divide
+  // the axes the heads may split over.
+  if (o.fuseQKV && o.attentionRows != "split") {
+    XfFuseQKVOptions qkv;
+    qkv.function = o.function;
+    qkv.headsDivisibleBy = sharding::headSplitDivisor(o.mesh, o.strategy);
+    pm.nest<func::FuncOp>().addPass(createXfFuseQKV(qkv));
+  }
   if (o.precision != "fp32") {
     XfMixedPrecisionOptions mp;
     mp.function = o.function;

@@ -41,6 +41,9 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<bool> fuseLinearCE{*this, "fuse-linear-ce",
                             llvm::cl::desc("fuse the logit GEMM with the cross-entropy"),
                             llvm::cl::init(true)};
+  Option<bool> fuseQKV{*this, "fuse-qkv",
+                       llvm::cl::desc("one GEMM for Q, K and V (-xf-fuse-qkv)"),
+                       llvm::cl::init(false)};
   Option<std::string> recompute{*this, "recompute",
                                 llvm::cl::desc("activation recomputation: none | selective | full"),
                                 llvm::cl::init("none")};

@@ -127,6 +127,23 @@ def Xf_AttentionGradOp : Xf_Op<"attention_grad",
   }];
 }
 
+def Xf_PackedAttentionGradOp : Xf_Op<"packed_attention_grad",
+    [AllTypesMatch<["qkv", "dqkv"]>, AllTypesMatch<["dout", "out"]>]> {
+  let summary = "VJP of xf.packed_attention: dq, dk, dv packed like q, k, v";
+  let description = [{
+    `out` is the forward result; `dqkv` holds xf.attention_grad's dq, dk and
+    dv in the slots of `qkv`.
+  }];
+  let arguments = (ins Xf_FloatTensor:$dout, Xf_FloatTensor:$qkv, Xf_FloatTensor:$out,
+                       UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Xf_FloatTensor:$dqkv);
+  let assemblyFormat = [{
+    $dout `,` $qkv `,` $out (`causal` $causal^)? `scale` `=` $scale attr-dict
+    `:` type($dout) `,` type($qkv)
+  }];
+  let hasVerifier = 1;
+}
+
 def Xf_EmbeddingGradOp : Xf_Op<"embedding_grad"> {
   let summary = "VJP of xf.embedding for the table: scatter-add of dy rows by id";
   let arguments = (ins Xf_FloatTensor:$dy, Xf_IdTensor:$ids);

@@ -344,6 +344,97 @@ LogicalResult AttentionOp::verify() {
   return verifyResultIs(*this, q);
 }
 
+/// The attention a packed `[batch, seq, kv_heads, group + 2, head_dim]`
+/// projection gives: `[batch, seq, kv_heads * group, head_dim]`, or a failure
+/// reported on `op`.
+static FailureOr<SmallVector<int64_t>> packedAttentionShape(Operation *op, RankedTensorType qkv) {
+  if (qkv.getRank() != 5) {
+    op->emitOpError() << "qkv must have rank 5 ([batch, seq, kv_heads, group + 2, head_dim]), got "
+                      << qkv;
+    return failure();
+  }
+  if (qkv.getDimSize(3) < 3) {
+    op->emitOpError() << "qkv's slot dimension (" << qkv.getDimSize(3)
+                      << ") must hold at least one query, a key and a value";
+    return failure();
+  }
+  return SmallVector<int64_t>{qkv.getDimSize(0), qkv.getDimSize(1),
+                              qkv.getDimSize(2) * (qkv.getDimSize(3) - 2), qkv.getDimSize(4)};
+}
+
+LogicalResult PackedAttentionOp::verify() {
+  auto shape = packedAttentionShape(*this, getQkv().getType());
+  if (failed(shape))
+    return failure();
+  if (!(getScale().convertToDouble() > 0.0))
+    return emitOpError() << "scale must be positive";
+  auto want = RankedTensorType::get(*shape, getQkv().getType().getElementType());
+  if (getType() != want)
+    return emitOpError() << "result must be " << want << ", got " << getType();
+  return success();
+}
+
+LogicalResult PackedAttentionGradOp::verify() {
+  auto shape = packedAttentionShape(*this, getQkv().getType());
+  if (failed(shape))
+    return failure();
+  auto want = RankedTensorType::get(*shape, getQkv().getType().getElementType());
+  if (getDout().getType() != want)
+    return emitOpError() << "dout and out must be " << want << ", got " << getDout().getType();
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getXs().empty())
+    return emitOpError() << "needs at least one operand";
+  auto first = cast<RankedTensorType>(getXs().front().getType());
+  int64_t rank = first.getRank(), dim = getDim();
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "dim " << dim << " is outside the operands' rank " << rank;
+  SmallVector<int64_t> shape(first.getShape());
+  shape[dim] = 0;
+  for (auto [i, x] : llvm::enumerate(getXs())) {
+    auto t = cast<RankedTensorType>(x.getType());
+    if (t.getRank() != rank || t.getElementType() != first.getElementType())
+      return emitOpError() << "operand #" << i << " (" << t << ") differs from operand #0 ("
+                           << first << ") in rank or element type";
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim && t.getDimSize(d) != first.getDimSize(d))
+        return emitOpError() << "operand #" << i << " differs from operand #0 in dim " << d
+                             << " (" << t.getDimSize(d) << " vs " << first.getDimSize(d) << ")";
+    shape[dim] += t.getDimSize(dim);
+  }
+  auto want = RankedTensorType::get(shape, first.getElementType());
+  if (getType() != want)
+    return emitOpError() << "result must be " << want << ", got " << getType();
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  auto x = getX().getType();
+  int64_t rank = x.getRank(), dim = getDim();
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "dim " << dim << " is outside the operand's rank " << rank;
+  if (getResults().empty())
+    return emitOpError() << "needs at least one result";
+  int64_t total = 0;
+  for (auto [i, r] : llvm::enumerate(getResults())) {
+    auto t = cast<RankedTensorType>(r.getType());
+    if (t.getRank() != rank || t.getElementType() != x.getElementType())
+      return emitOpError() << "result #" << i << " (" << t << ") differs from the operand (" << x
+                           << ") in rank or element type";
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim && t.getDimSize(d) != x.getDimSize(d))
+        return emitOpError() << "result #" << i << " differs from the operand in dim " << d
+                             << " (" << t.getDimSize(d) << " vs " << x.getDimSize(d) << ")";
+    total += t.getDimSize(dim);
+  }
+  if (total != x.getDimSize(dim))
+    return emitOpError() << "the results' sizes in dim " << dim << " sum to " << total
+                         << ", not the operand's " << x.getDimSize(dim);
+  return success();
+}
+
 LogicalResult RopeOp::verify() {
   RankedTensorType x = getX().getType();
   if (x.getRank() != 4)

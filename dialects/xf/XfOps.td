@@ -258,6 +258,63 @@ def Xf_AttentionOp : Xf_DiffOp<"attention", [AllTypesMatch<["q", "result"]>]> {
   }]>];
 }
 
+def Xf_PackedAttentionOp : Xf_DiffOp<"packed_attention"> {
+  let summary = "xf.attention reading q, k and v from one packed projection";
+  let description = [{
+    `qkv` is `[batch, seq, kv_heads, group + 2, head_dim]` (Megatron's grouped
+    layout; `[batch, seq, heads, 3, head_dim]` without grouped-query heads):
+    slot `j < group` of kv head `g` is query head `g * group + j`, slot
+    `group` its key and slot `group + 1` its value. The result is
+    `[batch, seq, kv_heads * group, head_dim]` and equals `xf.attention` of
+    the three slices. -xf-fuse-qkv builds it so that Q, K and V come out of
+    one GEMM and the kernels read them in place. The sequence is never split
+    (the keys live in the same tensor as the queries).
+
+    ```mlir
+    %o = xf.packed_attention %qkv causal scale = 1.250000e-01 : tensor<4x64x8x3x64xf32> -> tensor<4x64x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Xf_FloatTensor:$qkv, UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Xf_FloatTensor:$result);
+  let assemblyFormat = [{
+    $qkv (`causal` $causal^)? `scale` `=` $scale attr-dict `:` type($qkv) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Xf_ConcatOp : Xf_DiffOp<"concat"> {
+  let summary = "concatenation along one dimension";
+  let description = [{
+    The operands agree in rank, element type and every dimension but `dim`;
+    the result's `dim` is the sum of theirs.
+
+    ```mlir
+    %w = xf.concat %a, %b dim = 2 : tensor<64x4x1x16xf32>, tensor<64x4x2x16xf32> -> tensor<64x4x3x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyStaticShapeTensor>:$xs, I64Attr:$dim);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$xs `dim` `=` $dim attr-dict `:` type($xs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Xf_SplitOp : Xf_Op<"split"> {
+  let summary = "consecutive slices along one dimension (the inverse of xf.concat)";
+  let description = [{
+    Result `i` is the slice of `x` along `dim` that starts after results
+    `0..i-1`; the results' sizes in `dim` sum to the operand's. The VJP of
+    `xf.concat`.
+
+    ```mlir
+    %a, %b = xf.split %w dim = 2 : tensor<64x4x3x16xf32> -> tensor<64x4x1x16xf32>, tensor<64x4x2x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$x, I64Attr:$dim);
+  let results = (outs Variadic<AnyStaticShapeTensor>:$results);
+  let assemblyFormat = "$x `dim` `=` $dim attr-dict `:` type($x) `->` type($results)";
+  let hasVerifier = 1;
+}
+
 def Xf_RopeOp : Xf_DiffOp<"rope", [SameOperandsAndResultType]> {
   let summary = "rotary position embedding (rotate-half convention)";
   let description = [{

@@ -428,6 +428,39 @@ OpShardingRule AttentionOp::getShardingRule() {
   return rule;
 }
 
+/// Factors of a packed attention: `qkv` [batch, seq, kv_heads, group + 2,
+/// head_dim] and the `[batch, seq, heads, head_dim]` tensors (result, dout).
+/// The heads split with the kv heads; the sequence is whole (it holds the
+/// keys as well as the queries) and so are the slots and head_dim.
+struct PackedAttentionFactors {
+  TensorFactors qkv, q;
+};
+
+PackedAttentionFactors packedAttentionFactors(OpShardingRule &rule, Value qkv) {
+  ArrayRef<int64_t> s = shapeOf(qkv);
+  int batch = rule.addFactor(s[0]);
+  int seq = rule.addFactor(s[1], FactorKind::Replicated);
+  int kvHeads = rule.addFactor(s[2]);
+  int slots = rule.addFactor(s[3], FactorKind::Replicated);
+  int headDim = rule.addFactor(s[4], FactorKind::Replicated);
+  PackedAttentionFactors a;
+  a.qkv = OpShardingRule::dims({batch, seq, kvHeads, slots, headDim});
+  a.q = OpShardingRule::dims({batch, seq, kvHeads, headDim});
+  if (int64_t group = s[3] - 2; group > 1)
+    a.q[2].push_back(rule.addFactor(group, FactorKind::Replicated));
+  return a;
+}
+
+OpShardingRule PackedAttentionOp::getShardingRule() {
+  OpShardingRule rule;
+  PackedAttentionFactors a = packedAttentionFactors(rule, getQkv());
+  rule.operands = {a.qkv};
+  rule.results = {a.q};
+  // The keys are the queries' own rows: q and k have the result's sequence.
+  rule.flops = attentionFlops(getResult(), getResult(), getCausal(), /*gemms=*/2);
+  return rule;
+}
+
 OpShardingRule RopeOp::getShardingRule() {
   OpShardingRule rule = elementwiseRule(*this, 4);
   const TensorFactors &x = rule.results[0];
@@ -460,6 +493,45 @@ OpShardingRule ReshapeOp::getShardingRule() {
   rule.results = {out};
   rule.linearGroups = {{0}};
   return rule;
+}
+
+/// Concat and split: every dimension but `dim` is one factor all tensors
+/// share; each tensor's `dim` is a Replicated factor of its own (a split
+/// there would interleave the pieces).
+static OpShardingRule concatRule(ValueRange pieces, Value whole, int64_t dim, bool split) {
+  OpShardingRule rule;
+  ArrayRef<int64_t> shape = shapeOf(whole);
+  TensorFactors shared = addDimFactors(rule, shape);
+  auto own = [&](Value v) {
+    TensorFactors t = shared;
+    t[dim] = {rule.addFactor(shapeOf(v)[dim], FactorKind::Replicated)};
+    return t;
+  };
+  SmallVector<TensorFactors> parts;
+  for (Value p : pieces)
+    parts.push_back(own(p));
+  TensorFactors all = own(whole);
+  SmallVector<int, 2> group;
+  if (split) {
+    rule.operands = {all};
+    rule.results.assign(parts.begin(), parts.end());
+    group = {0};
+  } else {
+    rule.operands.assign(parts.begin(), parts.end());
+    rule.results = {all};
+    for (size_t i = 0; i < parts.size(); ++i)
+      group.push_back(static_cast<int>(i));
+  }
+  rule.linearGroups = {group};
+  return rule;
+}
+
+OpShardingRule ConcatOp::getShardingRule() {
+  return concatRule(getXs(), getResult(), getDim(), /*split=*/false);
+}
+
+OpShardingRule SplitOp::getShardingRule() {
+  return concatRule(getResults(), getX(), getDim(), /*split=*/true);
 }
 
 OpShardingRule TransposeOp::getShardingRule() {
@@ -593,6 +665,16 @@ OpShardingRule AttentionGradOp::getShardingRule() {
   rule.linearGroups = {{0}};
   // q.k recomputed, then dv, dp, dq and dk.
   rule.flops = attentionFlops(getQ(), getK(), getCausal(), /*gemms=*/5);
+  return rule;
+}
+
+OpShardingRule PackedAttentionGradOp::getShardingRule() {
+  OpShardingRule rule;
+  PackedAttentionFactors a = packedAttentionFactors(rule, getQkv());
+  rule.operands = {a.q, a.qkv, a.q};
+  rule.results = {a.qkv};
+  rule.linearGroups = {{0}};
+  rule.flops = attentionFlops(getDout(), getDout(), getCausal(), /*gemms=*/5);
   return rule;
 }
 

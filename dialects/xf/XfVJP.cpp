@@ -180,6 +180,13 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+LogicalResult PackedAttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
+                                          SmallVectorImpl<Value> &grads) {
+  grads.push_back(PackedAttentionGradOp::create(b, getLoc(), getQkv().getType(), dys[0], getQkv(),
+                                                getResult(), getCausalAttr(), getScaleAttr()));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Shape and type ops: the inverse movement
 //===----------------------------------------------------------------------===//
@@ -187,6 +194,14 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
 LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
                                   SmallVectorImpl<Value> &grads) {
   grads.push_back(ReshapeOp::create(b, getLoc(), getX().getType(), dys[0]));
+  return success();
+}
+
+LogicalResult ConcatOp::buildVJP(OpBuilder &b, ArrayRef<Value> dys,
+                                 SmallVectorImpl<Value> &grads) {
+  SmallVector<Type> types(getXs().getTypes());
+  auto split = SplitOp::create(b, getLoc(), types, dys[0], getDimAttr());
+  grads.append(split.getResults().begin(), split.getResults().end());
   return success();
 }
 

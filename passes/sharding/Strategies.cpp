@@ -14,6 +14,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::sharding;
@@ -135,27 +137,49 @@ private:
     (column ? columns_ : rows_).try_emplace(param, s);
   }
 
+  /// The parameters a GEMM operand is made of: the one behind its casts, or
+  /// those -xf-fuse-qkv concatenated (a reshape of a concat of reshapes;
+  /// each piece keeps the rank and the split dimension of the whole).
+  static SmallVector<Value, 3> weightPieces(Value v) {
+    v = throughCasts(v);
+    Value u = v;
+    while (isa_and_nonnull<ReshapeOp, CastOp>(u.getDefiningOp()))
+      u = u.getDefiningOp()->getOperand(0);
+    auto concat = u.getDefiningOp<ConcatOp>();
+    if (!concat)
+      return {v};
+    SmallVector<Value, 3> pieces;
+    for (Value piece : concat.getXs()) {
+      while (isa_and_nonnull<ReshapeOp, CastOp>(piece.getDefiningOp()))
+        piece = piece.getDefiningOp()->getOperand(0);
+      pieces.push_back(piece);
+    }
+    return pieces;
+  }
+
   void classifyMatmul(MatmulOp mm) {
     std::string error;
     auto eq = Einsum::parse(mm.getEquation(), error);
     if (!eq)
       return;
     Operation *lhs = producer(mm.getLhs());
-    Value w = throughCasts(mm.getRhs());
+    SmallVector<Value, 3> w = weightPieces(mm.getRhs());
     const std::string &wLetters = eq->rhs;
     bool column = lhs && isa<LayerNormOp, RmsNormOp>(lhs);
-    bool row = lhs && isa<AttentionOp, GeluOp, SwigluOp>(lhs);
+    bool row = lhs && isa<AttentionOp, PackedAttentionOp, GeluOp, SwigluOp>(lhs);
     for (size_t d = 0; d < wLetters.size(); ++d) {
       bool inOutput = eq->out.find(wLetters[d]) != std::string::npos;
       if ((column && inOutput) || (row && !inOutput)) {
-        split(w, static_cast<int64_t>(d), column);
+        for (Value piece : w)
+          split(piece, static_cast<int64_t>(d), column);
         // A column-parallel GEMM's bias is split with its output features,
         // so its gradient (a sum over tokens of the local slice) and its
         // optimizer state stay split too.
         if (column && !eq->out.empty() && eq->out.back() == wLetters[d])
           for (Operation *user : mm->getUsers())
             if (auto add = dyn_cast<BiasAddOp>(user); add && add.getX() == mm.getResult())
-              split(throughCasts(add.getBias()), 0, /*column=*/true);
+              for (Value piece : weightPieces(add.getBias()))
+                split(piece, 0, /*column=*/true);
         return;
       }
     }
@@ -554,4 +578,34 @@ std::string shardc::sharding::pipelineAxisName(StringRef strategy) {
       return axes.trim().empty() ? "pp" : axes.trim().str();
   }
   return "";
+}
+
+int64_t shardc::sharding::headSplitDivisor(StringRef meshSpec, StringRef strategy) {
+  std::string error;
+  FailureOr<Mesh> mesh = Mesh::parse(meshSpec, error);
+  if (meshSpec.empty() || failed(mesh))
+    return 1;
+  auto sizeOf = [&](StringRef name) -> int64_t {
+    for (size_t a = 0; a < mesh->names.size(); ++a)
+      if (mesh->names[a] == name)
+        return mesh->sizes[a];
+    return 1;
+  };
+  SmallVector<StringRef> parts;
+  strategy.split(parts, '+', -1, /*KeepEmpty=*/false);
+  if (parts.empty()) {
+    int64_t all = 1;
+    for (int64_t n : mesh->sizes)
+      all = std::lcm(all, n);
+    return all;
+  }
+  for (StringRef p : parts) {
+    auto [name, axes] = p.trim().split('@');
+    if (name.trim() == "tp" || name.trim() == "sp") {
+      SmallVector<StringRef> names;
+      axes.split(names, ',', -1, /*KeepEmpty=*/false);
+      return sizeOf(names.empty() ? "tp" : names.front().trim());
+    }
+  }
+  return 1;
 }

@@ -68,6 +68,13 @@ struct StrategyTraits {
 /// adds -xf-pipeline after partitioning.
 std::string pipelineAxisName(llvm::StringRef strategy);
 
+/// What must divide the attention heads for them to split over the mesh
+/// `mesh` ("dp=2,tp=4") under `strategy`: a preset's tp/sp axis size (1
+/// without one); for the cost-based search (no preset) the least common
+/// multiple of every axis size, since it may split the heads over any axis.
+/// 1 for an empty or unparsable mesh.
+int64_t headSplitDivisor(llvm::StringRef mesh, llvm::StringRef strategy);
+
 /// Computes the annotations of `strategy` on `func` (no IR change). Errors
 /// (unknown component, missing axis) are emitted at the function.
 mlir::LogicalResult strategyAnnotations(mlir::func::FuncOp func, const Mesh &mesh,

@@ -143,6 +143,23 @@ void MixedPrecision::autocast(Operation *op) {
     at.erase();
     return;
   }
+  if (auto at = dyn_cast<PackedAttentionOp>(op)) {
+    if (!isF32(at.getResult()) || !f32OrLow(at.getQkv()))
+      return;
+    OpBuilder b(at);
+    Value qkv = lowered(at.getQkv());
+    auto low = PackedAttentionOp::create(
+        b, at.getLoc(), at.getType().clone(cast<RankedTensorType>(qkv.getType()).getElementType()),
+        qkv, at.getCausalAttr(), at.getScaleAttr());
+    Value result = low;
+    if (lowActivations_)
+      moved_.insert(low);
+    else
+      result = CastOp::create(b, at.getLoc(), at.getType(), low);
+    at.getResult().replaceAllUsesWith(result);
+    at.erase();
+    return;
+  }
   if (!lowActivations_)
     return;
   SmallVector<OpOperand *> operands = floatOperands();

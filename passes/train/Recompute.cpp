@@ -110,7 +110,7 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
     auto replayable = [&](Operation *op) {
       if (policy == "full")
         return true;
-      if (isa<MatmulOp, AttentionOp>(op))
+      if (isa<MatmulOp, AttentionOp, PackedAttentionOp>(op))
         return false;
       if (isa<BiasAddOp>(op) && isGemm(op->getOperand(0)))
         return false;

@@ -435,11 +435,16 @@ int cmdRun(const std::vector<std::string> &argv) {
 // shardc train
 //===----------------------------------------------------------------------===//
 
+constexpr const char *kFuseQKVHelp =
+    "one GEMM for the Q, K and V projections, attention reading the packed result "
+    "(-xf-fuse-qkv; off by default: the GPU unpacks it through scratch today)";
+
 /// The training pipeline: [mixed precision] -> autodiff -> AdamW.
 struct TrainSetup {
   std::string precision = "fp32";
   int64_t microBatches = 1;
   bool fuseLinearCE = true; ///< -xf-fuse-linear-cross-entropy before autodiff
+  bool fuseQKV = false;     ///< -xf-fuse-qkv before autodiff
   std::string recompute = "none"; ///< -xf-recompute policy
   int64_t recomputeEvery = 1;
   bool weightCopies = true; ///< -xf-adamw's low-precision copies
@@ -459,6 +464,7 @@ TrainSetup stepShapeOptions(const Args &args) {
   if (args.isSet("fuse-linear-ce") && args.isSet("no-fuse-linear-ce"))
     throw UsageError{"options '--fuse-linear-ce' and '--no-fuse-linear-ce' exclude each other"};
   setup.fuseLinearCE = !args.isSet("no-fuse-linear-ce");
+  setup.fuseQKV = args.isSet("fuse-qkv");
   setup.recompute = args.str("recompute");
   if (setup.recompute != "none" && setup.recompute != "selective" && setup.recompute != "full")
     throw UsageError{"option '--recompute' expects none, selective or full, got '" +
@@ -487,6 +493,7 @@ void setTrainStepOptions(PipelineOptions &o, StringRef forward, const TrainSetup
   o.precision = setup.precision;
   o.microBatches = setup.microBatches;
   o.fuseLinearCE = setup.fuseLinearCE;
+  o.fuseQKV = setup.fuseQKV;
   o.recompute = setup.recompute;
   o.recomputeEvery = setup.recomputeEvery;
   o.weightCopies = setup.weightCopies;
@@ -580,7 +587,8 @@ void addStepOptions(Args &args, const char *decayDefault) {
                               "(-xf-fuse-linear-cross-entropy): no tokens x vocabulary logits; "
                               "the default")
       .flag("no-fuse-linear-ce", "keep the logit GEMM and the cross-entropy apart (the step "
-                                 "holds the tokens x vocabulary logits), for comparison");
+                                 "holds the tokens x vocabulary logits), for comparison")
+      .flag("fuse-qkv", kFuseQKVHelp);
   addRecomputeOptions(args);
 }
 
@@ -1328,6 +1336,7 @@ int cmdExplain(const std::vector<std::string> &argv) {
       .option("o", "file", "write the report here", "-")
       .flag("fuse-linear-ce", "fuse the logit GEMM with the cross-entropy first (the default)")
       .flag("no-fuse-linear-ce", "keep the logit GEMM and the cross-entropy apart")
+      .flag("fuse-qkv", kFuseQKVHelp)
       .flag("forward-only", "shard the forward function instead of the training step")
       .flag("json", "write the report as JSON");
   addRecomputeOptions(args);

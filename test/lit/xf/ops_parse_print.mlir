@@ -115,6 +115,21 @@ func.func @attention(%q: tensor<2x8x4x8xf32>, %k: tensor<2x8x2x8xf32>, %v: tenso
   return %0, %1 : tensor<2x8x4x8xf32>, tensor<2x8x4x8xf32>
 }
 
+// CHECK-LABEL: func.func @packed
+// CHECK: xf.concat %{{.*}}, %{{.*}}, %{{.*}} dim = 2 : tensor<16x2x2x8xf32>, tensor<16x2x1x8xf32>, tensor<16x2x1x8xf32> -> tensor<16x2x4x8xf32>
+// CHECK: xf.split %{{.*}} dim = 2 : tensor<16x2x4x8xf32> -> tensor<16x2x2x8xf32>, tensor<16x2x2x8xf32>
+// CHECK: xf.packed_attention %{{.*}} causal scale = 1.250000e-01 : tensor<2x8x2x4x8xf32> -> tensor<2x8x4x8xf32>
+// CHECK: xf.packed_attention_grad %{{.*}}, %{{.*}}, %{{.*}} scale = 1.250000e-01 : tensor<2x8x4x8xf32>, tensor<2x8x2x4x8xf32>
+func.func @packed(%q: tensor<16x2x2x8xf32>, %k: tensor<16x2x1x8xf32>, %qkv: tensor<2x8x2x4x8xf32>,
+                  %dout: tensor<2x8x4x8xf32>)
+    -> (tensor<16x2x2x8xf32>, tensor<2x8x4x8xf32>, tensor<2x8x2x4x8xf32>) {
+  %w = xf.concat %q, %k, %k dim = 2 : tensor<16x2x2x8xf32>, tensor<16x2x1x8xf32>, tensor<16x2x1x8xf32> -> tensor<16x2x4x8xf32>
+  %a:2 = xf.split %w dim = 2 : tensor<16x2x4x8xf32> -> tensor<16x2x2x8xf32>, tensor<16x2x2x8xf32>
+  %o = xf.packed_attention %qkv causal scale = 0.125 : tensor<2x8x2x4x8xf32> -> tensor<2x8x4x8xf32>
+  %d = xf.packed_attention_grad %dout, %qkv, %o scale = 0.125 : tensor<2x8x4x8xf32>, tensor<2x8x2x4x8xf32>
+  return %a#1, %o, %d : tensor<16x2x2x8xf32>, tensor<2x8x4x8xf32>, tensor<2x8x2x4x8xf32>
+}
+
 // CHECK-LABEL: func.func @shapes
 // CHECK: xf.reshape %{{.*}} : tensor<2x8x32xf32> -> tensor<2x8x4x8xf32>
 // CHECK: xf.transpose %{{.*}} [0, 2, 1, 3] : tensor<2x8x4x8xf32> -> tensor<2x4x8x8xf32>

@@ -588,3 +588,75 @@ func.func @multi_adamw_grad_shape(%p0: tensor<4x8xf32>, %g0: tensor<8x4xbf16>, %
   %p, %m, %v = xf.multi_adamw params(%p0) grads(%g0) m(%p0) v(%p0) lr %lr grad_scale %lr step %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 epsilon = 1.000000e-08 weight_decay = 1.000000e-01 decay = [1] copies = [] : tensor<4x8xf32> grads tensor<8x4xbf16>
   return
 }
+
+// -----
+
+func.func @packed_attention_rank(%qkv: tensor<2x8x4x24xf32>) {
+  // expected-error @+1 {{qkv must have rank 5 ([batch, seq, kv_heads, group + 2, head_dim])}}
+  %0 = "xf.packed_attention"(%qkv) {scale = 1.0 : f64} : (tensor<2x8x4x24xf32>) -> tensor<2x8x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @packed_attention_slots(%qkv: tensor<2x8x4x2x8xf32>) {
+  // expected-error @+1 {{qkv's slot dimension (2) must hold at least one query, a key and a value}}
+  %0 = xf.packed_attention %qkv scale = 1.0 : tensor<2x8x4x2x8xf32> -> tensor<2x8x0x8xf32>
+  return
+}
+
+// -----
+
+func.func @packed_attention_result(%qkv: tensor<2x8x2x4x8xf32>) {
+  // expected-error @+1 {{result must be 'tensor<2x8x4x8xf32>', got 'tensor<2x8x2x8xf32>'}}
+  %0 = xf.packed_attention %qkv causal scale = 1.0 : tensor<2x8x2x4x8xf32> -> tensor<2x8x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @packed_attention_grad_dout(%qkv: tensor<2x8x2x3x8xf32>, %d: tensor<2x8x4x8xf32>) {
+  // expected-error @+1 {{dout and out must be 'tensor<2x8x2x8xf32>', got 'tensor<2x8x4x8xf32>'}}
+  %0 = xf.packed_attention_grad %d, %qkv, %d scale = 1.0 : tensor<2x8x4x8xf32>, tensor<2x8x2x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<4x2xf32>, %b: tensor<3x2xf32>) {
+  // expected-error @+1 {{operand #1 differs from operand #0 in dim 0 (3 vs 4)}}
+  %0 = xf.concat %a, %b dim = 1 : tensor<4x2xf32>, tensor<3x2xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_result(%a: tensor<4x2xf32>) {
+  // expected-error @+1 {{result must be 'tensor<4x4xf32>', got 'tensor<4x3xf32>'}}
+  %0 = xf.concat %a, %a dim = 1 : tensor<4x2xf32>, tensor<4x2xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dim(%a: tensor<4x2xf32>) {
+  // expected-error @+1 {{dim 2 is outside the operands' rank 2}}
+  %0 = xf.concat %a dim = 2 : tensor<4x2xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @split_sizes(%a: tensor<4x6xf32>) {
+  // expected-error @+1 {{the results' sizes in dim 1 sum to 5, not the operand's 6}}
+  %0:2 = xf.split %a dim = 1 : tensor<4x6xf32> -> tensor<4x2xf32>, tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @split_dims(%a: tensor<4x6xf32>) {
+  // expected-error @+1 {{result #0 differs from the operand in dim 0 (2 vs 4)}}
+  %0:2 = xf.split %a dim = 1 : tensor<4x6xf32> -> tensor<2x3xf32>, tensor<4x3xf32>
+  return
+}
