@@ -74,8 +74,36 @@ private:
     cache[v] = c;
     return c;
   }
-  /// The compute-type copy of `v` (itself if it is stored so already).
-  Value lowered(Value v) { return castOnce(v, compute_, lowered_); }
+  /// The compute-type copy of `v` (itself if it is stored so already). A
+  /// reshape or concat of parameters (-xf-fuse-qkv's packed weights) is
+  /// rebuilt on the compute type over their casts: the casts are then of
+  /// parameters, which -xf-adamw's low-precision copies replace, instead of
+  /// one cast of the packed weight per step.
+  Value lowered(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !isF32(v) || !isa<ReshapeOp, ConcatOp>(def) || !layoutOfArguments(v))
+      return castOnce(v, compute_, lowered_);
+    if (auto it = lowered_.find(v); it != lowered_.end())
+      return it->second;
+    SmallVector<Value> operands;
+    for (Value o : def->getOperands())
+      operands.push_back(lowered(o));
+    OpBuilder b(def);
+    b.setInsertionPointAfter(def);
+    Operation *low = b.clone(*def);
+    low->setOperands(operands);
+    low->getResult(0).setType(cast<RankedTensorType>(v.getType()).clone(compute_));
+    layoutLeftovers_.push_back(def);
+    return lowered_[v] = low->getResult(0);
+  }
+  /// Whether `v` is function arguments moved by reshapes and concats only.
+  static bool layoutOfArguments(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return true;
+    return isa<ReshapeOp, ConcatOp>(def) &&
+           llvm::all_of(def->getOperands(), [](Value o) { return layoutOfArguments(o); });
+  }
   /// The f32 copy of a value this pass moved to the compute type, for an op
   /// that computes on f32 (a residual add, a norm, a loss).
   Value raised(Value v) { return castOnce(v, f32_, raised_); }
@@ -94,6 +122,9 @@ private:
   Type compute_, f32_;
   bool lowActivations_ = true, lowResidual_ = false;
   llvm::DenseMap<Value, Value> lowered_, raised_;
+  /// f32 layout ops lowered() rebuilt on the compute type; erased at the end
+  /// when nothing reads them any more.
+  SmallVector<Operation *> layoutLeftovers_;
   /// Values this pass moved from f32 to the compute type.
   llvm::DenseSet<Value> moved_;
 };
@@ -266,6 +297,11 @@ void MixedPrecision::runOnOperation() {
     autocast(op);
   if (lowActivations_)
     storeNormsLow();
+  // Consumers were rebuilt after their operands: erase in reverse.
+  for (Operation *op : llvm::reverse(layoutLeftovers_))
+    if (op->use_empty())
+      op->erase();
+  layoutLeftovers_.clear();
 }
 
 } // namespace
