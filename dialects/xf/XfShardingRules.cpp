@@ -501,7 +501,10 @@ OpShardingRule ReshapeOp::getShardingRule() {
 static OpShardingRule concatRule(ValueRange pieces, Value whole, int64_t dim, bool split) {
   OpShardingRule rule;
   ArrayRef<int64_t> shape = shapeOf(whole);
-  TensorFactors shared = addDimFactors(rule, shape);
+  TensorFactors shared(shape.size());
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (static_cast<int64_t>(d) != dim)
+      shared[d] = {rule.addFactor(size)};
   auto own = [&](Value v) {
     TensorFactors t = shared;
     t[dim] = {rule.addFactor(shapeOf(v)[dim], FactorKind::Replicated)};

@@ -116,6 +116,16 @@ std::vector<OpSpec> build() {
       // copies (rt.copy_start); as kernels they are plain copies.
       {C::Offload, "xf.offload", 1, 1, 1, false, {}, {}},
       {C::Reload, "xf.reload", 1, 1, 1, false, {}, {}},
+      // The fused Q/K/V projection: n >= 1 tensors joined along `dim`, and
+      // the inverse, one tensor cut along `dim` into n results. Copies, not
+      // views: neither may share a buffer.
+      {C::Concat, "xf.concat", 0, 0, 1, false, {req("dim", I64)}, {}, false, 1, 0},
+      {C::Split, "xf.split", 1, 1, 0, false, {req("dim", I64)}, {}, false, 0, 1},
+      // Attention reading q, k, v in place from one [B, S, Hkv, G + 2, D]
+      // qkv (Megatron's grouped layout); the gradient writes dq, dk, dv into
+      // the same slots of one dqkv: dout, qkv, out -> dqkv.
+      {C::PackedAttention, "xf.packed_attention", 1, 1, 1, false, attention, {}},
+      {C::PackedAttentionGrad, "xf.packed_attention_grad", 3, 3, 1, false, attention, {}},
   };
   for (size_t i = 0; i < t.size(); ++i)
     if (static_cast<size_t>(t[i].code) != i) {
@@ -148,10 +158,14 @@ const AttrSpec *findAttr(const OpSpec &op, std::string_view name) {
 }
 
 int64_t listLength(const OpSpec &op, size_t operands, size_t results) {
-  if (op.tensorLists == 0)
-    return operands >= op.minOperands && operands <= op.maxOperands && results == op.results
-               ? 0
-               : -1;
+  const bool fixedOperands = operands >= op.minOperands && operands <= op.maxOperands;
+  if (op.tensorLists == 0 && op.resultLists == 0)
+    return fixedOperands && results == op.results ? 0 : -1;
+  if (op.tensorLists == 0) { // only the results form lists (xf.split)
+    if (!fixedOperands || results <= op.results || (results - op.results) % op.resultLists != 0)
+      return -1;
+    return static_cast<int64_t>((results - op.results) / op.resultLists);
+  }
   for (size_t scalars = op.minOperands; scalars <= op.maxOperands; ++scalars) {
     if (operands <= scalars || (operands - scalars) % op.tensorLists != 0)
       continue;
@@ -167,9 +181,13 @@ std::string arityText(const OpSpec &op) {
   auto range = [](unsigned lo, unsigned hi) {
     return std::to_string(lo) + (lo == hi ? "" : ".." + std::to_string(hi));
   };
-  if (op.tensorLists == 0)
+  if (op.tensorLists == 0 && op.resultLists == 0)
     return "takes " + range(op.minOperands, op.maxOperands) + " operands and " +
            std::to_string(op.results) + " results";
+  if (op.tensorLists == 0)
+    return "takes " + range(op.minOperands, op.maxOperands) + " operands and " +
+           std::to_string(op.resultLists) + " lists of n >= 1 results" +
+           (op.results ? " and " + std::to_string(op.results) + " more" : "");
   std::string s = "takes " + std::to_string(op.tensorLists) + " lists of n >= 1 tensors and " +
                   range(op.minOperands, op.maxOperands) + " scalar operands, and ";
   if (op.resultLists)

@@ -40,7 +40,7 @@ enum class OpCode : uint8_t {
   RmsNormGrad, AttentionGrad, EmbeddingGrad, ReduceSum, SumSquares, ClipGradNorm, LrSchedule,
   AdamW, CountStep, LossScaleUpdate, MultiSumSquares, MultiAdamW, MatmulBias, MatmulBiasGelu, MatmulDGelu, MatmulBGrad,
   AllGather, AllReduce, ReduceScatter, AllSlice, AllToAll,
-  Transfer, Offload, Reload,
+  Transfer, Offload, Reload, Concat, Split, PackedAttention, PackedAttentionGrad,
 };
 
 /// How an attribute is encoded (in rt IR / in the program's JSON).
@@ -78,12 +78,14 @@ struct OpSpec {
   /// Run in place, the kernel has nothing to do (the result is a view of the
   /// operand's bytes): lowering emits no call for it.
   bool viewInPlace = false;
-  /// A multi-tensor op (the optimizer over all parameters in one call) when
-  /// non-zero: its operands are `tensorLists` lists of n >= 1 tensors each,
-  /// then minOperands..maxOperands scalars; its results are `resultLists`
-  /// lists of n, then `results` more, then (with `extraResults`) up to n
-  /// more (the low-precision weight copies). n is the call's, not the
-  /// table's; `inPlace` pairs lists.
+  /// A multi-tensor op (the optimizer over all parameters in one call,
+  /// xf.concat) when non-zero: its operands are `tensorLists` lists of n >= 1
+  /// tensors each, then minOperands..maxOperands scalars; its results are
+  /// `resultLists` lists of n, then `results` more, then (with
+  /// `extraResults`) up to n more (the low-precision weight copies). n is
+  /// the call's, not the table's; `inPlace` pairs lists. With tensorLists = 0
+  /// and resultLists > 0 (xf.split) the operands are minOperands..maxOperands
+  /// tensors and only the results form lists.
   uint8_t tensorLists = 0, resultLists = 0;
   bool extraResults = false;
 };

@@ -2,11 +2,12 @@
 //
 // Work is split into (batch, query head, block of kBlockRows queries) tasks
 // spread over OpenMP threads. A task computes its score block with one GEMM
-// reading Q and K in place through their BSHD leading dimensions, applies the
-// causal mask and a max-subtracted softmax in a per-thread scratch, and writes
-// its output rows with a second GEMM. Causal blocks only multiply the keys up
-// to their last query, halving the work. BLAS runs single-threaded inside the
-// tasks (see Parallel.h).
+// reading Q and K in place through their leading dimensions (BSHD, or the
+// rows of a packed qkv: AttentionLayout), applies the causal mask and a
+// max-subtracted softmax in a per-thread scratch, and writes its output rows
+// with a second GEMM. Causal blocks only multiply the keys up to their last
+// query, halving the work. BLAS runs single-threaded inside the tasks (see
+// Parallel.h).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Kernels.h"
@@ -33,7 +34,8 @@ constexpr int64_t kBlockRows = 64;
 template <class T>
 void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
                        int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                       bool causal, double scale, int64_t Skv, int64_t qOffset) {
+                       bool causal, double scale, int64_t Skv, int64_t qOffset,
+                       const AttentionLayout &layout) {
   if (Skv == 0)
     Skv = S;
   if (B < 0 || S < 0 || Hq < 0 || D <= 0 || Hkv <= 0 || Hq % Hkv != 0 || Skv < 0 ||
@@ -48,11 +50,15 @@ void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
   if (Hq * D > INT_MAX || Skv > INT_MAX)
     throw rt::Error("attention_forward: S=" + std::to_string(Skv) + " or Hq*D=" +
                     std::to_string(Hq * D) + " exceeds the BLAS integer range");
+  const AttentionHeads qL = layout.q.orDense(Hq, D), kL = layout.k.orDense(Hkv, D),
+                       vL = layout.v.orDense(Hkv, D);
+  if (qL.group < 1 || kL.group < 1 || vL.group < 1)
+    throw rt::Error("attention_forward: a head layout's group must be at least 1");
   if (B == 0 || S == 0 || Hq == 0)
     return;
 
   int64_t group = Hq / Hkv;
-  int64_t qStride = Hq * D, kvStride = Hkv * D;
+  int64_t oStride = Hq * D;
   int64_t nBlocks = (S + kBlockRows - 1) / kBlockRows;
   int64_t nTasks = B * Hq * nBlocks;
   T tScale = T(scale);
@@ -72,14 +78,14 @@ void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
       // Causal: no query in this block (global rows qOffset + i) sees a key
       // at or past qOffset + i1.
       int64_t nKeys = causal ? qOffset + i1 : Skv;
-      const T *qBlock = q + ((b * S + i0) * Hq + h) * D;
-      const T *kHead = k + (b * Skv * Hkv + h / group) * D;
-      const T *vHead = v + (b * Skv * Hkv + h / group) * D;
+      const T *qBlock = q + (b * S + i0) * qL.rowStride + qL.head(h, D);
+      const T *kHead = k + b * Skv * kL.rowStride + kL.head(h / group, D);
+      const T *vHead = v + b * Skv * vL.rowStride + vL.head(h / group, D);
       T *oBlock = out + ((b * S + i0) * Hq + h) * D;
       T *p = scores.data();
 
-      gemm<T>(false, true, rows, nKeys, D, tScale, qBlock, qStride, kHead,
-              kvStride, T(0), p, nKeys);
+      gemm<T>(false, true, rows, nKeys, D, tScale, qBlock, qL.rowStride, kHead,
+              kL.rowStride, T(0), p, nKeys);
 
       for (int64_t r = 0; r < rows; ++r) {
         T *row = p + r * nKeys;
@@ -94,11 +100,11 @@ void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
           lse[(b * Hq + h) * S + i0 + r] = T(double(mx) + std::log(sum));
       }
 
-      gemm<T>(false, false, rows, D, nKeys, T(1), p, nKeys, vHead, kvStride,
-              T(0), oBlock, qStride);
+      gemm<T>(false, false, rows, D, nKeys, T(1), p, nKeys, vHead, vL.rowStride,
+              T(0), oBlock, oStride);
       for (int64_t r = 0; r < rows; ++r) {
         T inv = T(invSum[r]);
-        T *o = oBlock + r * qStride;
+        T *o = oBlock + r * oStride;
         for (int64_t d = 0; d < D; ++d)
           o[d] *= inv;
       }
@@ -109,7 +115,8 @@ void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
 #define SHARDC_INSTANTIATE(T)                                                  \
   template void attention_forward<T>(const T *, const T *, const T *, T *,     \
                                      T *, int64_t, int64_t, int64_t, int64_t,  \
-                                     int64_t, bool, double, int64_t, int64_t);
+                                     int64_t, bool, double, int64_t, int64_t,  \
+                                     const AttentionLayout &);
 SHARDC_INSTANTIATE(float)
 SHARDC_INSTANTIATE(double)
 #undef SHARDC_INSTANTIATE

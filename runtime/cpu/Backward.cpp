@@ -11,7 +11,9 @@
 // conflicts: the first over (batch, query head, query block) tasks computes dq
 // and the row statistics, the second over (batch, kv head, key block) tasks
 // recomputes the transposed probabilities from those statistics and computes
-// dk and dv, summing the query heads of a group in head order.
+// dk and dv, summing the query heads of a group in head order. q, k, v and
+// their gradients may lie in other than dense BSHD (AttentionLayout: a packed
+// qkv read and dqkv written in place); writes touch only their own slots.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Kernels.h"
@@ -254,7 +256,8 @@ template <class T>
 void attention_backward(const T *dout, const T *q, const T *k, const T *v,
                         const T *out, T *dq, T *dk, T *dv, int64_t B, int64_t S,
                         int64_t Hq, int64_t Hkv, int64_t D, bool causal,
-                        double scale, int64_t Skv, int64_t qOffset) {
+                        double scale, int64_t Skv, int64_t qOffset,
+                        const AttentionLayout &layout) {
   if (Skv == 0)
     Skv = S;
   if (B < 0 || S < 0 || Hq < 0 || D <= 0 || Hkv <= 0 || Hq % Hkv != 0 || Skv < 0 ||
@@ -269,17 +272,25 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
   if (Hq * D > INT_MAX || Hkv * D > INT_MAX || Skv > INT_MAX)
     throw rt::Error("attention_backward: S=" + std::to_string(Skv) + " or Hq*D=" +
                     std::to_string(Hq * D) + " exceeds the BLAS integer range");
+  const AttentionHeads qL = layout.q.orDense(Hq, D), kL = layout.k.orDense(Hkv, D),
+                       vL = layout.v.orDense(Hkv, D);
+  if (qL.group < 1 || kL.group < 1 || vL.group < 1)
+    throw rt::Error("attention_backward: a head layout's group must be at least 1");
   if (B == 0 || Skv == 0)
     return;
   if (Hq == 0 || S == 0) {
-    // No query reads k or v.
-    std::fill(dk, dk + B * Skv * Hkv * D, T(0));
-    std::fill(dv, dv + B * Skv * Hkv * D, T(0));
+    // No query reads k or v. Head by head: a strided dk or dv shares its
+    // rows with other tensors.
+    for (int64_t row = 0; row < B * Skv; ++row)
+      for (int64_t g = 0; g < Hkv; ++g) {
+        std::fill_n(dk + row * kL.rowStride + kL.head(g, D), D, T(0));
+        std::fill_n(dv + row * vL.rowStride + vL.head(g, D), D, T(0));
+      }
     return;
   }
 
   int64_t group = Hq / Hkv;
-  int64_t qStride = Hq * D, kvStride = Hkv * D;
+  int64_t oStride = Hq * D; // dout and out are dense
   int64_t nBlocks = (S + kBlockRows - 1) / kBlockRows;
   T tScale = T(scale);
   // Per (b, h, i): the row max and exp-sum of the scaled, masked scores, and
@@ -303,17 +314,18 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
       int64_t i0 = blk * kBlockRows, i1 = std::min(S, i0 + kBlockRows);
       int64_t rows = i1 - i0;
       int64_t nKeys = causal ? qOffset + i1 : Skv;
-      int64_t qOff = ((b * S + i0) * Hq + h) * D;
-      const T *kHead = k + (b * Skv * Hkv + h / group) * D;
-      const T *vHead = v + (b * Skv * Hkv + h / group) * D;
+      int64_t qOff = (b * S + i0) * qL.rowStride + qL.head(h, D);
+      int64_t oOff = ((b * S + i0) * Hq + h) * D;
+      const T *kHead = k + b * Skv * kL.rowStride + kL.head(h / group, D);
+      const T *vHead = v + b * Skv * vL.rowStride + vL.head(h / group, D);
       double *mxOut = rowMax.data() + (b * Hq + h) * S + i0;
       double *sumOut = rowSum.data() + (b * Hq + h) * S + i0;
       double *deltaOut = delta.data() + (b * Hq + h) * S + i0;
 
-      gemm<T>(false, true, rows, nKeys, D, tScale, q + qOff, qStride, kHead,
-              kvStride, T(0), p.data(), nKeys);
-      gemm<T>(false, true, rows, nKeys, D, T(1), dout + qOff, qStride, vHead,
-              kvStride, T(0), dp.data(), nKeys);
+      gemm<T>(false, true, rows, nKeys, D, tScale, q + qOff, qL.rowStride, kHead,
+              kL.rowStride, T(0), p.data(), nKeys);
+      gemm<T>(false, true, rows, nKeys, D, T(1), dout + oOff, oStride, vHead,
+              vL.rowStride, T(0), dp.data(), nKeys);
 
       for (int64_t r = 0; r < rows; ++r) {
         T *pr = p.data() + r * nKeys;
@@ -322,8 +334,8 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
         T mx = *std::max_element(pr, pr + valid);
         double sum = expShiftedSum(pr, mx, valid, pr);
         T inv = T(1.0 / sum);
-        const T *dor = dout + qOff + r * qStride;
-        const T *or_ = out + qOff + r * qStride;
+        const T *dor = dout + oOff + r * oStride;
+        const T *or_ = out + oOff + r * oStride;
         double dl = 0.0;
         for (int64_t d = 0; d < D; ++d)
           dl += double(dor[d]) * double(or_[d]);
@@ -337,7 +349,7 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
       }
 
       gemm<T>(false, false, rows, D, nKeys, tScale, dp.data(), nKeys, kHead,
-              kvStride, T(0), dq + qOff, qStride);
+              kL.rowStride, T(0), dq + qOff, qL.rowStride);
     }
   }
 
@@ -360,26 +372,28 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
       // Causal: local queries before j0 - qOffset see none of these keys.
       int64_t qStart = causal ? std::clamp<int64_t>(j0 - qOffset, 0, S) : 0;
       int64_t nQueries = S - qStart;
-      int64_t kvOff = ((b * Skv + j0) * Hkv + g) * D;
+      int64_t kOff = (b * Skv + j0) * kL.rowStride + kL.head(g, D);
+      int64_t vOff = (b * Skv + j0) * vL.rowStride + vL.head(g, D);
       if (nQueries == 0) {
         for (int64_t r = 0; r < keys; ++r) {
-          std::fill(dk + kvOff + r * kvStride, dk + kvOff + r * kvStride + D, T(0));
-          std::fill(dv + kvOff + r * kvStride, dv + kvOff + r * kvStride + D, T(0));
+          std::fill_n(dk + kOff + r * kL.rowStride, D, T(0));
+          std::fill_n(dv + vOff + r * vL.rowStride, D, T(0));
         }
         continue;
       }
 
       for (int64_t hi = 0; hi < group; ++hi) {
         int64_t h = g * group + hi;
-        int64_t qOff = ((b * S + qStart) * Hq + h) * D;
+        int64_t qOff = (b * S + qStart) * qL.rowStride + qL.head(h, D);
+        int64_t oOff = ((b * S + qStart) * Hq + h) * D;
         const double *mx = rowMax.data() + (b * Hq + h) * S + qStart;
         const double *sum = rowSum.data() + (b * Hq + h) * S + qStart;
         const double *dl = delta.data() + (b * Hq + h) * S + qStart;
 
-        gemm<T>(false, true, keys, nQueries, D, tScale, k + kvOff, kvStride,
-                q + qOff, qStride, T(0), pt.data(), nQueries);
-        gemm<T>(false, true, keys, nQueries, D, T(1), v + kvOff, kvStride,
-                dout + qOff, qStride, T(0), dpt.data(), nQueries);
+        gemm<T>(false, true, keys, nQueries, D, tScale, k + kOff, kL.rowStride,
+                q + qOff, qL.rowStride, T(0), pt.data(), nQueries);
+        gemm<T>(false, true, keys, nQueries, D, T(1), v + vOff, vL.rowStride,
+                dout + oOff, oStride, T(0), dpt.data(), nQueries);
 
         for (int64_t r = 0; r < keys; ++r) {
           T *ptr = pt.data() + r * nQueries;
@@ -398,9 +412,9 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
 
         T beta = hi == 0 ? T(0) : T(1);
         gemm<T>(false, false, keys, D, nQueries, T(1), pt.data(), nQueries,
-                dout + qOff, qStride, beta, dv + kvOff, kvStride);
+                dout + oOff, oStride, beta, dv + vOff, vL.rowStride);
         gemm<T>(false, false, keys, D, nQueries, tScale, dpt.data(), nQueries,
-                q + qOff, qStride, beta, dk + kvOff, kvStride);
+                q + qOff, qL.rowStride, beta, dk + kOff, kL.rowStride);
       }
     }
   }
@@ -702,7 +716,7 @@ void linear_cross_entropy_backward(double dloss, const T *x, const T *w,
   template void attention_backward<T>(                                         \
       const T *, const T *, const T *, const T *, const T *, T *, T *, T *,    \
       int64_t, int64_t, int64_t, int64_t, int64_t, bool, double, int64_t,      \
-      int64_t);                                                                \
+      int64_t, const AttentionLayout &);                                       \
   template void embedding_backward<T>(const T *, const int32_t *, T *,         \
                                       int64_t, int64_t, int64_t);              \
   template void embedding_backward_block<T>(const T *, const int32_t *, T *,   \

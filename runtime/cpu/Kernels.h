@@ -146,6 +146,36 @@ void softmax_lastdim(const T *x, T *out, int64_t rows, int64_t cols);
 // Attention (Attention.cpp)
 //===----------------------------------------------------------------------===//
 
+/// Where one of attention's per-head tensors (q, k or v, and its gradient)
+/// lies: head h of sequence row i of batch b starts at element
+///   (b * rows + i) * rowStride + offset + (h / group) * groupStride + (h % group) * D
+/// for a tensor of `rows` sequence rows. rowStride = 0 is dense [B, rows, H, D].
+struct AttentionHeads {
+  int64_t rowStride = 0, offset = 0, group = 1, groupStride = 0;
+
+  /// This layout, or dense for H heads of size D when rowStride = 0.
+  AttentionHeads orDense(int64_t H, int64_t D) const {
+    return rowStride ? *this : AttentionHeads{H * D, 0, 1, D};
+  }
+  int64_t head(int64_t h, int64_t D) const {
+    return offset + (h / group) * groupStride + (h % group) * D;
+  }
+};
+
+/// The layouts of q (and dq), k (dk) and v (dv); out and dout are always
+/// dense [B, S, Hq, D]. The default is dense throughout.
+struct AttentionLayout {
+  AttentionHeads q, k, v;
+
+  /// q, k and v read in place from one [B, S, Hkv, G + 2, D] tensor
+  /// (Megatron's grouped QKV, xf.packed_attention): kv head g holds its G
+  /// query heads (query head h = g * G + j), then its k, then its v.
+  static AttentionLayout packedQkv(int64_t Hkv, int64_t G, int64_t D) {
+    const int64_t slots = (G + 2) * D, row = Hkv * slots;
+    return {{row, 0, G, slots}, {row, G * D, 1, slots}, {row, (G + 1) * D, 1, slots}};
+  }
+};
+
 /// Scaled dot-product attention, BSHD layout: q and out are [B, S, Hq, D], k
 /// and v are [B, S, Hkv, D]; query head h reads kv head h / (Hq / Hkv). With
 /// `causal`, key j is masked for query i when j > i. lse, if non-null, receives
@@ -153,10 +183,13 @@ void softmax_lastdim(const T *x, T *out, int64_t rows, int64_t cols);
 /// A block of the query rows: q and out hold S rows, global rows
 /// [qOffset, qOffset + S) of a sequence of Skv keys (k and v are
 /// [B, Skv, Hkv, D]); Skv = 0 means S (the whole sequence).
+/// `layout` places q, k and v elsewhere than dense (the same GEMMs with other
+/// leading dimensions: bit-identical to the dense copies).
 template <class T>
 void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
                        int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                       bool causal, double scale, int64_t Skv = 0, int64_t qOffset = 0);
+                       bool causal, double scale, int64_t Skv = 0, int64_t qOffset = 0,
+                       const AttentionLayout &layout = {});
 
 //===----------------------------------------------------------------------===//
 // Losses (Loss.cpp)
@@ -215,11 +248,13 @@ void rmsnorm_backward(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma,
 /// the forward result; the probabilities are recomputed from q and k. dk and
 /// dv sum over the query heads that share a kv head. A block of the query
 /// rows (Skv, qOffset as in attention_forward): dk and dv are that block's
-/// share, to be summed over the blocks.
+/// share, to be summed over the blocks. dq, dk and dv lie as `layout` places
+/// q, k and v (packedQkv: one dqkv, every element written).
 template <class T>
 void attention_backward(const T *dout, const T *q, const T *k, const T *v, const T *out, T *dq,
                         T *dk, T *dv, int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                        bool causal, double scale, int64_t Skv = 0, int64_t qOffset = 0);
+                        bool causal, double scale, int64_t Skv = 0, int64_t qOffset = 0,
+                        const AttentionLayout &layout = {});
 
 /// Backward of rope: the rotation by the opposite angle (the transpose).
 /// dx may alias dy.

@@ -145,12 +145,22 @@ public:
       if (d.f64)
         failCall(d, "computes in f64, which the CUDA backend does not run (compile with "
                     "--precision fp32 or bf16)");
-      if (d.kind == OpKind::Attention || d.kind == OpKind::AttentionGrad) {
-        const TensorType &q = d.operands[d.kind == OpKind::Attention ? 0 : 1];
-        if (q.shape[3] > kMaxAttentionHeadDim)
-          failCall(d, "head size " + std::to_string(q.shape[3]) + " exceeds the " +
-                          std::to_string(kMaxAttentionHeadDim) + " the attention kernels run");
+      int64_t headDim = 0; // q's last dim (qkv's for the packed ops)
+      switch (d.kind) {
+      case OpKind::Attention:
+      case OpKind::PackedAttention:
+        headDim = d.operands[0].shape.back();
+        break;
+      case OpKind::AttentionGrad:
+      case OpKind::PackedAttentionGrad:
+        headDim = d.operands[1].shape.back();
+        break;
+      default:
+        break;
       }
+      if (headDim > kMaxAttentionHeadDim)
+        failCall(d, "head size " + std::to_string(headDim) + " exceeds the " +
+                        std::to_string(kMaxAttentionHeadDim) + " the attention kernels run");
     }
 
     SHARDC_CUDA(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
@@ -389,6 +399,84 @@ private:
                        TView{buf[nIn + 2], t}, B, Skv, Hq, Hkv, D, d.causal, d.scale,
                        base + 4 * one, s);
     take(buf[nIn], full(3).p);
+  }
+
+  /// Attention (or its gradient) on a packed qkv [B, S, Hkv, G + 2, D]: the
+  /// kernels take dense tensors, so q, k and v are unpacked into the call's
+  /// scratch (KernelScratch's packedAttentionLayout) by strided copies, and
+  /// the backward's dq, dk, dv packed back into dqkv's slots the same way.
+  void packedAttention(const DecodedCall &d, void **buf, cudaStream_t s, bool backward) {
+    const auto &ins = d.operands;
+    const size_t nIn = ins.size();
+    const TensorType &qkvT = ins[backward ? 1 : 0];
+    for (size_t i = 0; i < nIn; ++i)
+      if (ins[i].dtype != qkvT.dtype || d.results[0].dtype != qkvT.dtype)
+        failCall(d, "every operand and the result must share qkv's dtype on the GPU");
+    const auto &p = qkvT.shape;
+    const int64_t B = p[0], S = p[1], Hkv = p[2], G = p[3] - 2, D = p[4], Hq = Hkv * G;
+    const DType t = qkvT.dtype;
+    const int64_t elem = dtype_size(t);
+    const scratch::PackedAttentionLayout l =
+        scratch::packedAttentionLayout(B, S, Hkv, G, D, elem, backward);
+    if (l.total == 0)
+      return; // nothing to attend
+    uint8_t *base = scratch(d, buf, l.total);
+    auto dense = [&](int64_t offset) { return TView{base + offset, t}; };
+    // Rows of qkv: one per (b, s, kv head), its G + 2 head slots of D.
+    const int64_t rows = B * S * Hkv, pitch = (G + 2) * D * elem;
+    // `heads` slots from `slot` of every qkv row <-> a dense [rows, heads * D].
+    auto unpack = [&](int64_t offset, const void *qkv, int64_t slot, int64_t heads) {
+      SHARDC_CUDA(cudaMemcpy2DAsync(base + offset, heads * D * elem,
+                                    static_cast<const uint8_t *>(qkv) + slot * D * elem, pitch,
+                                    heads * D * elem, rows, cudaMemcpyDeviceToDevice, s));
+    };
+    auto pack = [&](void *qkv, int64_t slot, int64_t heads, int64_t offset) {
+      SHARDC_CUDA(cudaMemcpy2DAsync(static_cast<uint8_t *>(qkv) + slot * D * elem, pitch,
+                                    base + offset, heads * D * elem, heads * D * elem, rows,
+                                    cudaMemcpyDeviceToDevice, s));
+    };
+    const void *qkv = buf[backward ? 1 : 0];
+    unpack(l.q, qkv, 0, G);
+    unpack(l.k, qkv, G, 1);
+    unpack(l.v, qkv, G + 1, 1);
+    if (!backward) {
+      attention_forward(dense(l.q), dense(l.k), dense(l.v), TView{buf[nIn], t}, nullptr, B, S, Hq,
+                        Hkv, D, d.causal, d.scale, s);
+      return;
+    }
+    // Operands dout, qkv, out; result dqkv.
+    attention_backward(TView{buf[0], t}, dense(l.q), dense(l.k), dense(l.v), TView{buf[2], t},
+                       dense(l.dq), dense(l.dk), dense(l.dv), B, S, Hq, Hkv, D, d.causal, d.scale,
+                       base + l.workspace, s);
+    pack(buf[nIn], 0, G, l.dq);
+    pack(buf[nIn], G, 1, l.dk);
+    pack(buf[nIn], G + 1, 1, l.dv);
+  }
+
+  /// Concat (split): per operand (result), its rows of the dims before `dim`
+  /// copied to (from) its column offset in the joined tensor's rows.
+  void concatOrSplit(const DecodedCall &d, void **buf, cudaStream_t s) {
+    const bool concat = d.kind == OpKind::Concat;
+    const std::vector<TensorType> &parts = concat ? d.operands : d.results;
+    const TensorType &whole = concat ? d.results[0] : d.operands[0];
+    auto *joined = static_cast<uint8_t *>(buf[concat ? d.operands.size() : 0]);
+    void **partBuf = concat ? buf : buf + 1;
+    const Split3 w(whole.shape, d.dim, dtype_size(whole.dtype));
+    const int64_t wholeRow = w.dimSize * w.inner;
+    int64_t at = 0; // the part's byte offset in a row of the joined tensor
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const int64_t width = parts[i].shape[d.dim] * w.inner;
+      uint8_t *part = static_cast<uint8_t *>(partBuf[i]);
+      uint8_t *dst = concat ? joined + at : part;
+      const uint8_t *src = concat ? part : joined + at;
+      const size_t dstPitch = concat ? wholeRow : width, srcPitch = concat ? width : wholeRow;
+      if (width > 0 && w.outer == 1) // one row (dim 0): no pitch limit
+        SHARDC_CUDA(cudaMemcpyAsync(dst, src, width, cudaMemcpyDeviceToDevice, s));
+      else if (width > 0 && w.outer > 1)
+        SHARDC_CUDA(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, width, w.outer,
+                                      cudaMemcpyDeviceToDevice, s));
+      at += width;
+    }
   }
 
   /// A kernel's scratch of `bytes`: the call's planned region
@@ -1096,6 +1184,14 @@ void CudaBackend::runKernel(const DecodedCall &d, void **buf) {
                        s);
     return;
   }
+  case OpKind::PackedAttention:
+  case OpKind::PackedAttentionGrad:
+    packedAttention(d, buf, s, d.kind == OpKind::PackedAttentionGrad);
+    return;
+  case OpKind::Concat:
+  case OpKind::Split:
+    concatOrSplit(d, buf, s);
+    return;
   case OpKind::EmbeddingGrad: {
     int64_t dim = outs[0].shape[1];
     void *scratch = workspace(

@@ -376,6 +376,78 @@ void decodeLocal(const Call &c, Decoded &d, const MeshDesc &mesh,
     d.causal = attrUnit(c, d, "causal");
     d.scale = attrF64(c, d, "scale");
     break;
+  case OpKind::PackedAttention:
+  case OpKind::PackedAttentionGrad: {
+    // qkv [B, S, Hkv, G + 2, D]: per kv head its G query heads, k and v.
+    const bool grad = d.kind == OpKind::PackedAttentionGrad;
+    const size_t qi = grad ? 1 : 0;
+    for (size_t i = 0; i < in.size(); ++i)
+      floatOperand(i);
+    floatResults();
+    const auto &qkv = in[qi].shape;
+    need(d, qkv.size() == 5, "qkv must be [B, S, Hkv, G + 2, D], not " + shape_str(qkv));
+    need(d, qkv[3] >= 3,
+         "qkv " + shape_str(qkv) + " holds " + std::to_string(qkv[3]) +
+             " heads per kv head; it needs G >= 1 query heads, k and v (G + 2 >= 3)");
+    const std::vector<int64_t> attended = {qkv[0], qkv[1], qkv[2] * (qkv[3] - 2), qkv[4]};
+    if (grad) {
+      need(d, in[0].shape == attended && in[2].shape == attended,
+           "dout and out must be [B, S, Hkv * G, D] = " + shape_str(attended) + ", not " +
+               shape_str(in[0].shape) + " and " + shape_str(in[2].shape));
+      need(d, out[0].shape == qkv,
+           "dqkv must have qkv's shape " + shape_str(qkv) + ", not " + shape_str(out[0].shape));
+    } else {
+      need(d, out[0].shape == attended,
+           "the result must be [B, S, Hkv * G, D] = " + shape_str(attended) + ", not " +
+               shape_str(out[0].shape));
+    }
+    // The kernels read whole sequences: no block of the query rows.
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Block rows = place(mesh, coords, c.operandAxes, i, in[i], 1);
+      need(d, rows.local == rows.global,
+           "operand #" + std::to_string(i) + " holds " + std::to_string(rows.local) + " of " +
+               std::to_string(rows.global) +
+               " sequence rows; packed attention needs the whole sequence (split the heads, "
+               "or use xf.attention)");
+    }
+    d.causal = attrUnit(c, d, "causal");
+    d.scale = attrF64(c, d, "scale");
+    break;
+  }
+  case OpKind::Concat:
+  case OpKind::Split: {
+    // Concat: n operands -> one result; split: one operand -> n results.
+    // Every tensor has the joined one's rank, dtype and shape but in `dim`,
+    // where the parts' sizes sum to the joined one's.
+    const bool concat = d.kind == OpKind::Concat;
+    const std::vector<TensorType> &parts = concat ? in : out;
+    const TensorType &whole = concat ? out[0] : in[0];
+    const char *part = concat ? "operand" : "result";
+    d.dim = attrI64(c, d, "dim");
+    const int64_t rank = static_cast<int64_t>(whole.shape.size());
+    need(d, d.dim >= 0 && d.dim < rank,
+         "dim " + std::to_string(d.dim) + " is outside the " +
+             std::string(concat ? "result " : "operand ") + shape_str(whole.shape));
+    int64_t sum = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const TensorType &t = parts[i];
+      std::string name = std::string(part) + " #" + std::to_string(i) + " " + shape_str(t.shape);
+      need(d, t.dtype == whole.dtype,
+           name + " must have the " + (concat ? "result's" : "operand's") + " dtype");
+      bool agree = static_cast<int64_t>(t.shape.size()) == rank;
+      for (int64_t k = 0; agree && k < rank; ++k)
+        agree = k == d.dim || t.shape[k] == whole.shape[k];
+      need(d, agree,
+           name + " must match " + shape_str(whole.shape) + " in every dim but " +
+               std::to_string(d.dim));
+      sum += t.shape[d.dim];
+    }
+    need(d, sum == whole.shape[d.dim],
+         "the " + std::string(part) + "s' sizes in dim " + std::to_string(d.dim) + " sum to " +
+             std::to_string(sum) + ", not " + std::to_string(whole.shape[d.dim]) + " (" +
+             shape_str(whole.shape) + ")");
+    break;
+  }
   case OpKind::Rope:
     floatOperand(0);
     floatResults();

@@ -286,6 +286,31 @@ void KernelRunner::runKernel(const Decoded &d, void **buf, const StepContext &ct
     if (res[0] != buf[0])
       std::memmove(res[0], buf[0], d.operands[0].bytes());
     return;
+  case OpKind::Concat:
+  case OpKind::Split: {
+    // Strided copies: per index of the dims before `dim`, each part's run
+    // of bytes at its offset in the joined tensor's run.
+    const bool concat = d.kind == OpKind::Concat;
+    const std::vector<TensorType> &parts = concat ? d.operands : d.results;
+    const TensorType &whole = concat ? d.results[0] : d.operands[0];
+    auto *joined = static_cast<uint8_t *>(concat ? res[0] : buf[0]);
+    const Split3 w(whole.shape, d.dim, dtype_size(whole.dtype));
+    const int64_t wholeRun = w.dimSize * w.inner;
+    int64_t at = 0; // the part's offset in a run of the joined tensor
+    for (size_t i = 0; i < parts.size(); ++i) {
+      auto *p = static_cast<uint8_t *>(concat ? buf[i] : res[i]);
+      const int64_t run = parts[i].shape[d.dim] * w.inner;
+      for (int64_t o = 0; o < w.outer; ++o) {
+        uint8_t *inWhole = joined + o * wholeRun + at;
+        if (concat)
+          std::memcpy(inWhole, p + o * run, run);
+        else
+          std::memcpy(p + o * run, inWhole, run);
+      }
+      at += run;
+    }
+    return;
+  }
   case OpKind::Transpose: {
     const std::vector<int64_t> &shape = d.operands[0].shape;
     switch (d.operands[0].dtype) {
@@ -525,6 +550,18 @@ void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx
     o.done();
     return;
   }
+  case OpKind::PackedAttention: {
+    // q, k and v read in place from qkv [B, S, Hkv, G + 2, D].
+    In<C> qkv = in(0);
+    Out<C> o = out(0);
+    const auto &s = ins[0].shape;
+    const int64_t Hkv = s[2], G = s[3] - 2, D = s[4];
+    cpu::attention_forward<C>(qkv.get(), qkv.get(), qkv.get(), o.get(), nullptr, s[0], s[1],
+                              Hkv * G, Hkv, D, d.causal, d.scale, 0, 0,
+                              cpu::AttentionLayout::packedQkv(Hkv, G, D));
+    o.done();
+    return;
+  }
   case OpKind::Rope: {
     In<C> x = in(0);
     Out<C> o = out(0);
@@ -637,6 +674,18 @@ void KernelRunner::runFloat(const Decoded &d, void **buf, const StepContext &ctx
     dq.done();
     dk.done();
     dv.done();
+    return;
+  }
+  case OpKind::PackedAttentionGrad: {
+    // dq, dk and dv written into their slots of dqkv, as qkv holds q, k, v.
+    In<C> dout = in(0), qkv = in(1), o = in(2);
+    Out<C> dqkv = out(0);
+    const auto &s = ins[1].shape;
+    const int64_t Hkv = s[2], G = s[3] - 2, D = s[4];
+    cpu::attention_backward(dout.get(), qkv.get(), qkv.get(), qkv.get(), o.get(), dqkv.get(),
+                            dqkv.get(), dqkv.get(), s[0], s[1], Hkv * G, Hkv, D, d.causal,
+                            d.scale, 0, 0, cpu::AttentionLayout::packedQkv(Hkv, G, D));
+    dqkv.done();
     return;
   }
   case OpKind::EmbeddingGrad: {

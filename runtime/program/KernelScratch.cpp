@@ -98,6 +98,26 @@ int64_t sumSquaresBlocks(int64_t n) {
   return n <= 0 ? 0 : std::clamp<int64_t>((n + 4095) / 4096, 1, 2048);
 }
 
+PackedAttentionLayout packedAttentionLayout(int64_t B, int64_t S, int64_t Hkv, int64_t G,
+                                            int64_t D, int64_t elemBytes, bool backward) {
+  PackedAttentionLayout l;
+  if (B <= 0 || S <= 0 || Hkv <= 0 || G <= 0 || D <= 0)
+    return l;
+  const int64_t q = align256(B * S * Hkv * G * D * elemBytes),
+                kv = align256(B * S * Hkv * D * elemBytes);
+  l.k = q;
+  l.v = l.k + kv;
+  l.total = l.v + kv;
+  if (!backward)
+    return l;
+  l.dq = l.total;
+  l.dk = l.dq + q;
+  l.dv = l.dk + kv;
+  l.workspace = l.dv + kv;
+  l.total = l.workspace + attentionBackwardBytes(B, S, Hkv * G);
+  return l;
+}
+
 MatmulRelayout matmulRelayout(const DecodedCall &d) {
   const Equation &e = d.eq;
   const std::string &B = e.batch, &M = e.lhsFree, &N = e.rhsFree, &K = e.contracted;
@@ -164,6 +184,8 @@ bool mayNeedScratch(abi::OpCode code) {
   case OpKind::CrossEntropyGrad:
   case OpKind::LinearCrossEntropy:
   case OpKind::LinearCrossEntropyGrad:
+  case OpKind::PackedAttention:
+  case OpKind::PackedAttentionGrad:
     return true;
   default:
     return false;
@@ -196,6 +218,17 @@ int64_t callScratchBytes(const DecodedCall &d, const abi::Mesh &mesh) {
                                     dtype_size(ins[backward ? 1 : 0].dtype), backward ? 4 : 2,
                                     backward);
     return backward ? attentionBackwardBytes(q[0], q[1], q[2]) : 0;
+  }
+  case OpKind::PackedAttention:
+  case OpKind::PackedAttentionGrad: {
+    bool backward = d.kind == OpKind::PackedAttentionGrad;
+    const TensorType &qkv = ins[backward ? 1 : 0]; // [B, S, Hkv, G + 2, D]
+    if (qkv.shape.size() != 5)
+      return 0;
+    const auto &s = qkv.shape;
+    return packedAttentionLayout(s[0], s[1], s[2], s[3] - 2, s[4], dtype_size(qkv.dtype),
+                                 backward)
+        .total;
   }
   case OpKind::SumSquares:
   case OpKind::MultiSumSquares: {

@@ -140,6 +140,17 @@ inline int64_t attentionRowBlockBytes(int64_t B, int64_t Skv, int64_t Hq, int64_
          (backward ? attentionBackwardBytes(B, Skv, Hq) : 0);
 }
 
+/// The GPU's packed attention (xf.packed_attention(_grad) on a qkv of
+/// [B, S, Hkv, G + 2, D]): its kernels take dense tensors, so q, k and v are
+/// unpacked into the call's scratch (and the backward's dq, dk, dv packed
+/// from it), each 256-aligned in qkv's dtype; the backward's row statistics
+/// (attentionBackwardBytes) follow. Byte offsets; all 0 for an empty qkv.
+struct PackedAttentionLayout {
+  int64_t q = 0, k = 0, v = 0, dq = 0, dk = 0, dv = 0, workspace = 0, total = 0;
+};
+PackedAttentionLayout packedAttentionLayout(int64_t B, int64_t S, int64_t Hkv, int64_t G,
+                                            int64_t D, int64_t elemBytes, bool backward);
+
 /// Blocks (= partial sums) of the GPU's sum of squares over n elements: one
 /// per 4096 elements, at most 2048.
 int64_t sumSquaresBlocks(int64_t n);

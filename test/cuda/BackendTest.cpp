@@ -12,7 +12,7 @@
 //    offload's copies to and from the pinned host arena (also on the CPU
 //    backend, so that part runs everywhere); kernels that take their
 //    scratch from the plan (the buffer after the results) instead of the
-//    backend's workspace.
+//    backend's workspace; concat, split and attention on a packed qkv.
 //
 //===----------------------------------------------------------------------===//
 
@@ -332,6 +332,77 @@ TEST(CudaBackend, AttentionOverAQueryRowBlockMatchesTheCpu) {
   p.plannedPeakBytes = at * 4;
   std::vector<float> init(at);
   shardc::rng::init_normal(init.data(), at, 0, 11, "backend-attention-rows", 0.0, 1.0);
+  expectGpuMatchesCpu(p, offsets, init, results);
+}
+
+TEST(CudaBackend, PackedAttentionConcatAndSplitMatchTheCpu) {
+  // The fused Q/K/V projection's ops: three projections joined along a
+  // middle dim and the last dim and cut again (strided copies), and attention
+  // and its gradient on a packed qkv [B, S, Hkv, G + 2, D] (unpacked into the
+  // call's scratch on the GPU, read in place on the CPU): G = 2 causal with
+  // planned scratch, G = 1 not causal in the backend's own workspace.
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  const int64_t B = 2, S = 37, Hkv = 2, D = 64, Hidden = 48;
+  int64_t at = 0;
+  auto place = [&](int64_t n) {
+    int64_t off = (at + 63) / 64 * 64;
+    at = off + n;
+    return off * 4;
+  };
+  nlohmann::json causal = {{"causal", true}, {"scale", 0.125}}, full = {{"scale", 0.125}};
+  Program p = oneArena(0);
+  std::vector<std::vector<int64_t>> offsets;
+  // Concat/split along dim 1 of [B*S, n, Hidden] and along the last dim.
+  for (int64_t dim : {1, 2}) {
+    std::vector<int64_t> sizes = {3, 1, 2}, joined = {B * S, 4, Hidden};
+    joined[dim] = 0;
+    std::vector<TensorType> parts;
+    std::vector<int64_t> in, out;
+    for (int64_t n : sizes) {
+      std::vector<int64_t> shape = {B * S, 4, Hidden};
+      shape[dim] = n;
+      parts.push_back(f32(shape));
+      joined[dim] += n;
+      in.push_back(place(B * S * 4 * Hidden));
+      out.push_back(place(B * S * 4 * Hidden));
+    }
+    int64_t whole = place(B * S * 6 * Hidden);
+    p.calls.push_back(call("xf.concat", parts, {f32(joined)}, {{"dim", dim}}));
+    std::vector<int64_t> c = in;
+    c.push_back(whole);
+    offsets.push_back(c);
+    p.calls.push_back(call("xf.split", {f32(joined)}, parts, {{"dim", dim}}));
+    std::vector<int64_t> sp = {whole};
+    sp.insert(sp.end(), out.begin(), out.end());
+    offsets.push_back(sp);
+  }
+  for (int64_t G : {2, 1}) {
+    const int64_t Hq = Hkv * G;
+    std::vector<int64_t> qkvShape = {B, S, Hkv, G + 2, D}, qShape = {B, S, Hq, D};
+    const nlohmann::json &attrs = G == 2 ? causal : full;
+    int64_t qkv = place(B * S * Hkv * (G + 2) * D), out = place(B * S * Hq * D),
+            dout = place(B * S * Hq * D), dqkv = place(B * S * Hkv * (G + 2) * D);
+    p.calls.push_back(call("xf.packed_attention", {f32(qkvShape)}, {f32(qShape)}, attrs));
+    offsets.push_back({qkv, out});
+    p.calls.push_back(call("xf.packed_attention_grad", {f32(qShape), f32(qkvShape), f32(qShape)},
+                           {f32(qkvShape)}, attrs));
+    offsets.push_back({dout, qkv, out, dqkv});
+  }
+  const int64_t results = at;
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    const int64_t bytes = callScratchBytes(*decodeCall(p, i, {0}), p.mesh);
+    const bool packed = p.calls[i].op.rfind("xf.packed_attention", 0) == 0;
+    ASSERT_EQ(bytes > 0, packed) << p.calls[i].op;
+    if (packed && p.calls[i].attrs.contains("causal")) {
+      p.calls[i].scratch = bytes;
+      offsets[i].push_back(place((bytes + 3) / 4));
+    }
+  }
+  p.arenas = {ArenaDesc{"workspace", at * 4}};
+  p.plannedPeakBytes = at * 4;
+  std::vector<float> init(at);
+  shardc::rng::init_normal(init.data(), at, 0, 13, "backend-packed-attention", 0.0, 1.0);
   expectGpuMatchesCpu(p, offsets, init, results);
 }
 

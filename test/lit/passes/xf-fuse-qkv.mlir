@@ -2,6 +2,26 @@
 // RUN: shardc-opt %s -split-input-file -xf-fuse-qkv='function= heads-divisible-by=4' | FileCheck %s --check-prefix=DIV
 // RUN: shardc-opt %models/gpt2-tiny.mlir --pass-pipeline='builtin.module(shardc-train-step{fuse-qkv=true})' | FileCheck %s --check-prefix=GRAD
 // RUN: shardc-opt %models/gpt2-tiny.mlir --pass-pipeline='builtin.module(shardc-train-step{fuse-qkv=true},shardc-shard{function=train_step mesh=dp=2,tp=2 strategy=dp+tp})' | FileCheck %s --check-prefix=TP
+// RUN: shardc-opt %models/gpt2-tiny.mlir --pass-pipeline='builtin.module(shardc-train-step{fuse-qkv=true precision=bf16})' | FileCheck %s --check-prefix=BF16
+// Under bf16 the packed weight is built from the optimizer's bf16 copies
+// (the casts pushed through the reshapes and the concat to the parameters),
+// not cast from f32 each step.
+// BF16-LABEL: func.func @train_step
+// BF16-NOT: xf.cast {{.*}}tensor<64x192xf32>
+// BF16: xf.concat {{.*}} -> tensor<64x4x3x16xbf16>
+// BF16-NOT: xf.cast {{.*}}tensor<64x192xf32>
+// BF16: xf.matmul "bsh,ho->bso" %{{.*}}, %{{.*}} : tensor<4x32x64xbf16>, tensor<64x192xbf16> -> tensor<4x32x192xbf16>
+// Five heads on tp=2: the projections stay apart (their attention may still
+// split its query rows over tp, which the packed form cannot); on a mesh
+// whose tp axis divides them they are fused.
+// RUN: shardc gen --preset gpt2-tiny --hidden 80 --heads 5 -o %t.h5.mlir
+// RUN: shardc-opt %t.h5.mlir --pass-pipeline='builtin.module(shardc-train-step{fuse-qkv=true mesh=dp=2,tp=2 strategy=dp+tp})' | FileCheck %s --check-prefix=H5
+// RUN: shardc-opt %t.h5.mlir --pass-pipeline='builtin.module(shardc-train-step{fuse-qkv=true mesh=dp=2,tp=5 strategy=dp+tp})' | FileCheck %s --check-prefix=H5TP5
+// H5-LABEL: func.func @train_step
+// H5-NOT: xf.packed_attention
+// H5: xf.attention
+// H5TP5-LABEL: func.func @train_step
+// H5TP5: xf.packed_attention
 // Tensor parallelism moves the same bytes as with three GEMMs (the column
 // split of each weight is a split of the packed layout's kv heads).
 // RUN: shardc explain %models/gpt2-tiny.mlir --mesh dp=2,tp=2 --strategy dp+tp | sed -n '/^collectives per step/,/^memory per device/p' > %t.apart

@@ -201,7 +201,11 @@ int only(const DimFactors &dim) {
 const char *kOtherOps = R"mlir(
 func.func @other(%x: tensor<4x8x16xf32>, %ids: tensor<4x8xi32>, %m: tensor<4x8xf32>,
                  %s: tensor<f32>, %w: tensor<16x32xf32>, %a: tensor<2x3x4x5xf32>,
-                 %st: tensor<i32>) {
+                 %st: tensor<i32>, %qkv: tensor<2x8x2x4x8xf32>, %do: tensor<2x8x4x8xf32>) {
+  %pa = xf.packed_attention %qkv causal scale = 0.5 : tensor<2x8x2x4x8xf32> -> tensor<2x8x4x8xf32>
+  %pag = xf.packed_attention_grad %do, %qkv, %pa causal scale = 0.5 : tensor<2x8x4x8xf32>, tensor<2x8x2x4x8xf32>
+  %cat = xf.concat %x, %x dim = 1 : tensor<4x8x16xf32>, tensor<4x8x16xf32> -> tensor<4x16x16xf32>
+  %sp:3 = xf.split %cat dim = 1 : tensor<4x16x16xf32> -> tensor<4x4x16xf32>, tensor<4x4x16xf32>, tensor<4x8x16xf32>
   %t = xf.transpose %a [0, 2, 1, 3] : tensor<2x3x4x5xf32> -> tensor<2x4x3x5xf32>
   %sm = xf.softmax %x : tensor<4x8x16xf32>
   %smg = xf.softmax_grad %x, %sm : tensor<4x8x16xf32>
@@ -423,6 +427,49 @@ TEST_F(ShardingRulesTest, AttentionGradMatchesForward) {
   EXPECT_EQ(r.results[1], k);
   EXPECT_EQ(r.results[2], k);
   EXPECT_EQ(k[2], DimFactors{q[2][0]});
+}
+
+TEST_F(ShardingRulesTest, PackedAttentionSplitsBatchAndKvHeadsOnly) {
+  // [b, s, kv_heads, group + 2, d] -> [b, s, kv_heads * group, d]: the query
+  // heads are [kv_heads, group] and split with the kv heads; the sequence
+  // (queries and keys alike), the slots and head_dim stay whole.
+  OpShardingRule r = ruleOf("%qkv: tensor<2x16x4x4x32xf32>",
+                            "%o = xf.packed_attention %qkv causal scale = 1.0 : "
+                            "tensor<2x16x4x4x32xf32> -> tensor<2x16x8x32xf32>");
+  const TensorFactors &qkv = r.operands[0], &o = r.results[0];
+  EXPECT_EQ(o[0], qkv[0]);
+  EXPECT_EQ(o[1], qkv[1]);
+  ASSERT_EQ(o[2].size(), 2u);
+  EXPECT_EQ(o[2][0], only(qkv[2]));
+  EXPECT_EQ(factor(r, only(qkv[0])).kind, FactorKind::Parallel);
+  EXPECT_EQ(factor(r, only(qkv[2])).kind, FactorKind::Parallel);
+  for (int d : {1, 3, 4})
+    EXPECT_EQ(factor(r, only(qkv[d])).kind, FactorKind::Replicated) << "dim " << d;
+  EXPECT_EQ(factor(r, o[2][1]).kind, FactorKind::Replicated);
+  // The same FLOPs as xf.attention on the unpacked tensors.
+  EXPECT_DOUBLE_EQ(r.flops, 4.0 * 2 * 8 * (0.5 * 16 * 16) * 32);
+  OpShardingRule g = ruleOf("%qkv: tensor<2x16x4x4x32xf32>, %o: tensor<2x16x8x32xf32>",
+                            "%d = xf.packed_attention_grad %o, %qkv, %o causal scale = 1.0 : "
+                            "tensor<2x16x8x32xf32>, tensor<2x16x4x4x32xf32>");
+  EXPECT_EQ(g.results[0], g.operands[1]);
+  EXPECT_EQ(g.operands[0], g.operands[2]);
+  EXPECT_EQ(g.operands[0][2][0], only(g.operands[1][2]));
+}
+
+TEST_F(ShardingRulesTest, ConcatSharesEveryDimButItsOwn) {
+  OpShardingRule r = ruleOf("%a: tensor<4x1x8xf32>, %b: tensor<4x2x8xf32>",
+                            "%c = xf.concat %a, %b dim = 1 : tensor<4x1x8xf32>, "
+                            "tensor<4x2x8xf32> -> tensor<4x3x8xf32>");
+  const TensorFactors &a = r.operands[0], &b = r.operands[1], &c = r.results[0];
+  for (int d : {0, 2}) {
+    EXPECT_EQ(a[d], c[d]);
+    EXPECT_EQ(b[d], c[d]);
+  }
+  for (const TensorFactors *t : {&a, &b, &c})
+    EXPECT_EQ(factor(r, only((*t)[1])).kind, FactorKind::Replicated);
+  EXPECT_NE(only(a[1]), only(c[1]));
+  ASSERT_EQ(r.linearGroups.size(), 1u);
+  EXPECT_EQ(r.linearGroups[0].size(), 2u);
 }
 
 TEST_F(ShardingRulesTest, LinearCrossEntropySplitsVocabByLogSumExp) {

@@ -215,6 +215,11 @@ TEST(VjpTest, AttentionAndRope) {
            {"tensor<1x4x4x4xf64>", "tensor<1x4x2x4xf64>", "tensor<1x4x2x4xf64>"}, "tensor<1x4x4x4xf64>"});
   c.check({"mqa", "%y = xf.attention %a0, %a1, %a2 causal scale = 5.000000e-01 : tensor<1x3x3x2xf64>, tensor<1x3x1x2xf64>, tensor<1x3x1x2xf64>",
            {"tensor<1x3x3x2xf64>", "tensor<1x3x1x2xf64>", "tensor<1x3x1x2xf64>"}, "tensor<1x3x3x2xf64>"});
+  // Q, K and V packed as -xf-fuse-qkv makes them: [b, s, kv_heads, group + 2, d].
+  c.check({"packed-causal", "%y = xf.packed_attention %a0 causal scale = 5.000000e-01 : tensor<2x5x2x3x4xf64> -> tensor<2x5x2x4xf64>",
+           {"tensor<2x5x2x3x4xf64>"}, "tensor<2x5x2x4xf64>"});
+  c.check({"packed-gqa", "%y = xf.packed_attention %a0 scale = 3.000000e-01 : tensor<1x4x2x4x3xf64> -> tensor<1x4x4x3xf64>",
+           {"tensor<1x4x2x4x3xf64>"}, "tensor<1x4x4x3xf64>"});
   c.check({"rope", "%y = xf.rope %a0 theta = 1.000000e+04 : tensor<2x5x2x6xf64>",
            {"tensor<2x5x2x6xf64>"}, "tensor<2x5x2x6xf64>"});
   c.check({"rope-inverse", "%y = xf.rope %a0 theta = 1.000000e+02 inverse : tensor<1x4x1x4xf64>",
@@ -227,6 +232,8 @@ TEST(VjpTest, ShapeOps) {
            {"tensor<2x6xf64>"}, "tensor<3x2x2xf64>"});
   c.check({"transpose", "%y = xf.transpose %a0 [2, 0, 1] : tensor<2x3x4xf64> -> tensor<4x2x3xf64>",
            {"tensor<2x3x4xf64>"}, "tensor<4x2x3xf64>"});
+  c.check({"concat", "%y = xf.concat %a0, %a1, %a2 dim = 1 : tensor<2x1x3xf64>, tensor<2x2x3xf64>, tensor<2x1x3xf64> -> tensor<2x4x3xf64>",
+           {"tensor<2x1x3xf64>", "tensor<2x2x3xf64>", "tensor<2x1x3xf64>"}, "tensor<2x4x3xf64>"});
   c.check({"cast-f64", "%y = xf.cast %a0 : tensor<3x3xf64> -> tensor<3x3xf64>",
            {"tensor<3x3xf64>"}, "tensor<3x3xf64>"});
 }

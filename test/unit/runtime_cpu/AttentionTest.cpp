@@ -104,6 +104,39 @@ TYPED_TEST(CpuAttention, CausalFirstQueryCopiesFirstValue) {
     EXPECT_NEAR(double(out[i]), double(v[i]), 1e-6);
 }
 
+TYPED_TEST(CpuAttention, PackedQkvIsTheDenseKernelBitForBit) {
+  // q, k, v read in place from one [B, S, Hkv, G + 2, D] qkv (Megatron's
+  // grouped layout, xf.packed_attention) give the dense kernel's output and
+  // lse on the unpacked copies bit for bit: the same GEMMs, other leading
+  // dimensions. Ragged S = 37, S past one and two 64-row blocks, G = 1 and 2.
+  using T = TypeParam;
+  struct Case {
+    int64_t B, S, Hkv, G, D;
+  };
+  for (const Case &c : {Case{2, 37, 2, 1, 8}, Case{1, 37, 2, 2, 16}, Case{2, 70, 1, 2, 4},
+                        Case{1, 130, 3, 1, 8}})
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "B=" << c.B << " S=" << c.S << " Hkv=" << c.Hkv
+                                      << " G=" << c.G << " D=" << c.D << " causal=" << causal);
+      const int64_t rows = c.B * c.S, Hq = c.Hkv * c.G;
+      const cpu::AttentionLayout packed = cpu::AttentionLayout::packedQkv(c.Hkv, c.G, c.D);
+      auto qkv = randomVector<T>(rows * c.Hkv * (c.G + 2) * c.D, 8, -2.0, 2.0);
+      auto q = gatherHeads(qkv.data(), packed.q, rows, Hq, c.D);
+      auto k = gatherHeads(qkv.data(), packed.k, rows, c.Hkv, c.D);
+      auto v = gatherHeads(qkv.data(), packed.v, rows, c.Hkv, c.D);
+      const double scale = 1.0 / std::sqrt(double(c.D));
+      std::vector<T> out(q.size()), lse(c.B * Hq * c.S);
+      cpu::attention_forward<T>(q.data(), k.data(), v.data(), out.data(), lse.data(), c.B, c.S,
+                                Hq, c.Hkv, c.D, causal, scale);
+      std::vector<T> outPacked(q.size(), T(NAN)), lsePacked(lse.size(), T(NAN));
+      cpu::attention_forward<T>(qkv.data(), qkv.data(), qkv.data(), outPacked.data(),
+                                lsePacked.data(), c.B, c.S, Hq, c.Hkv, c.D, causal, scale, 0, 0,
+                                packed);
+      EXPECT_EQ(outPacked, out);
+      EXPECT_EQ(lsePacked, lse);
+    }
+}
+
 TEST(CpuAttentionErrors, RejectsHeadsNotDivisible) {
   std::vector<float> buf(64);
   EXPECT_TRUE(throwsErrorWith(

@@ -429,6 +429,101 @@ TEST(CpuBackward, AttentionRejectsHeadsNotDivisible) {
       {"attention_backward", "Hq=3", "Hkv=2"}));
 }
 
+template <class T> class CpuAttentionLayout : public ::testing::Test {};
+TYPED_TEST_SUITE(CpuAttentionLayout, FloatTypes);
+
+TYPED_TEST(CpuAttentionLayout, PackedQkvGradientsAreTheDenseOnesBitForBit) {
+  // The backward on one [B, S, Hkv, G + 2, D] qkv writes dq, dk and dv into
+  // the slots of one dqkv (NaN before: every element is written) equal bit
+  // for bit to the dense kernel's on the unpacked q, k, v, packed. Ragged
+  // S = 37, S past one and two 64-row blocks, G = 1 and 2, causal and not.
+  using T = TypeParam;
+  struct Case {
+    int64_t B, S, Hkv, G, D;
+  };
+  for (const Case &c : {Case{2, 37, 2, 1, 8}, Case{1, 37, 2, 2, 16}, Case{2, 70, 1, 2, 4},
+                        Case{1, 130, 3, 1, 8}})
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "B=" << c.B << " S=" << c.S << " Hkv=" << c.Hkv
+                                      << " G=" << c.G << " D=" << c.D << " causal=" << causal);
+      const int64_t rows = c.B * c.S, Hq = c.Hkv * c.G;
+      const cpu::AttentionLayout packed = cpu::AttentionLayout::packedQkv(c.Hkv, c.G, c.D);
+      auto qkv = randomVector<T>(rows * c.Hkv * (c.G + 2) * c.D, 50, -2.0, 2.0);
+      auto q = gatherHeads(qkv.data(), packed.q, rows, Hq, c.D);
+      auto k = gatherHeads(qkv.data(), packed.k, rows, c.Hkv, c.D);
+      auto v = gatherHeads(qkv.data(), packed.v, rows, c.Hkv, c.D);
+      auto dout = randomVector<T>(q.size(), 51);
+      const double scale = 0.3;
+      std::vector<T> out(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
+      cpu::attention_forward<T>(q.data(), k.data(), v.data(), out.data(), nullptr, c.B, c.S, Hq,
+                                c.Hkv, c.D, causal, scale);
+      cpu::attention_backward<T>(dout.data(), q.data(), k.data(), v.data(), out.data(), dq.data(),
+                                 dk.data(), dv.data(), c.B, c.S, Hq, c.Hkv, c.D, causal, scale);
+      std::vector<T> want(qkv.size(), T(NAN));
+      scatterHeads(dq, want.data(), packed.q, rows, Hq, c.D);
+      scatterHeads(dk, want.data(), packed.k, rows, c.Hkv, c.D);
+      scatterHeads(dv, want.data(), packed.v, rows, c.Hkv, c.D);
+      std::vector<T> dqkv(qkv.size(), T(NAN));
+      cpu::attention_backward<T>(dout.data(), qkv.data(), qkv.data(), qkv.data(), out.data(),
+                                 dqkv.data(), dqkv.data(), dqkv.data(), c.B, c.S, Hq, c.Hkv, c.D,
+                                 causal, scale, 0, 0, packed);
+      EXPECT_EQ(dqkv, want);
+    }
+}
+
+TEST(CpuAttentionLayout, StridedGradientsTouchOnlyTheirSlots) {
+  // Rows padded around the heads (q: 2 elements before, 1 after; k and v
+  // interleaved per kv head in one buffer, one element before, between and
+  // after them, and one more at the end of the row) with blocks of
+  // the query rows: a causal block before most keys zero-fills their dk and
+  // dv rows, and a block of no rows zero-fills all of them. Results equal the
+  // dense kernel's bit for bit; the padding keeps its sentinel.
+  const int64_t B = 2, Skv = 150, Hq = 4, Hkv = 2, D = 8;
+  const double kSentinel = 7.25;
+  cpu::AttentionLayout layout;
+  layout.q = {Hq * D + 3, 2, 1, D};
+  layout.k = {Hkv * (2 * D + 3) + 1, 1, 1, 2 * D + 3};
+  layout.v = {Hkv * (2 * D + 3) + 1, D + 2, 1, 2 * D + 3};
+  Vec k = randomVector<double>(B * Skv * Hkv * D, 60, -2.0, 2.0);
+  Vec v = randomVector<double>(k.size(), 61);
+  Vec kv(B * Skv * layout.k.rowStride, kSentinel);
+  scatterHeads(k, kv.data(), layout.k, B * Skv, Hkv, D);
+  scatterHeads(v, kv.data(), layout.v, B * Skv, Hkv, D);
+  struct Block {
+    int64_t rows, offset;
+  };
+  for (bool causal : {false, true})
+    for (Block blk : {Block{20, 0}, Block{40, 100}, Block{0, 0}}) {
+      SCOPED_TRACE(testing::Message() << "rows " << blk.rows << " at " << blk.offset
+                                      << " causal=" << causal);
+      const int64_t nq = B * blk.rows * Hq * D;
+      Vec q = randomVector<double>(nq, 62, -2.0, 2.0), dout = randomVector<double>(nq, 63);
+      Vec qs(B * blk.rows * layout.q.rowStride, kSentinel);
+      scatterHeads(q, qs.data(), layout.q, B * blk.rows, Hq, D);
+      Vec out(nq), dq(nq), dk(k.size()), dv(k.size());
+      cpu::attention_forward<double>(q.data(), k.data(), v.data(), out.data(), nullptr, B,
+                                     blk.rows, Hq, Hkv, D, causal, 0.3, Skv, blk.offset);
+      cpu::attention_backward<double>(dout.data(), q.data(), k.data(), v.data(), out.data(),
+                                      dq.data(), dk.data(), dv.data(), B, blk.rows, Hq, Hkv, D,
+                                      causal, 0.3, Skv, blk.offset);
+      Vec outStrided(nq);
+      cpu::attention_forward<double>(qs.data(), kv.data(), kv.data(), outStrided.data(), nullptr,
+                                     B, blk.rows, Hq, Hkv, D, causal, 0.3, Skv, blk.offset,
+                                     layout);
+      EXPECT_EQ(outStrided, out);
+      Vec dqs(qs.size(), kSentinel), dkv(kv.size(), kSentinel);
+      cpu::attention_backward<double>(dout.data(), qs.data(), kv.data(), kv.data(), out.data(),
+                                      dqs.data(), dkv.data(), dkv.data(), B, blk.rows, Hq, Hkv,
+                                      D, causal, 0.3, Skv, blk.offset, layout);
+      Vec wantDq(qs.size(), kSentinel), wantDkv(kv.size(), kSentinel);
+      scatterHeads(dq, wantDq.data(), layout.q, B * blk.rows, Hq, D);
+      scatterHeads(dk, wantDkv.data(), layout.k, B * Skv, Hkv, D);
+      scatterHeads(dv, wantDkv.data(), layout.v, B * Skv, Hkv, D);
+      EXPECT_EQ(dqs, wantDq);
+      EXPECT_EQ(dkv, wantDkv);
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // Rope and embedding
 //===----------------------------------------------------------------------===//

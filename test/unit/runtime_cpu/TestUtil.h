@@ -7,9 +7,11 @@
 #define SHARDC_TEST_UNIT_RUNTIME_CPU_TESTUTIL_H
 
 #include "runtime/Error.h"
+#include "runtime/cpu/Kernels.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -86,6 +88,27 @@ template <class T>
   return ::testing::AssertionFailure()
          << "got " << actual << ", expected " << expected << " (tolerance "
          << tol << ")";
+}
+
+/// Writes dense [rows, H, D] `dense` (rows = batch x sequence) into `base` at
+/// the places `l` gives its heads (an attention layout), leaving the rest.
+template <class T>
+void scatterHeads(const std::vector<T> &dense, T *base, const cpu::AttentionHeads &l,
+                  int64_t rows, int64_t H, int64_t D) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < H; ++h)
+      std::copy_n(dense.data() + (r * H + h) * D, D, base + r * l.rowStride + l.head(h, D));
+}
+
+/// The inverse: the dense [rows, H, D] of the heads `l` places in `base`.
+template <class T>
+std::vector<T> gatherHeads(const T *base, const cpu::AttentionHeads &l, int64_t rows, int64_t H,
+                           int64_t D) {
+  std::vector<T> dense(rows * H * D);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < H; ++h)
+      std::copy_n(base + r * l.rowStride + l.head(h, D), D, dense.data() + (r * H + h) * D);
+  return dense;
 }
 
 /// Runs `fn` and checks that it throws rt::Error whose message contains every

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 using namespace shardc;
 using namespace shardc::test;
@@ -157,6 +158,238 @@ TEST(KernelRunner, AttentionCausalGroupedHeads) {
   void *bufs[] = {q.data(), k.data(), v.data(), out.data()};
   runner.kernel(0, bufs, {});
   expectSame(out, ref);
+}
+
+/// xf.packed_attention and its gradient on a [B, S, Hkv, G + 2, D] qkv equal
+/// xf.attention and xf.attention_grad on the q, k, v it holds, bit for bit
+/// (dq, dk, dv packed into dqkv's slots), in compute type T.
+template <class T> void expectPackedIsUnpacked(const char *dtype) {
+  struct Case {
+    int64_t B, S, Hkv, G, D;
+  };
+  for (const Case &c : {Case{2, 37, 2, 1, 8}, Case{1, 37, 2, 2, 16}, Case{2, 70, 1, 2, 4}})
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(testing::Message() << dtype << " B=" << c.B << " S=" << c.S << " Hkv="
+                                      << c.Hkv << " G=" << c.G << " causal=" << causal);
+      const int64_t B = c.B, S = c.S, Hkv = c.Hkv, G = c.G, D = c.D, Hq = Hkv * G;
+      const std::vector<int64_t> qkvShape = {B, S, Hkv, G + 2, D}, qShape = {B, S, Hq, D},
+                                 kvShape = {B, S, Hkv, D};
+      json attrs = {{"scale", 1.0 / std::sqrt(double(D))}};
+      if (causal)
+        attrs["causal"] = true;
+      auto t = [&](const std::vector<int64_t> &shape) { return tensor(dtype, shape); };
+      rt::Program p = program(
+          {}, {},
+          json::array({call("xf.packed_attention", {t(qkvShape)}, {t(qShape)}, attrs),
+                       call("xf.attention", {t(qShape), t(kvShape), t(kvShape)}, {t(qShape)},
+                            attrs),
+                       call("xf.packed_attention_grad", {t(qShape), t(qkvShape), t(qShape)},
+                            {t(qkvShape)}, attrs),
+                       call("xf.attention_grad",
+                            {t(qShape), t(qShape), t(kvShape), t(kvShape), t(qShape)},
+                            {t(qShape), t(kvShape), t(kvShape)}, attrs)}));
+      KernelRunner runner(p, 0, nullptr);
+      // Slots [first, first + heads) of every (b, s, kv head) row of qkv <->
+      // a dense [B, S, Hkv * heads, D].
+      const int64_t rows = B * S * Hkv, slot = D, row = (G + 2) * D;
+      auto unpack = [&](const std::vector<T> &qkv, int64_t first, int64_t heads) {
+        std::vector<T> dense(rows * heads * D);
+        for (int64_t r = 0; r < rows; ++r)
+          std::copy_n(qkv.data() + r * row + first * slot, heads * D,
+                      dense.data() + r * heads * D);
+        return dense;
+      };
+      auto packInto = [&](std::vector<T> &qkv, const std::vector<T> &dense, int64_t first,
+                          int64_t heads) {
+        for (int64_t r = 0; r < rows; ++r)
+          std::copy_n(dense.data() + r * heads * D, heads * D,
+                      qkv.data() + r * row + first * slot);
+      };
+      const std::vector<float> values = randomFloats(rows * row, 90, -2, 2);
+      std::vector<T> qkv(values.begin(), values.end());
+      std::vector<T> q = unpack(qkv, 0, G), k = unpack(qkv, G, 1), v = unpack(qkv, G + 1, 1);
+      std::vector<T> out(q.size(), T(NAN)), outPacked(q.size(), T(NAN));
+      void *attention[] = {q.data(), k.data(), v.data(), out.data()};
+      runner.kernel(1, attention, {});
+      void *packed[] = {qkv.data(), outPacked.data()};
+      runner.kernel(0, packed, {});
+      expectSame(outPacked, out);
+
+      std::vector<T> dout(q.size());
+      for (size_t i = 0; i < dout.size(); ++i)
+        dout[i] = T(std::sin(0.37 * double(i)));
+      std::vector<T> dq(q.size()), dk(k.size()), dv(v.size()), dqkv(qkv.size(), T(NAN));
+      void *grad[] = {dout.data(), q.data(), k.data(), v.data(), out.data(),
+                      dq.data(),   dk.data(), dv.data()};
+      runner.kernel(3, grad, {});
+      void *packedGrad[] = {dout.data(), qkv.data(), out.data(), dqkv.data()};
+      runner.kernel(2, packedGrad, {});
+      std::vector<T> want(qkv.size(), T(NAN));
+      packInto(want, dq, 0, G);
+      packInto(want, dk, G, 1);
+      packInto(want, dv, G + 1, 1);
+      expectSame(dqkv, want);
+    }
+}
+
+TEST(KernelRunner, PackedAttentionIsAttentionOnTheUnpackedTensors) {
+  expectPackedIsUnpacked<float>("F32");
+  expectPackedIsUnpacked<double>("F64");
+}
+
+TEST(KernelRunner, PackedAttentionScratchIsTheGpuDenseCopies) {
+  // The GPU unpacks q, k, v (and the backward packs dq, dk, dv) through the
+  // call's scratch, each 256-aligned, the backward's row statistics after:
+  // qkv [2, 37, 2, 2 + 2, 16] f32 has q of 18944 bytes and k, v of 9472; the
+  // backward adds 2 x align256(2 * 4 * 37 * 4 = 1184) = 2560. A plan that
+  // gives less is refused when the program is loaded, on the CPU as well.
+  json attrs = {{"scale", 0.25}};
+  json fwd = call("xf.packed_attention", {tensor("F32", {2, 37, 2, 4, 16})},
+                  {tensor("F32", {2, 37, 4, 16})}, attrs);
+  json bwd = call("xf.packed_attention_grad",
+                  {tensor("F32", {2, 37, 4, 16}), tensor("F32", {2, 37, 2, 4, 16}),
+                   tensor("F32", {2, 37, 4, 16})},
+                  {tensor("F32", {2, 37, 2, 4, 16})}, attrs);
+  rt::Program p = program({}, {}, json::array({fwd, bwd}));
+  EXPECT_EQ(rt::callScratchBytes(*rt::decodeCall(p, 0, {}), p.mesh), 18944 + 2 * 9472);
+  EXPECT_EQ(rt::callScratchBytes(*rt::decodeCall(p, 1, {}), p.mesh),
+            2 * (18944 + 2 * 9472) + 2560);
+  const auto l = rt::scratch::packedAttentionLayout(2, 37, 2, 2, 16, 4, true);
+  EXPECT_EQ(std::vector<int64_t>({l.q, l.k, l.v, l.dq, l.dk, l.dv, l.workspace}),
+            std::vector<int64_t>({0, 18944, 28416, 37888, 56832, 66304, 75776}));
+  EXPECT_EQ(rt::scratch::packedAttentionLayout(0, 37, 2, 2, 16, 4, true).total, 0);
+  bwd["scratch"] = 2 * (18944 + 2 * 9472) + 2559;
+  EXPECT_THROW(KernelRunner(program({}, {}, json::array({bwd})), 0, nullptr), rt::Error);
+}
+
+TEST(KernelRunner, ConcatThenSplitReturnsTheOperands) {
+  // Three operands of different sizes joined along dim 0, a middle dim and
+  // the last dim, then cut again: the joined tensor is the naive
+  // concatenation and the parts come back bit for bit (f32 and bf16 bytes).
+  const std::vector<int64_t> base = {3, 4, 5};
+  for (const char *dtype : {"F32", "BF16"})
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      SCOPED_TRACE(testing::Message() << dtype << " dim " << dim);
+      const std::vector<int64_t> sizes = {2, 1, 3};
+      std::vector<json> parts;
+      std::vector<std::vector<int64_t>> shapes;
+      std::vector<int64_t> joined = base;
+      joined[dim] = 0;
+      for (int64_t n : sizes) {
+        std::vector<int64_t> shape = base;
+        shape[dim] = n;
+        shapes.push_back(shape);
+        parts.push_back(tensor(dtype, shape));
+        joined[dim] += n;
+      }
+      json attrs = {{"dim", dim}};
+      rt::Program p = program(
+          {}, {},
+          json::array({call("xf.concat", parts, {tensor(dtype, joined)}, attrs),
+                       call("xf.split", {tensor(dtype, joined)}, parts, attrs)}));
+      KernelRunner runner(p, 0, nullptr);
+      const int64_t es = rt::dtype_size(rt::dtype_from_name(dtype));
+      std::vector<std::vector<uint8_t>> in, back;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        std::vector<float> values = randomFloats(rt::num_elements(shapes[i]), 70 + i);
+        in.emplace_back(values.size() * es);
+        std::memcpy(in.back().data(), values.data(), in.back().size()); // any bytes
+        back.emplace_back(in.back().size(), 0xAB);
+      }
+      std::vector<uint8_t> whole(rt::num_elements(joined) * es, 0xCD);
+      void *concat[] = {in[0].data(), in[1].data(), in[2].data(), whole.data()};
+      runner.kernel(0, concat, {});
+      // The naive concatenation: element (o, j, rest) of part i lands at
+      // (o, offset_i + j, rest).
+      int64_t outer = 1, inner = es;
+      for (int64_t d = 0; d < dim; ++d)
+        outer *= base[d];
+      for (int64_t d = dim + 1; d < 3; ++d)
+        inner *= base[d];
+      std::vector<uint8_t> want;
+      for (int64_t o = 0; o < outer; ++o)
+        for (size_t i = 0; i < in.size(); ++i) {
+          const int64_t run = sizes[i] * inner;
+          want.insert(want.end(), in[i].begin() + o * run, in[i].begin() + (o + 1) * run);
+        }
+      EXPECT_EQ(whole, want);
+      void *split[] = {whole.data(), back[0].data(), back[1].data(), back[2].data()};
+      runner.kernel(1, split, {});
+      EXPECT_EQ(back, in);
+    }
+}
+
+TEST(KernelRunner, ConcatSplitAndPackedAttentionAreCheckedWhenDecoded) {
+  auto errorOf = [](json c) -> std::string {
+    try {
+      KernelRunner runner(oneCall(c), 0, nullptr);
+    } catch (const rt::Error &e) {
+      return e.what();
+    }
+    return "";
+  };
+  auto f32 = [](std::vector<int64_t> shape) { return tensor("F32", shape); };
+  json attn = {{"scale", 0.125}};
+  struct Case {
+    json call;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {call("xf.packed_attention", {f32({2, 5, 2, 3, 8})}, {f32({2, 5, 4, 8})}, attn),
+       "the result must be [B, S, Hkv * G, D] = [2, 5, 2, 8], not [2, 5, 4, 8]"},
+      {call("xf.packed_attention", {f32({2, 5, 2, 2, 8})}, {f32({2, 5, 0, 8})}, attn),
+       "needs G >= 1 query heads, k and v (G + 2 >= 3)"},
+      {call("xf.packed_attention", {f32({2, 5, 6, 8})}, {f32({2, 5, 2, 8})}, attn),
+       "qkv must be [B, S, Hkv, G + 2, D], not [2, 5, 6, 8]"},
+      {call("xf.packed_attention", {tensor("I32", {2, 5, 2, 3, 8})}, {f32({2, 5, 2, 8})}, attn),
+       "operand #0 must be a float tensor"},
+      {call("xf.packed_attention_grad", {f32({2, 5, 4, 8}), f32({2, 5, 2, 4, 8}),
+                                         f32({2, 5, 4, 8})},
+            {f32({2, 5, 2, 3, 8})}, attn),
+       "dqkv must have qkv's shape [2, 5, 2, 4, 8], not [2, 5, 2, 3, 8]"},
+      {call("xf.packed_attention_grad", {f32({2, 5, 2, 8}), f32({2, 5, 2, 4, 8}),
+                                         f32({2, 5, 4, 8})},
+            {f32({2, 5, 2, 4, 8})}, attn),
+       "dout and out must be [B, S, Hkv * G, D] = [2, 5, 4, 8], not [2, 5, 2, 8] and "
+       "[2, 5, 4, 8]"},
+      {call("xf.concat", {f32({2, 3}), f32({2, 4})}, {f32({2, 8})}, {{"dim", 1}}),
+       "the operands' sizes in dim 1 sum to 7, not 8 ([2, 8])"},
+      {call("xf.concat", {f32({2, 3}), f32({3, 4})}, {f32({2, 7})}, {{"dim", 1}}),
+       "operand #1 [3, 4] must match [2, 7] in every dim but 1"},
+      {call("xf.concat", {f32({2, 3}), tensor("BF16", {2, 4})}, {f32({2, 7})}, {{"dim", 1}}),
+       "operand #1 [2, 4] must have the result's dtype"},
+      {call("xf.concat", {f32({2, 3})}, {f32({2, 3})}, {{"dim", 2}}),
+       "dim 2 is outside the result [2, 3]"},
+      {call("xf.split", {f32({6, 4})}, {f32({2, 4}), f32({3, 4})}, {{"dim", 0}}),
+       "the results' sizes in dim 0 sum to 5, not 6 ([6, 4])"},
+      {call("xf.split", {f32({6, 4})}, {f32({2, 4}), f32({4})}, {{"dim", 0}}),
+       "result #1 [4] must match [6, 4] in every dim but 0"},
+      {call("xf.split", {f32({6, 4})}, json::array(), {{"dim", 0}}),
+       "takes 1 operands and 1 lists of n >= 1 results"},
+      {call("xf.concat", json::array(), {f32({6, 4})}, {{"dim", 0}}),
+       "takes 1 lists of n >= 1 tensors"},
+      {call("xf.split", {f32({6, 4})}, {f32({6, 4})}), "attribute 'dim' (i64) is missing"},
+  };
+  for (const Case &c : cases) {
+    std::string what = errorOf(c.call);
+    EXPECT_NE(what.find(c.message), std::string::npos)
+        << c.call.dump() << "\n  gave: " << (what.empty() ? "no error" : what);
+  }
+  // The packed ops need the whole sequence: their rows split over tp are
+  // refused.
+  json rows = call("xf.packed_attention", {f32({2, 5, 2, 3, 8})}, {f32({2, 5, 2, 8})}, attn);
+  const json none = json::array(), tp = json::array({0});
+  rows["operand_axes"] = json::array({json::array({none, tp, none, none, none})});
+  rows["result_axes"] = json::array({json::array({none, tp, none, none})});
+  try {
+    KernelRunner runner(program({"tp"}, {2}, json::array({rows})), 0, nullptr);
+    ADD_FAILURE() << "a split sequence was accepted";
+  } catch (const rt::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("holds 5 of 10 sequence rows; packed attention needs "
+                                         "the whole sequence"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(KernelRunner, EmbeddingVocabularyBlock) {

@@ -183,6 +183,30 @@ TEST(OpTable, MultiTensorOpsTakeListsOfAnyLength) {
   EXPECT_FALSE(mayShareBuffer(code, 12, 0, 15, 10)); // lr
 }
 
+TEST(OpTable, ConcatTakesAListOfOperandsAndSplitAListOfResults) {
+  using shardc::abi::findOp;
+  using shardc::abi::listLength;
+  using shardc::abi::mayShareBuffer;
+  const auto &concat = *findOp("xf.concat");
+  const auto &split = *findOp("xf.split");
+  EXPECT_EQ(listLength(concat, 1, 1), 1);
+  EXPECT_EQ(listLength(concat, 3, 1), 3);
+  EXPECT_EQ(listLength(concat, 0, 1), -1);
+  EXPECT_EQ(listLength(concat, 3, 2), -1);
+  EXPECT_EQ(listLength(split, 1, 1), 1);
+  EXPECT_EQ(listLength(split, 1, 3), 3);
+  EXPECT_EQ(listLength(split, 1, 0), -1);
+  EXPECT_EQ(listLength(split, 2, 3), -1);
+  EXPECT_EQ(shardc::abi::arityText(split), "takes 1 operands and 1 lists of n >= 1 results");
+  // Copies, never views: no operand shares a result's buffer.
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(mayShareBuffer(concat.code, i, 0, 3, 1));
+    EXPECT_FALSE(mayShareBuffer(split.code, 0, i, 1, 3));
+  }
+  EXPECT_EQ(listLength(*findOp("xf.packed_attention"), 1, 1), 0);
+  EXPECT_EQ(listLength(*findOp("xf.packed_attention_grad"), 3, 1), 0);
+}
+
 TEST(OpTable, TheDecoderChecksMultiAdamWAttributes) {
   json p = tensor("F32", {4}), s = tensor("F32", {}), step = tensor("I32", {});
   json ins = {p, p, p, p, p, p, p, p, s, s, step};
