@@ -56,6 +56,11 @@ json::Array axesJson(llvm::ArrayRef<sharding::Axis> axes) {
 
 /// The places -xf-plan-memory gave a value.
 std::optional<std::pair<int32_t, int64_t>> placeOf(Value v) {
+  // A function argument already converted: the view of its buffer.
+  if (auto cast = v.getDefiningOp<UnrealizedConversionCastOp>(); cast && cast->getNumOperands() == 1)
+    if (auto view = cast->getOperand(0).getDefiningOp<rt_dialect::ViewOp>())
+      return std::make_pair(static_cast<int32_t>(view.getArena()),
+                            static_cast<int64_t>(view.getOffset()));
   DenseI64ArrayAttr attr;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());

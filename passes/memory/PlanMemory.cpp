@@ -270,6 +270,19 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     llvm::DenseSet<Value> gradients;
     func.walk([&](xf::AdamWOp op) { gradients.insert(op.getGrad()); });
     func.walk([&](xf::MultiAdamWOp op) { gradients.insert(op.getGrads().begin(), op.getGrads().end()); });
+    // A value whose one reader is a view (reshape) giving a gradient is
+    // placed in the grads arena itself and the gradient is its view: the
+    // producer (an xf.split of a packed weight's gradient) writes the
+    // gradient in place, with no copy between the shapes.
+    auto viewedAsGradient = [&](Value v) {
+      if (!v.hasOneUse())
+        return false;
+      Operation *user = *v.getUsers().begin();
+      const abi::OpSpec *s = abi::findOp(user->getName().getStringRef());
+      return s && s->viewInPlace && user->getNumOperands() == 1 && user->getNumResults() == 1 &&
+             gradients.contains(user->getResult(0)) &&
+             xf::stageOf(v) == xf::stageOf(user->getResult(0));
+    };
     llvm::StringMap<BlockArgument> stateArgs;
     for (BlockArgument arg : body.getArguments())
       if (auto s = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
@@ -393,7 +406,8 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           // The argument's buffer is free once nothing reads the old value
           // after this op, or this op reads it where its kernel may write
           // the result over it (AdamW updates in place).
-          int64_t argLast = lastUse.lookup(arg);
+          // (Views of the argument read its buffer until their last use.)
+          int64_t argLast = bufferLastUse(arg);
           inPlace = argLast < t || (argLast == t && mayOverwrite(arg, ri));
         }
         // Else a workspace operand that dies here (with every value sharing
@@ -417,12 +431,18 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         // Else, for a view op, the operand's buffer even though the operand
         // lives on: nothing writes a group's buffer while a member lives.
         Value viewed;
-        if (!inPlace && !donor && !gradients.contains(r) && spec && spec->viewInPlace &&
-            op.getNumOperands() == 1) {
+        // A function argument's buffer (its arena) qualifies too: nothing
+        // writes it before its last reader, views included (the in-place
+        // state update above waits for them). So does a gradient's, placed
+        // for it in the grads arena (viewedAsGradient).
+        if (!inPlace && !donor && spec && spec->viewInPlace && op.getNumOperands() == 1) {
           Value v = op.getOperand(0);
           auto it = place.find(v);
-          if (it != place.end() && it->second.first == Workspace && sameBytes(v, r) &&
-              std::max<int64_t>(xf::stageOf(v), 0) == opStage)
+          bool arena = it != place.end() &&
+                       (gradients.contains(r) ? it->second.first == Grads
+                                              : it->second.first == Workspace ||
+                                                    isa<BlockArgument>(v));
+          if (arena && sameBytes(v, r) && std::max<int64_t>(xf::stageOf(v), 0) == opStage)
             viewed = v;
         }
         if (inPlace) {
@@ -441,7 +461,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           ownerOf[r] = o;
           lastOfGroup[o] = std::max({bufferLastUse(viewed), lastUse.lookup(r), t});
           ++inPlaceResults;
-        } else if (gradients.contains(r)) {
+        } else if (gradients.contains(r) || viewedAsGradient(r)) {
           p = {Grads, top.bump(Grads, xf::stageOf(r), bytes)};
         } else if (isa<xf::OffloadOp>(op)) {
           p = {Host, hostLists[opStage].allocate(bytes)};
