@@ -59,6 +59,9 @@ if [[ $mode == prepare ]]; then
   "$shardc" compile "$tiny" -o "$dir/tiny_fp32" "${TRAIN[@]}"
   "$shardc" compile "$tiny" -o "$dir/tiny_bf16" --precision bf16 "${TRAIN[@]}"
   "$shardc" compile "$tiny" -o "$dir/tiny_unfused" --no-fuse-linear-ce "${TRAIN[@]}"
+  # One GEMM for Q, K and V: the packed attention (unpacked through scratch on the GPU).
+  "$shardc" compile "$tiny" -o "$dir/tiny_fuse_qkv" --fuse-qkv "${TRAIN[@]}"
+  "$shardc" compile "$tiny" -o "$dir/tiny_fuse_qkv_bf16" --fuse-qkv --precision bf16 "${TRAIN[@]}"
   # Activation offload: the pinned host arena and the copy stream (4 layers,
   # every activation offloaded), bf16 with full recomputation's layer inputs too.
   "$shardc" gen --preset gpt2-tiny --layers 4 -o "$dir/tiny4.mlir"
@@ -226,6 +229,8 @@ for stage in "${stages[@]}"; do
       check step-offload 120 tiny_gpu step-offload tiny_offload 1e-4
       check step-offload-bf16 120 tiny_gpu step-offload-bf16 tiny_offload_bf16 1e-2
       check step-bert 120 tiny_gpu step-bert tiny_bert 1e-4
+      check step-fuse-qkv 120 tiny_gpu step-fuse-qkv tiny_fuse_qkv 1e-4
+      check step-fuse-qkv-bf16 120 tiny_gpu step-fuse-qkv-bf16 tiny_fuse_qkv_bf16 1e-2
       ;;
     mpi)
       m=$(mpirun_bin)
