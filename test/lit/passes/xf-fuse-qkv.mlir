@@ -55,7 +55,11 @@
 // GRAD-LABEL: func.func @train_step
 // GRAD-COUNT-2: xf.packed_attention %{{.*}} causal scale = 2.500000e-01 : tensor<4x32x4x3x16xf32> -> tensor<4x32x4x16xf32>
 // GRAD: xf.packed_attention_grad {{.*}} : tensor<4x32x4x16xf32>, tensor<4x32x4x3x16xf32>
-// GRAD: xf.matmul "bso,ho->bsh" {{.*}} : tensor<4x32x192xf32>, tensor<64x192xf32> -> tensor<4x32x64xf32>
+// The packed weight is rebuilt from the parameters for the dx GEMM (not kept
+// from the forward).
+// GRAD: %[[W2:.*]] = xf.concat {{.*}} dim = 2 : {{.*}} -> tensor<64x4x3x16xf32>
+// GRAD-NEXT: %[[WF2:.*]] = xf.reshape %[[W2]] : tensor<64x4x3x16xf32> -> tensor<64x192xf32>
+// GRAD-NEXT: xf.matmul "bso,ho->bsh" %{{.*}}, %[[WF2]] : tensor<4x32x192xf32>, tensor<64x192xf32> -> tensor<4x32x64xf32>
 // GRAD: xf.split {{.*}} dim = 2 : tensor<64x4x3x16xf32> -> tensor<64x4x1x16xf32>, tensor<64x4x1x16xf32>, tensor<64x4x1x16xf32>
 // GRAD-NOT: xf.attention_grad
 // Sharded over dp=2, tp=2: each rank's packed block is its batch half and
