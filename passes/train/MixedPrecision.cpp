@@ -117,6 +117,19 @@ private:
   }
 
   void autocast(Operation *op);
+  /// Replaces f32 attention `op` by `low`, its compute-type twin: the result
+  /// stays low with low activations, else is cast back to f32.
+  void replaceByLow(Operation *op, Value low) {
+    Value result = low;
+    if (lowActivations_) {
+      moved_.insert(low);
+    } else {
+      OpBuilder b(op);
+      result = CastOp::create(b, op->getLoc(), op->getResult(0).getType(), low);
+    }
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
+  }
   void storeNormsLow();
 
   Type compute_, f32_;
@@ -165,13 +178,7 @@ void MixedPrecision::autocast(Operation *op) {
     auto low = AttentionOp::create(b, at.getLoc(), lowered(at.getQ()), lowered(at.getK()),
                                    lowered(at.getV()), at.getCausal(),
                                    at.getScale().convertToDouble());
-    Value result = low;
-    if (lowActivations_)
-      moved_.insert(low);
-    else
-      result = CastOp::create(b, at.getLoc(), at.getType(), low);
-    at.getResult().replaceAllUsesWith(result);
-    at.erase();
+    replaceByLow(at, low);
     return;
   }
   if (auto at = dyn_cast<PackedAttentionOp>(op)) {
@@ -182,13 +189,7 @@ void MixedPrecision::autocast(Operation *op) {
     auto low = PackedAttentionOp::create(
         b, at.getLoc(), at.getType().clone(cast<RankedTensorType>(qkv.getType()).getElementType()),
         qkv, at.getCausalAttr(), at.getScaleAttr());
-    Value result = low;
-    if (lowActivations_)
-      moved_.insert(low);
-    else
-      result = CastOp::create(b, at.getLoc(), at.getType(), low);
-    at.getResult().replaceAllUsesWith(result);
-    at.erase();
+    replaceByLow(at, low);
     return;
   }
   if (!lowActivations_)

@@ -438,20 +438,13 @@ TYPED_TEST(CpuAttentionLayout, PackedQkvGradientsAreTheDenseOnesBitForBit) {
   // for bit to the dense kernel's on the unpacked q, k, v, packed. Ragged
   // S = 37, S past one and two 64-row blocks, G = 1 and 2, causal and not.
   using T = TypeParam;
-  struct Case {
-    int64_t B, S, Hkv, G, D;
-  };
-  for (const Case &c : {Case{2, 37, 2, 1, 8}, Case{1, 37, 2, 2, 16}, Case{2, 70, 1, 2, 4},
-                        Case{1, 130, 3, 1, 8}})
+  for (const PackedCase &c : packedCases())
     for (bool causal : {false, true}) {
-      SCOPED_TRACE(testing::Message() << "B=" << c.B << " S=" << c.S << " Hkv=" << c.Hkv
-                                      << " G=" << c.G << " D=" << c.D << " causal=" << causal);
-      const int64_t rows = c.B * c.S, Hq = c.Hkv * c.G;
-      const cpu::AttentionLayout packed = cpu::AttentionLayout::packedQkv(c.Hkv, c.G, c.D);
-      auto qkv = randomVector<T>(rows * c.Hkv * (c.G + 2) * c.D, 50, -2.0, 2.0);
-      auto q = gatherHeads(qkv.data(), packed.q, rows, Hq, c.D);
-      auto k = gatherHeads(qkv.data(), packed.k, rows, c.Hkv, c.D);
-      auto v = gatherHeads(qkv.data(), packed.v, rows, c.Hkv, c.D);
+      SCOPED_TRACE(describe(c, causal));
+      PackedQkv<T> p = makePackedQkv<T>(c, 50);
+      const cpu::AttentionLayout &packed = p.layout;
+      const int64_t rows = p.rows, Hq = p.Hq;
+      const std::vector<T> &qkv = p.qkv, &q = p.q, &k = p.k, &v = p.v;
       auto dout = randomVector<T>(q.size(), 51);
       const double scale = 0.3;
       std::vector<T> out(q.size()), dq(q.size()), dk(k.size()), dv(v.size());

@@ -111,6 +111,37 @@ std::vector<T> gatherHeads(const T *base, const cpu::AttentionHeads &l, int64_t 
   return dense;
 }
 
+/// A packed attention problem: qkv [B, S, Hkv, G + 2, D] (xf.packed_attention's
+/// layout) and its q, k, v unpacked into dense copies.
+struct PackedCase {
+  int64_t B, S, Hkv, G, D;
+};
+/// Ragged S = 37, S past one and two 64-row blocks, G = 1 and 2.
+inline const std::vector<PackedCase> &packedCases() {
+  static const std::vector<PackedCase> cases = {
+      {2, 37, 2, 1, 8}, {1, 37, 2, 2, 16}, {2, 70, 1, 2, 4}, {1, 130, 3, 1, 8}};
+  return cases;
+}
+template <class T> struct PackedQkv {
+  cpu::AttentionLayout layout;
+  int64_t rows, Hq;
+  std::vector<T> qkv, q, k, v;
+};
+template <class T> PackedQkv<T> makePackedQkv(const PackedCase &c, uint64_t seed) {
+  PackedQkv<T> p{cpu::AttentionLayout::packedQkv(c.Hkv, c.G, c.D), c.B * c.S, c.Hkv * c.G,
+                 randomVector<T>(c.B * c.S * c.Hkv * (c.G + 2) * c.D, seed, -2.0, 2.0), {}, {},
+                 {}};
+  p.q = gatherHeads(p.qkv.data(), p.layout.q, p.rows, p.Hq, c.D);
+  p.k = gatherHeads(p.qkv.data(), p.layout.k, p.rows, c.Hkv, c.D);
+  p.v = gatherHeads(p.qkv.data(), p.layout.v, p.rows, c.Hkv, c.D);
+  return p;
+}
+inline std::string describe(const PackedCase &c, bool causal) {
+  return "B=" + std::to_string(c.B) + " S=" + std::to_string(c.S) + " Hkv=" +
+         std::to_string(c.Hkv) + " G=" + std::to_string(c.G) + " D=" + std::to_string(c.D) +
+         " causal=" + std::to_string(causal);
+}
+
 /// Runs `fn` and checks that it throws rt::Error whose message contains every
 /// one of `needles`.
 template <class Fn>
