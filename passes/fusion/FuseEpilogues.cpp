@@ -81,18 +81,57 @@ public:
 
 private:
   /// cast(matmul) from bf16/f16 to f32, the cast the matmul's one reader:
-  /// the GEMM stores f32 (it accumulates in f32 anyway).
+  /// the GEMM stores f32 (it accumulates in f32 anyway). Also where every
+  /// reader, through reshapes and splits, is such a cast (a packed weight's
+  /// gradient, -xf-fuse-qkv, split to its f32 masters): the views carry f32.
   void widen(func::FuncOp f) {
     SmallVector<MatmulOp> matmuls(f.getOps<MatmulOp>());
     for (MatmulOp mm : matmuls) {
-      auto c = dyn_cast_or_null<CastOp>(soleUser(mm.getResult()));
       Type from = elementOf(mm.getResult());
-      if (!c || !elementOf(c.getResult()).isF32() || !(from.isBF16() || from.isF16()) ||
-          elementOf(mm.getLhs()) != from)
+      if (!(from.isBF16() || from.isF16()) || elementOf(mm.getLhs()) != from)
         continue;
-      mm.getResult().setType(c.getResult().getType());
-      c.getResult().replaceAllUsesWith(mm.getResult());
-      c.erase();
+      if (auto c = dyn_cast_or_null<CastOp>(soleUser(mm.getResult()));
+          c && elementOf(c.getResult()).isF32()) {
+        mm.getResult().setType(c.getResult().getType());
+        c.getResult().replaceAllUsesWith(mm.getResult());
+        c.erase();
+      } else if (widensThroughViews(mm.getResult())) {
+        widenViews(mm.getResult());
+      }
+    }
+  }
+
+  /// Whether every reader of `v`, through reshapes and splits, is a cast to
+  /// f32 (and there is one).
+  static bool widensThroughViews(Value v) {
+    if (v.use_empty())
+      return false;
+    for (Operation *user : v.getUsers()) {
+      if (auto c = dyn_cast<CastOp>(user)) {
+        if (!elementOf(c.getResult()).isF32())
+          return false;
+        continue;
+      }
+      if (!isa<ReshapeOp, SplitOp>(user))
+        return false;
+      for (Value r : user->getResults())
+        if (!widensThroughViews(r))
+          return false;
+    }
+    return true;
+  }
+
+  /// Makes `v` and the views below it f32 and drops the casts they end in.
+  static void widenViews(Value v) {
+    v.setType(cast<RankedTensorType>(v.getType()).clone(Float32Type::get(v.getContext())));
+    for (Operation *user : llvm::make_early_inc_range(v.getUsers())) {
+      if (auto c = dyn_cast<CastOp>(user)) {
+        c.getResult().replaceAllUsesWith(c.getX());
+        c.erase();
+        continue;
+      }
+      for (Value r : user->getResults())
+        widenViews(r);
     }
   }
 
@@ -188,6 +227,9 @@ private:
       if (widened && elementOf(widened.getResult()).isF32() &&
           elementOf(match.getResult()) == elementOf(widened.getResult()))
         db = widened.getResult();
+      // Or widenings through views (a packed bias's gradient, split).
+      bool widenedViews = !widened && elementOf(match.getResult()).isF32() &&
+                          !elementOf(db).isF32() && widensThroughViews(db);
       // At the earlier of the two where x is defined before it; else at the
       // later, where nothing reads the earlier one's result before it.
       Operation *early = sum->isBeforeInBlock(match) ? sum.getOperation() : match.getOperation();
@@ -204,9 +246,13 @@ private:
         at = late;
       }
       OpBuilder b(at);
-      auto fused = MatmulBGradOp::create(b, match.getLoc(), match.getResult().getType(),
-                                         db.getType(), match.getEquationAttr(), match.getLhs(),
-                                         dy);
+      Type dbType = db.getType();
+      if (widenedViews) {
+        widenViews(db);
+        dbType = db.getType();
+      }
+      auto fused = MatmulBGradOp::create(b, match.getLoc(), match.getResult().getType(), dbType,
+                                         match.getEquationAttr(), match.getLhs(), dy);
       keepStage(fused, match);
       match.getResult().replaceAllUsesWith(fused.getResult());
       db.replaceAllUsesWith(fused.getDbias());

@@ -72,7 +72,9 @@ Value rebuild(OpBuilder &b, Value v, IRMapping &map) {
     return map.lookupOrDefault(v);
   for (Value o : def->getOperands())
     rebuild(b, o, map);
-  b.clone(*def, map);
+  // A replay of forward values in the backward, as -xf-recompute's: the
+  // step's phases (StepPhases.h) count it as backward.
+  b.clone(*def, map)->setAttr(XfDialect::kRecomputedAttrName, b.getUnitAttr());
   return map.lookup(v);
 }
 

@@ -269,11 +269,13 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
                     std::to_string(qOffset) +
                     " (query heads must be a multiple of kv heads; the query rows a block "
                     "of the keys' sequence)");
-  if (Hq * D > INT_MAX || Hkv * D > INT_MAX || Skv > INT_MAX)
-    throw rt::Error("attention_backward: S=" + std::to_string(Skv) + " or Hq*D=" +
-                    std::to_string(Hq * D) + " exceeds the BLAS integer range");
   const AttentionHeads qL = layout.q.orDense(Hq, D), kL = layout.k.orDense(Hkv, D),
                        vL = layout.v.orDense(Hkv, D);
+  // The leading dimensions the GEMMs get (a packed layout's row is longer).
+  const int64_t ld = std::max({Hq * D, qL.rowStride, kL.rowStride, vL.rowStride});
+  if (ld > INT_MAX || Skv > INT_MAX)
+    throw rt::Error("attention_backward: S=" + std::to_string(Skv) + " or a row of " +
+                    std::to_string(ld) + " elements exceeds the BLAS integer range");
   if (qL.group < 1 || kL.group < 1 || vL.group < 1)
     throw rt::Error("attention_backward: a head layout's group must be at least 1");
   if (B == 0 || Skv == 0)

@@ -119,3 +119,54 @@ func.func @residual_gradients(%dy: tensor<2x4x8xbf16>, %x: tensor<2x4x8xf32>, %g
   %6 = xf.add %4#0, %5 : tensor<2x4x8xf32>
   return %3, %2#0, %6 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
+
+// -----
+
+// A packed weight's gradient (-xf-fuse-qkv) reaches its f32 masters through
+// reshapes and a split, each piece widened: the GEMM stores f32 and the views
+// carry f32 (the casts go); the bias gradient's sum too. Not when a piece has
+// another reader.
+// CHECK-LABEL: func.func @packed_gradient
+// CHECK: %[[W:.*]], %[[B:.*]] = xf.matmul_bgrad "bsh,bso->ho" %arg0, %arg1 : tensor<2x4x8xbf16>, tensor<2x4x24xbf16> -> tensor<8x24xf32>, tensor<24xf32>
+// CHECK: xf.reshape %[[W]] : tensor<8x24xf32> -> tensor<8x1x3x8xf32>
+// CHECK: xf.split {{.*}} : tensor<8x1x3x8xf32> -> tensor<8x1x1x8xf32>, tensor<8x1x1x8xf32>, tensor<8x1x1x8xf32>
+// CHECK: xf.split {{.*}} : tensor<1x3x8xf32> -> tensor<1x1x8xf32>, tensor<1x1x8xf32>, tensor<1x1x8xf32>
+// CHECK-NOT: xf.cast
+// CHECK: return
+func.func @packed_gradient(%x: tensor<2x4x8xbf16>, %dy: tensor<2x4x24xbf16>)
+    -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %dw = xf.matmul "bsh,bso->ho" %x, %dy : tensor<2x4x8xbf16>, tensor<2x4x24xbf16> -> tensor<8x24xbf16>
+  %p = xf.reshape %dw : tensor<8x24xbf16> -> tensor<8x1x3x8xbf16>
+  %s:3 = xf.split %p dim = 2 : tensor<8x1x3x8xbf16> -> tensor<8x1x1x8xbf16>, tensor<8x1x1x8xbf16>, tensor<8x1x1x8xbf16>
+  %q = xf.reshape %s#0 : tensor<8x1x1x8xbf16> -> tensor<8x8xbf16>
+  %k = xf.reshape %s#1 : tensor<8x1x1x8xbf16> -> tensor<8x8xbf16>
+  %v = xf.reshape %s#2 : tensor<8x1x1x8xbf16> -> tensor<8x8xbf16>
+  %qf = xf.cast %q : tensor<8x8xbf16> -> tensor<8x8xf32>
+  %kf = xf.cast %k : tensor<8x8xbf16> -> tensor<8x8xf32>
+  %vf = xf.cast %v : tensor<8x8xbf16> -> tensor<8x8xf32>
+  %db = xf.reduce_sum %dy dims = [0, 1] : tensor<2x4x24xbf16> -> tensor<24xbf16>
+  %pb = xf.reshape %db : tensor<24xbf16> -> tensor<1x3x8xbf16>
+  %sb:3 = xf.split %pb dim = 1 : tensor<1x3x8xbf16> -> tensor<1x1x8xbf16>, tensor<1x1x8xbf16>, tensor<1x1x8xbf16>
+  %bq = xf.reshape %sb#0 : tensor<1x1x8xbf16> -> tensor<8xbf16>
+  %bk = xf.reshape %sb#1 : tensor<1x1x8xbf16> -> tensor<8xbf16>
+  %bv = xf.reshape %sb#2 : tensor<1x1x8xbf16> -> tensor<8xbf16>
+  %bqf = xf.cast %bq : tensor<8xbf16> -> tensor<8xf32>
+  %bkf = xf.cast %bk : tensor<8xbf16> -> tensor<8xf32>
+  %bvf = xf.cast %bv : tensor<8xbf16> -> tensor<8xf32>
+  return %qf, %kf, %vf, %bqf, %bkf, %bvf : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @packed_gradient_read_narrow
+// CHECK: xf.matmul "bsh,bso->ho" {{.*}} -> tensor<8x24xbf16>
+// CHECK: xf.cast
+func.func @packed_gradient_read_narrow(%x: tensor<2x4x8xbf16>, %dy: tensor<2x4x24xbf16>)
+    -> (tensor<8x8xf32>, tensor<8x1x1x8xbf16>) {
+  %dw = xf.matmul "bsh,bso->ho" %x, %dy : tensor<2x4x8xbf16>, tensor<2x4x24xbf16> -> tensor<8x24xbf16>
+  %p = xf.reshape %dw : tensor<8x24xbf16> -> tensor<8x1x3x8xbf16>
+  %s:3 = xf.split %p dim = 2 : tensor<8x1x3x8xbf16> -> tensor<8x1x1x8xbf16>, tensor<8x1x1x8xbf16>, tensor<8x1x1x8xbf16>
+  %q = xf.reshape %s#0 : tensor<8x1x1x8xbf16> -> tensor<8x8xbf16>
+  %qf = xf.cast %q : tensor<8x8xbf16> -> tensor<8x8xf32>
+  return %qf, %s#1 : tensor<8x8xf32>, tensor<8x1x1x8xbf16>
+}

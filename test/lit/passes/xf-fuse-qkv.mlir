@@ -11,6 +11,13 @@
 // BF16: xf.concat {{.*}} -> tensor<64x4x3x16xbf16>
 // BF16-NOT: xf.cast {{.*}}tensor<64x192xf32>
 // BF16: xf.matmul "bsh,ho->bso" %{{.*}}, %{{.*}} : tensor<4x32x64xbf16>, tensor<64x192xbf16> -> tensor<4x32x192xbf16>
+// With selective recomputation and two micro-batches: per micro-batch and
+// layer the forward's two concats (weights, biases) and the backward's
+// rebuilt weight (a replay: -xf-recompute leaves it), 12 in all, none dead.
+// RUN: shardc-opt %models/gpt2-tiny.mlir --pass-pipeline='builtin.module(shardc-train-step{fuse-qkv=true recompute=selective micro-batches=2})' | FileCheck %s --check-prefix=RC
+// RC-LABEL: func.func @train_step
+// RC-COUNT-12: xf.concat
+// RC-NOT: xf.concat
 // Five heads on tp=2: the projections stay apart (their attention may still
 // split its query rows over tp, which the packed form cannot); on a mesh
 // whose tp axis divides them they are fused.
@@ -56,9 +63,9 @@
 // GRAD-COUNT-2: xf.packed_attention %{{.*}} causal scale = 2.500000e-01 : tensor<4x32x4x3x16xf32> -> tensor<4x32x4x16xf32>
 // GRAD: xf.packed_attention_grad {{.*}} : tensor<4x32x4x16xf32>, tensor<4x32x4x3x16xf32>
 // The packed weight is rebuilt from the parameters for the dx GEMM (not kept
-// from the forward).
-// GRAD: %[[W2:.*]] = xf.concat {{.*}} dim = 2 : {{.*}} -> tensor<64x4x3x16xf32>
-// GRAD-NEXT: %[[WF2:.*]] = xf.reshape %[[W2]] : tensor<64x4x3x16xf32> -> tensor<64x192xf32>
+// from the forward), marked as a replay.
+// GRAD: %[[W2:.*]] = xf.concat {{.*}} dim = 2 {xf.recomputed} : {{.*}} -> tensor<64x4x3x16xf32>
+// GRAD-NEXT: %[[WF2:.*]] = xf.reshape %[[W2]] {xf.recomputed} : tensor<64x4x3x16xf32> -> tensor<64x192xf32>
 // GRAD-NEXT: xf.matmul "bso,ho->bsh" %{{.*}}, %[[WF2]] : tensor<4x32x192xf32>, tensor<64x192xf32> -> tensor<4x32x64xf32>
 // GRAD: xf.split {{.*}} dim = 2 : tensor<64x4x3x16xf32> -> tensor<64x4x1x16xf32>, tensor<64x4x1x16xf32>, tensor<64x4x1x16xf32>
 // GRAD-NOT: xf.attention_grad
