@@ -73,3 +73,12 @@ int64_t shardc::xf::stageOf(Value v) {
   }
   return attr ? attr.getInt() : -1;
 }
+
+bool shardc::xf::isArgumentLayout(Value v, llvm::function_ref<bool(Operation *)> isLayout) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return true;
+  return isLayout(def) && llvm::all_of(def->getOperands(), [&](Value o) {
+           return isArgumentLayout(o, isLayout);
+         });
+}

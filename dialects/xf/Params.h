@@ -45,6 +45,12 @@ int64_t layerIndexOf(llvm::StringRef name);
 /// reference executor alike.
 int64_t stageOf(mlir::Value v);
 
+/// Whether `v` is function arguments moved only by ops `isLayout` accepts
+/// (reshapes, concats, ...: each of their operands again such a value); a
+/// function argument itself is one. -xf-fuse-qkv's packed weights are: a
+/// reshape of a concat of reshapes of parameters.
+bool isArgumentLayout(mlir::Value v, llvm::function_ref<bool(mlir::Operation *)> isLayout);
+
 /// The model function of a module: @forward if present, else the only
 /// function with a body. Emits an error and returns null otherwise.
 mlir::func::FuncOp getModelFunction(mlir::ModuleOp module, llvm::StringRef name = "");

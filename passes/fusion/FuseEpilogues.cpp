@@ -80,24 +80,18 @@ public:
   }
 
 private:
-  /// cast(matmul) from bf16/f16 to f32, the cast the matmul's one reader:
-  /// the GEMM stores f32 (it accumulates in f32 anyway). Also where every
-  /// reader, through reshapes and splits, is such a cast (a packed weight's
-  /// gradient, -xf-fuse-qkv, split to its f32 masters): the views carry f32.
+  /// cast(matmul) from bf16/f16 to f32 where every reader of the matmul is
+  /// such a cast, directly or through reshapes and splits (a packed weight's
+  /// gradient, -xf-fuse-qkv, split to its f32 masters): the GEMM stores f32
+  /// (it accumulates in f32 anyway) and the views carry f32.
   void widen(func::FuncOp f) {
     SmallVector<MatmulOp> matmuls(f.getOps<MatmulOp>());
     for (MatmulOp mm : matmuls) {
       Type from = elementOf(mm.getResult());
       if (!(from.isBF16() || from.isF16()) || elementOf(mm.getLhs()) != from)
         continue;
-      if (auto c = dyn_cast_or_null<CastOp>(soleUser(mm.getResult()));
-          c && elementOf(c.getResult()).isF32()) {
-        mm.getResult().setType(c.getResult().getType());
-        c.getResult().replaceAllUsesWith(mm.getResult());
-        c.erase();
-      } else if (widensThroughViews(mm.getResult())) {
+      if (widensThroughViews(mm.getResult()))
         widenViews(mm.getResult());
-      }
     }
   }
 

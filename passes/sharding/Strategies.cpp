@@ -141,19 +141,17 @@ private:
   /// those -xf-fuse-qkv concatenated (a reshape of a concat of reshapes;
   /// each piece keeps the rank and the split dimension of the whole).
   static SmallVector<Value, 3> weightPieces(Value v) {
-    v = throughCasts(v);
-    Value u = v;
-    while (isa_and_nonnull<ReshapeOp, CastOp>(u.getDefiningOp()))
-      u = u.getDefiningOp()->getOperand(0);
-    auto concat = u.getDefiningOp<ConcatOp>();
+    auto throughLayouts = [](Value u) {
+      while (isa_and_nonnull<ReshapeOp, CastOp>(u.getDefiningOp()))
+        u = u.getDefiningOp()->getOperand(0);
+      return u;
+    };
+    auto concat = throughLayouts(v).getDefiningOp<ConcatOp>();
     if (!concat)
-      return {v};
+      return {throughCasts(v)};
     SmallVector<Value, 3> pieces;
-    for (Value piece : concat.getXs()) {
-      while (isa_and_nonnull<ReshapeOp, CastOp>(piece.getDefiningOp()))
-        piece = piece.getDefiningOp()->getOperand(0);
-      pieces.push_back(piece);
-    }
+    for (Value piece : concat.getXs())
+      pieces.push_back(throughLayouts(piece));
     return pieces;
   }
 

@@ -53,18 +53,6 @@ FailureOr<Value> findLoss(func::FuncOp f) {
   return ret.getOperand(0);
 }
 
-/// Whether `v` is step arguments moved by reshapes, transposes, casts and
-/// concats only; sets `concat` when one of them is an xf.concat.
-bool isArgumentLayout(Value v, bool &concat) {
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return true;
-  if (!isa<ReshapeOp, TransposeOp, CastOp, ConcatOp>(def))
-    return false;
-  concat |= isa<ConcatOp>(def);
-  return llvm::all_of(def->getOperands(), [&](Value o) { return isArgumentLayout(o, concat); });
-}
-
 /// `v` cloned (with what it is built from, once per `map`) at `b`.
 Value rebuild(OpBuilder &b, Value v, IRMapping &map) {
   Operation *def = v.getDefiningOp();
@@ -91,7 +79,11 @@ void rebuildPackedWeights(Operation *first, const llvm::DenseSet<Operation *> &f
     for (OpOperand &use : op->getOpOperands()) {
       Operation *def = use.get().getDefiningOp();
       bool concat = false;
-      if (!def || !forward.contains(def) || !isArgumentLayout(use.get(), concat) || !concat)
+      auto layout = [&](Operation *op) {
+        concat |= isa<ConcatOp>(op);
+        return isa<ReshapeOp, TransposeOp, CastOp, ConcatOp>(op);
+      };
+      if (!def || !forward.contains(def) || !isArgumentLayout(use.get(), layout) || !concat)
         continue;
       OpBuilder b(op);
       IRMapping map;

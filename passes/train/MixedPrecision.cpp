@@ -15,6 +15,7 @@
 #include "passes/Passes.h"
 #include "passes/FunctionTarget.h"
 
+#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -81,7 +82,8 @@ private:
   /// one cast of the packed weight per step.
   Value lowered(Value v) {
     Operation *def = v.getDefiningOp();
-    if (!def || !isF32(v) || !isa<ReshapeOp, ConcatOp>(def) || !layoutOfArguments(v))
+    if (!def || !isF32(v) ||
+        !isArgumentLayout(v, [](Operation *op) { return isa<ReshapeOp, ConcatOp>(op); }))
       return castOnce(v, compute_, lowered_);
     if (auto it = lowered_.find(v); it != lowered_.end())
       return it->second;
@@ -95,14 +97,6 @@ private:
     low->getResult(0).setType(cast<RankedTensorType>(v.getType()).clone(compute_));
     layoutLeftovers_.push_back(def);
     return lowered_[v] = low->getResult(0);
-  }
-  /// Whether `v` is function arguments moved by reshapes and concats only.
-  static bool layoutOfArguments(Value v) {
-    Operation *def = v.getDefiningOp();
-    if (!def)
-      return true;
-    return isa<ReshapeOp, ConcatOp>(def) &&
-           llvm::all_of(def->getOperands(), [](Value o) { return layoutOfArguments(o); });
   }
   /// The f32 copy of a value this pass moved to the compute type, for an op
   /// that computes on f32 (a residual add, a norm, a loss).

@@ -31,31 +31,41 @@ constexpr int64_t kBlockRows = 64;
 
 } // namespace
 
-template <class T>
-void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
-                       int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
-                       bool causal, double scale, int64_t Skv, int64_t qOffset,
-                       const AttentionLayout &layout) {
+AttentionLayout checkedAttentionLayout(const char *kernel, int64_t B, int64_t S, int64_t Hq,
+                                       int64_t Hkv, int64_t D, int64_t &Skv, int64_t qOffset,
+                                       const AttentionLayout &layout) {
+  const std::string name = kernel;
   if (Skv == 0)
     Skv = S;
   if (B < 0 || S < 0 || Hq < 0 || D <= 0 || Hkv <= 0 || Hq % Hkv != 0 || Skv < 0 ||
       qOffset < 0 || qOffset + S > Skv)
-    throw rt::Error("attention_forward: invalid shape B=" + std::to_string(B) +
+    throw rt::Error(name + ": invalid shape B=" + std::to_string(B) +
                     " S=" + std::to_string(S) + " Hq=" + std::to_string(Hq) +
                     " Hkv=" + std::to_string(Hkv) + " D=" + std::to_string(D) +
                     " Skv=" + std::to_string(Skv) + " query offset " +
                     std::to_string(qOffset) +
                     " (query heads must be a multiple of kv heads; the query rows a block "
                     "of the keys' sequence)");
-  const AttentionHeads qL = layout.q.orDense(Hq, D), kL = layout.k.orDense(Hkv, D),
-                       vL = layout.v.orDense(Hkv, D);
+  const AttentionLayout r{layout.q.orDense(Hq, D), layout.k.orDense(Hkv, D),
+                          layout.v.orDense(Hkv, D)};
   // The leading dimensions the GEMMs get (a packed layout's row is longer).
-  const int64_t ld = std::max({Hq * D, qL.rowStride, kL.rowStride, vL.rowStride});
+  const int64_t ld = std::max({Hq * D, r.q.rowStride, r.k.rowStride, r.v.rowStride});
   if (ld > INT_MAX || Skv > INT_MAX)
-    throw rt::Error("attention_forward: S=" + std::to_string(Skv) + " or a row of " +
-                    std::to_string(ld) + " elements exceeds the BLAS integer range");
-  if (qL.group < 1 || kL.group < 1 || vL.group < 1)
-    throw rt::Error("attention_forward: a head layout's group must be at least 1");
+    throw rt::Error(name + ": S=" + std::to_string(Skv) + " or a row of " + std::to_string(ld) +
+                    " elements exceeds the BLAS integer range");
+  if (r.q.group < 1 || r.k.group < 1 || r.v.group < 1)
+    throw rt::Error(name + ": a head layout's group must be at least 1");
+  return r;
+}
+
+template <class T>
+void attention_forward(const T *q, const T *k, const T *v, T *out, T *lse,
+                       int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D,
+                       bool causal, double scale, int64_t Skv, int64_t qOffset,
+                       const AttentionLayout &layout) {
+  const AttentionLayout resolved =
+      checkedAttentionLayout("attention_forward", B, S, Hq, Hkv, D, Skv, qOffset, layout);
+  const AttentionHeads &qL = resolved.q, &kL = resolved.k, &vL = resolved.v;
   if (B == 0 || S == 0 || Hq == 0)
     return;
 

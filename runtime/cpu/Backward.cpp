@@ -258,26 +258,9 @@ void attention_backward(const T *dout, const T *q, const T *k, const T *v,
                         int64_t Hq, int64_t Hkv, int64_t D, bool causal,
                         double scale, int64_t Skv, int64_t qOffset,
                         const AttentionLayout &layout) {
-  if (Skv == 0)
-    Skv = S;
-  if (B < 0 || S < 0 || Hq < 0 || D <= 0 || Hkv <= 0 || Hq % Hkv != 0 || Skv < 0 ||
-      qOffset < 0 || qOffset + S > Skv)
-    throw rt::Error("attention_backward: invalid shape B=" + std::to_string(B) +
-                    " S=" + std::to_string(S) + " Hq=" + std::to_string(Hq) +
-                    " Hkv=" + std::to_string(Hkv) + " D=" + std::to_string(D) +
-                    " Skv=" + std::to_string(Skv) + " query offset " +
-                    std::to_string(qOffset) +
-                    " (query heads must be a multiple of kv heads; the query rows a block "
-                    "of the keys' sequence)");
-  const AttentionHeads qL = layout.q.orDense(Hq, D), kL = layout.k.orDense(Hkv, D),
-                       vL = layout.v.orDense(Hkv, D);
-  // The leading dimensions the GEMMs get (a packed layout's row is longer).
-  const int64_t ld = std::max({Hq * D, qL.rowStride, kL.rowStride, vL.rowStride});
-  if (ld > INT_MAX || Skv > INT_MAX)
-    throw rt::Error("attention_backward: S=" + std::to_string(Skv) + " or a row of " +
-                    std::to_string(ld) + " elements exceeds the BLAS integer range");
-  if (qL.group < 1 || kL.group < 1 || vL.group < 1)
-    throw rt::Error("attention_backward: a head layout's group must be at least 1");
+  const AttentionLayout resolved =
+      checkedAttentionLayout("attention_backward", B, S, Hq, Hkv, D, Skv, qOffset, layout);
+  const AttentionHeads &qL = resolved.q, &kL = resolved.k, &vL = resolved.v;
   if (B == 0 || Skv == 0)
     return;
   if (Hq == 0 || S == 0) {

@@ -176,6 +176,14 @@ struct AttentionLayout {
   }
 };
 
+/// Checks the shapes of an attention call (`kernel` names it in the error:
+/// kv heads dividing the query heads, the query rows a block of the Skv keys,
+/// the rows the GEMMs get within BLAS's integer range) and returns `layout`
+/// with every dense default filled in. Skv = 0 becomes S.
+AttentionLayout checkedAttentionLayout(const char *kernel, int64_t B, int64_t S, int64_t Hq,
+                                       int64_t Hkv, int64_t D, int64_t &Skv, int64_t qOffset,
+                                       const AttentionLayout &layout);
+
 /// Scaled dot-product attention, BSHD layout: q and out are [B, S, Hq, D], k
 /// and v are [B, S, Hkv, D]; query head h reads kv head h / (Hq / Hkv). With
 /// `causal`, key j is masked for query i when j > i. lse, if non-null, receives
