@@ -97,10 +97,14 @@ std::string label(const Candidate &c) {
 // Evaluation: the compiler's own report
 //===----------------------------------------------------------------------===//
 
-/// Per-stage compute (pipelined steps), kept for the extrapolation.
+/// What the extrapolation and the micro-batch composition need beyond the
+/// prediction: per pipeline stage its compute, its workspace (activations
+/// and scratch) and all its arenas; the compute sums the report's phase
+/// shares are taken from.
 struct Raw {
   Prediction p;
-  std::vector<double> stageSeconds;
+  std::vector<double> stageSeconds, stageWorkspace, stageBytes;
+  double computeSum = 0, backwardSum = 0, forwardSum = 0;
 };
 
 double number(const llvm::json::Object &o, llvm::StringRef key) {
@@ -133,11 +137,19 @@ Raw fromReport(const llvm::json::Object &r) {
   if (const llvm::json::Object *mem = r.getObject("memory_bytes"))
     for (const auto &[k, v] : *mem)
       p.memory[k.str()] = v.getAsNumber().value_or(0);
+  raw.computeSum = number(r, "compute_seconds_sum");
+  raw.backwardSum = number(r, "backward_compute_seconds_sum");
+  raw.forwardSum = number(r, "forward_compute_seconds_sum");
   if (const llvm::json::Object *pipe = r.getObject("pipeline")) {
     p.bubble = number(*pipe, "bubble");
-    if (const llvm::json::Array *s = pipe->getArray("compute_seconds_per_stage"))
-      for (const llvm::json::Value &v : *s)
-        raw.stageSeconds.push_back(v.getAsNumber().value_or(0));
+    auto read = [&](llvm::StringRef key, std::vector<double> &out) {
+      if (const llvm::json::Array *s = pipe->getArray(key))
+        for (const llvm::json::Value &v : *s)
+          out.push_back(v.getAsNumber().value_or(0));
+    };
+    read("compute_seconds_per_stage", raw.stageSeconds);
+    read("activation_bytes_per_stage", raw.stageWorkspace);
+    read("memory_bytes_per_stage", raw.stageBytes);
   }
   return raw;
 }
@@ -176,7 +188,7 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   });
   OwningOpRef<ModuleOp> m;
   auto key = std::make_tuple(model.getOperation(), c.microBatches, c.recompute);
-  if (cache && !cache->count(key) && cache->size() >= 2)
+  if (cache && !cache->count(key) && cache->size() >= 4)
     cache->clear();
   if (cache && cache->count(key)) {
     m = cast<ModuleOp>((*cache)[key]->clone());
@@ -224,6 +236,113 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   return fromReport(report->json);
 }
 
+/// The report's overlap (reportStep) on figures put together here: gradient
+/// reductions and backward parameter gathers hide behind the backward's
+/// compute, forward gathers behind the forward's; offload copies behind
+/// each phase.
+void overlap(Prediction &p) {
+  p.exposedSeconds = std::max(
+      0.0, p.commSeconds - std::min(p.forwardGatherSeconds, p.forwardSeconds) -
+               std::min(p.gradientSeconds + p.backwardGatherSeconds, p.backwardSeconds));
+  p.exposedOffloadSeconds = p.offloadSeconds > 0
+                                ? std::max(0.0, p.offloadSeconds - p.forwardSeconds) +
+                                      std::max(0.0, p.offloadSeconds - p.backwardSeconds)
+                                : 0.0;
+  p.stepSeconds = p.computeSeconds + p.exposedSeconds + p.exposedOffloadSeconds;
+}
+
+/// The micro-batches a stage holds at once under 1F1B: its warm-up
+/// forwards and one more, at most all of them.
+int64_t heldUnder1F1B(int64_t stage, int64_t stages, int64_t microBatches) {
+  return std::min(microBatches, stages - stage);
+}
+
+/// The micro-batch counts a composed 1F1B step is compiled with. Not one:
+/// a step of one micro-batch has no gradient accumulation, so its figures
+/// are off the line the others lie on.
+constexpr int64_t kComposeLow = 2, kComposeHigh = 3;
+
+/// A 1F1B step of m micro-batches put together from the same step (same
+/// micro-batch, mesh and strategy) compiled with two and with three.
+/// Compute, collective bytes and time add per micro-batch (the gradient
+/// reductions, the optimizer and the stored arenas once), so every such
+/// figure is x(2) + (m - 2)(x(3) - x(2)), exactly as the m-copy step sums
+/// them; the bubble is the schedule's, (p - 1)/(m + p - 1) for 1F1B (a
+/// forward one slot, a backward two: what -xf-pipeline's slots give); a
+/// stage's workspace grows by one micro-batch's kept activations per
+/// micro-batch it holds at once, min(m, p - s) for stage s (an
+/// approximation: the planner's placement is not exactly additive). Only
+/// screens: a finalist is compiled with its m copies.
+FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, int64_t stages) {
+  const size_t p = static_cast<size_t>(stages);
+  if (one.stageSeconds.size() != p || two.stageSeconds.size() != p ||
+      one.stageWorkspace.size() != p || two.stageWorkspace.size() != p)
+    return failure();
+  const double k = static_cast<double>(m - kComposeLow) / (kComposeHigh - kComposeLow);
+  auto lin = [&](double x1, double x2) { return x1 + k * (x2 - x1); };
+  Raw out = two;
+  Prediction &o = out.p;
+  const Prediction &a = one.p, &b = two.p;
+  o.commSeconds = lin(a.commSeconds, b.commSeconds);
+  o.commBytes = lin(a.commBytes, b.commBytes);
+  o.gradientSeconds = lin(a.gradientSeconds, b.gradientSeconds);
+  o.forwardGatherSeconds = lin(a.forwardGatherSeconds, b.forwardGatherSeconds);
+  o.backwardGatherSeconds = lin(a.backwardGatherSeconds, b.backwardGatherSeconds);
+  o.offloadBytes = lin(a.offloadBytes, b.offloadBytes);
+  o.offloadSeconds = lin(a.offloadSeconds, b.offloadSeconds);
+  for (const auto &[axes, bytes] : b.bytesPerAxis)
+    o.bytesPerAxis[axes] = lin(a.bytesPerAxis.count(axes) ? a.bytesPerAxis.at(axes) : 0, bytes);
+  out.computeSum = lin(one.computeSum, two.computeSum);
+  out.backwardSum = lin(one.backwardSum, two.backwardSum);
+  out.forwardSum = lin(one.forwardSum, two.forwardSum);
+  double slowest = 0;
+  for (size_t s = 0; s < p; ++s) {
+    out.stageSeconds[s] = lin(one.stageSeconds[s], two.stageSeconds[s]);
+    slowest = std::max(slowest, out.stageSeconds[s]);
+  }
+  o.bubble = static_cast<double>(stages - 1) / static_cast<double>(m + stages - 1);
+  o.computeSeconds = slowest / (1 - o.bubble);
+  // The report's phase shares: the pipelined compute split as the sums are.
+  o.backwardSeconds =
+      out.computeSum > 0 ? o.computeSeconds * out.backwardSum / out.computeSum : 0;
+  o.forwardSeconds = out.computeSum > 0 ? o.computeSeconds * out.forwardSum / out.computeSum : 0;
+  overlap(o);
+  // Memory: the arenas stored once (parameters, gradients, optimizer state)
+  // and the inputs (every micro-batch's) are affine; the workspace is its
+  // largest stage's, each stage's grown by the micro-batches it holds.
+  double workspace = 0;
+  for (size_t s = 0; s < p; ++s) {
+    auto st = static_cast<int64_t>(s);
+    int64_t heldLow = heldUnder1F1B(st, stages, kComposeLow);
+    int64_t heldHigh = heldUnder1F1B(st, stages, kComposeHigh);
+    int64_t heldM = heldUnder1F1B(st, stages, m);
+    double w = two.stageWorkspace[s];
+    if (heldHigh > heldLow)
+      w += static_cast<double>(heldM - heldHigh) *
+           (two.stageWorkspace[s] - one.stageWorkspace[s]) /
+           static_cast<double>(heldHigh - heldLow);
+    out.stageWorkspace[s] = w;
+    workspace = std::max(workspace, w);
+  }
+  double scratch = b.memory.count("kernel scratch") ? b.memory.at("kernel scratch") : 0;
+  double total = 0;
+  for (auto &[name, bytes] : o.memory) {
+    if (name == "total" || name == "host")
+      continue;
+    if (name == "activations")
+      bytes = std::max(0.0, workspace - scratch);
+    else if (name == "kernel scratch")
+      bytes = std::min(scratch, workspace);
+    else
+      bytes = std::round(lin(a.memory.count(name) ? a.memory.at(name) : 0, bytes));
+    total += bytes;
+  }
+  o.memory["total"] = total;
+  out.stageBytes.clear(); // not composed
+  o.exact = false;
+  return out;
+}
+
 /// x(n) from x(3) and x(4): every layer adds the same. (Not from fewer: with
 /// one or two layers per chunk the activation peak can sit in the head — the
 /// loss and its gradient, the tied table's gathers — where the layers'
@@ -240,17 +359,14 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
   p.forwardSeconds = affine(one.p.forwardSeconds, two.p.forwardSeconds, n);
   p.forwardGatherSeconds = affine(one.p.forwardGatherSeconds, two.p.forwardGatherSeconds, n);
   p.backwardGatherSeconds = affine(one.p.backwardGatherSeconds, two.p.backwardGatherSeconds, n);
-  // The report's overlap (reportStep), on the extrapolated parts.
-  p.exposedSeconds = std::max(
-      0.0, p.commSeconds - std::min(p.forwardGatherSeconds, p.forwardSeconds) -
-               std::min(p.gradientSeconds + p.backwardGatherSeconds, p.backwardSeconds));
+  out.computeSum = affine(one.computeSum, two.computeSum, n);
+  out.backwardSum = affine(one.backwardSum, two.backwardSum, n);
+  out.forwardSum = affine(one.forwardSum, two.forwardSum, n);
   p.commBytes = affine(one.p.commBytes, two.p.commBytes, n);
   // Offload: bytes grow with the layers; what the phases cannot hide, as the
   // report computes it (reportStep).
   p.offloadBytes = affine(one.p.offloadBytes, two.p.offloadBytes, n);
   p.offloadSeconds = affine(one.p.offloadSeconds, two.p.offloadSeconds, n);
-  p.exposedOffloadSeconds = std::max(0.0, p.offloadSeconds - p.forwardSeconds) +
-                            std::max(0.0, p.offloadSeconds - p.backwardSeconds);
   for (auto &[k, v] : two.p.bytesPerAxis) {
     double a = one.p.bytesPerAxis.count(k) ? one.p.bytesPerAxis.at(k) : 0;
     p.bytesPerAxis[k] = affine(a, v, n);
@@ -282,7 +398,8 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
   } else {
     p.computeSeconds = affine(one.p.computeSeconds, two.p.computeSeconds, n);
   }
-  p.stepSeconds = p.computeSeconds + p.exposedSeconds + p.exposedOffloadSeconds;
+  // The report's overlap (reportStep), on the extrapolated parts.
+  overlap(p);
   return out;
 }
 
@@ -423,23 +540,61 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   auto run = [&](const Candidate &c) -> Evaluated & {
     Evaluated e;
     e.candidate = c;
-    FailureOr<Raw> raw = failure();
     int64_t unit = c.chunks();
-    if (plan.extrapolated && plan.layers / unit > 4) {
-      int64_t batch = plan.globalBatch / c.microBatches;
-      FailureOr<Raw> three =
-          evaluateRaw(modelWith(3 * unit, batch), c, request, 3 * unit, e.error, &steps);
-      if (succeeded(three)) {
-        FailureOr<Raw> four =
-            evaluateRaw(modelWith(4 * unit, batch), c, request, 4 * unit, e.error, &steps);
-        if (succeeded(four))
-          raw = extrapolate(*three, *four, static_cast<double>(plan.layers / unit));
+    int64_t batch = plan.globalBatch / c.microBatches;
+    // A 1F1B pipeline of many micro-batches (request.composeFrom, 12 by
+    // default: below it the m copies compile about as fast as the two
+    // steps; GPT-2 1.5B pp=8: m=8 1.4 s against 1.9 s, m=16 6.2 s against
+    // 2.9 s): from its steps with two and with three (composeMicroBatches),
+    // not with m copies of the layers. Where that puts it near the memory
+    // limit (within 40% either way: the composed workspace is approximate),
+    // its m copies decide.
+    bool compose = request.composeFrom > 0 && c.microBatches >= request.composeFrom &&
+                   c.microBatches > kComposeHigh && c.pp > 1 && c.schedule == "1f1b" &&
+                   !c.offload;
+    auto at = [&](ModuleOp m, int64_t layers) -> FailureOr<Raw> {
+      if (!compose)
+        return evaluateRaw(m, c, request, layers, e.error, &steps);
+      Candidate one = c, two = c;
+      one.microBatches = kComposeLow;
+      two.microBatches = kComposeHigh;
+      FailureOr<Raw> r1 = evaluateRaw(m, one, request, layers, e.error, &steps);
+      if (failed(r1))
+        return failure();
+      FailureOr<Raw> r2 = evaluateRaw(m, two, request, layers, e.error, &steps);
+      if (failed(r2))
+        return failure();
+      FailureOr<Raw> composed = composeMicroBatches(*r1, *r2, c.microBatches, c.pp);
+      if (failed(composed)) // no per-stage figures: the m copies after all
+        return evaluateRaw(m, c, request, layers, e.error, &steps);
+      return composed;
+    };
+    // At 3 and 4 layers per chunk, extrapolated; or the full model.
+    auto depths = [&]() -> FailureOr<Raw> {
+      if (plan.extrapolated && plan.layers / unit > 4) {
+        FailureOr<Raw> three = at(modelWith(3 * unit, batch), 3 * unit);
+        if (failed(three))
+          return failure();
+        FailureOr<Raw> four = at(modelWith(4 * unit, batch), 4 * unit);
+        if (failed(four))
+          return failure();
+        return extrapolate(*three, *four, static_cast<double>(plan.layers / unit));
       }
-    } else {
       // Four layers per chunk or fewer: the full model is as cheap.
-      raw = evaluateRaw(fullModel(c), c, request, plan.layers, e.error, &steps);
-      if (succeeded(raw))
-        raw->p.exact = true;
+      FailureOr<Raw> full = at(fullModel(c), plan.layers);
+      if (succeeded(full) && !compose)
+        full->p.exact = true;
+      return full;
+    };
+    FailureOr<Raw> raw = depths();
+    if (succeeded(raw) && compose) {
+      double total = raw->p.memory["total"];
+      if (total > 0.6 * plan.memoryLimit && total < 1.4 * plan.memoryLimit) {
+        compose = false;
+        raw = depths();
+      } else {
+        ++plan.composed;
+      }
     }
     if (succeeded(raw)) {
       e.prediction = raw->p;
@@ -465,11 +620,11 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                             ? plan.flopsPerToken * tokens /
                                   (request.devices * plan.peakFlops * hw->achievableFraction)
                             : 0;
-  auto lowerBound = [&](const Candidate &c) {
+  auto scheduleBubble = [](const Candidate &c) {
     double p = static_cast<double>(c.pp);
-    double bubble = (p - 1) / (static_cast<double>(c.virtualStages * c.microBatches) + p - 1);
-    return 0.95 * idealCompute / (1 - bubble);
+    return (p - 1) / (static_cast<double>(c.virtualStages * c.microBatches) + p - 1);
   };
+  auto lowerBound = [&](const Candidate &c) { return 0.95 * idealCompute / (1 - scheduleBubble(c)); };
   auto incumbent = [&]() {
     std::vector<double> steps;
     for (const Evaluated &e : plan.evaluated)
@@ -552,18 +707,35 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
               continue;
             if (pp > 1) {
               // The bubble shrinks with more micro-batches: every count, unless
-              // the bound says the candidate cannot make the ranking.
+              // a bound says the candidate cannot make the ranking: the
+              // compute bound, or the same candidate at fewer micro-batches.
+              // Splitting the global batch into more micro-batches moves the
+              // same bytes in more, smaller collectives (no less time on the
+              // cost model's rings), leaves a stage's compute as it was but
+              // for the bubble, and so hides no more communication behind
+              // the backward (its share of a shorter pipelined compute):
+              // step(m') >= exposed(m) + compute(m) (1 - bubble(m)) /
+              // (1 - bubble(m')), taken at 0.99.
+              std::map<size_t, Prediction> fewer; // by policy
               for (int64_t m : mbs)
                 for (size_t r = 0; r < kNumPolicies; ++r) {
                   Candidate c = base;
                   c.microBatches = m;
                   c.recompute = kPolicies[r].recompute;
                   c.offload = kPolicies[r].offload;
-                  if (lowerBound(c) > incumbent()) {
+                  double bound = lowerBound(c);
+                  if (auto it = fewer.find(r); it != fewer.end() && it->second.bubble < 1)
+                    bound = std::max(bound, 0.99 * (it->second.exposedSeconds +
+                                                    it->second.computeSeconds *
+                                                        (1 - it->second.bubble) /
+                                                        (1 - scheduleBubble(c))));
+                  if (bound > incumbent()) {
                     ++plan.bounded;
                     break;
                   }
                   Evaluated &e = run(c);
+                  if (e.error.empty())
+                    fewer[r] = e.prediction;
                   if (e.fits || !e.error.empty()) {
                     plan.skipped += static_cast<int64_t>(kNumPolicies - 1 - r);
                     break;
@@ -711,13 +883,18 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
                       request.precision);
   os << llvm::formatv("on {0} devices: {1}; memory per device {2} GiB\n", request.devices,
                       plan.hardwareName, gib(plan.memoryLimit));
-  os << llvm::formatv("evaluated {0} candidates ({1}): {2} fit, {3} over memory, {4} rejected by "
-                      "the compiler; {5} dominated and {6} bounded out, not evaluated\n",
+  os << llvm::formatv("evaluated {0} candidates ({1}{7}): {2} fit, {3} over memory, {4} rejected "
+                      "by the compiler; {5} dominated and {6} bounded out, not evaluated\n",
                       plan.evaluated.size(),
                       plan.extrapolated ? "compiled at 3 and 4 layers per pipeline chunk and "
                                           "extrapolated"
                                         : "each compiled in full: " + plan.exactReason,
-                      fit, tooBig, rejected, plan.skipped, plan.bounded);
+                      fit, tooBig, rejected, plan.skipped, plan.bounded,
+                      plan.composed ? llvm::formatv("; {0} 1F1B pipelines composed from their "
+                                                    "steps with 1 and 2 micro-batches",
+                                                    plan.composed)
+                                          .str()
+                                    : std::string());
   if (plan.ranking.empty()) {
     double least = 0;
     std::string which;
@@ -882,6 +1059,7 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
                             {"extrapolated", plan.extrapolated},
                             {"dominated_not_evaluated", plan.skipped},
                             {"bounded_not_evaluated", plan.bounded},
+                            {"composed_from_one_and_two_micro_batches", plan.composed},
                             {"over_memory_when_compiled_in_full", plan.overMemoryWhenExact},
                             {"ranked", std::move(ranked)},
                             {"evaluated", std::move(all)}};

@@ -53,6 +53,10 @@ struct Request {
   std::string precision = "bf16";
   int64_t top = 5;      ///< candidates printed
   int64_t maxTp = 0;    ///< largest tensor-parallel group; 0: devices per node
+  /// 1F1B pipelines of at least this many micro-batches are screened from
+  /// their steps with two and three (composed), not with their m copies
+  /// compiled; 0: never. The finalists are compiled in full either way.
+  int64_t composeFrom = 12;
 };
 
 /// One way to run the step.
@@ -127,6 +131,8 @@ struct Plan {
   int64_t skipped = 0; ///< dominated: not evaluated (see the design notes)
   int64_t bounded = 0; ///< pipelines whose lower bound cannot make the ranking
   int64_t overMemoryWhenExact = 0; ///< finalists the full compile pushed over memory
+  /// 1F1B pipelines screened from their steps with one and two micro-batches.
+  int64_t composed = 0;
 };
 
 /// Plans; diagnostics (through the module's context) and failure when the

@@ -628,6 +628,12 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                           {"gradient_reduction_seconds", gradientSeconds},
                           {"backward_compute_seconds", backwardShare},
                           {"forward_compute_seconds", forwardShare},
+                          // The sums the shares are taken from (every op's
+                          // time, the backward's, the forward's; for a
+                          // pipeline over all stages, before the bubble).
+                          {"compute_seconds_sum", computeSum},
+                          {"backward_compute_seconds_sum", backwardSeconds},
+                          {"forward_compute_seconds_sum", forwardSeconds},
                           {"forward_parameter_gather_seconds", forwardGathers},
                           {"backward_parameter_gather_seconds", backwardGathers},
                           {"exposed_communication_seconds", exposed},

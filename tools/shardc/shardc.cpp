@@ -915,7 +915,8 @@ int cmdPlan(const std::vector<std::string> &argv) {
             "report (`shardc explain`: the compiled step's memory plan, collective bytes, cost\n"
             "model); keeps those that fit in memory; ranks them by modelled step time. A model\n"
             "written by `shardc gen` is evaluated at 3 and 4 layers per pipeline chunk and\n"
-            "extrapolated; the finalists are compiled in full and printed with those figures.");
+            "extrapolated, a 1F1B pipeline of many micro-batches composed from its steps with\n"
+            "2 and 3; the finalists are compiled in full and printed with those figures.");
   args.option("devices", "n", "devices to train on")
       .option("hardware", "name", "cost model: a shipped description or a .json file",
               "h100-8x-nvlink-ib")
@@ -928,13 +929,18 @@ int cmdPlan(const std::vector<std::string> &argv) {
       .option("max-tp", "n", "largest tensor-parallel group (default: devices per node)")
       .option("o", "file", "write the plan here", "-")
       .flag("json", "write the plan as JSON (what `shardc compile --plan FILE` reads)")
-      .flag("progress", "print each candidate as it is evaluated (stderr)");
+      .flag("progress", "print each candidate as it is evaluated (stderr)")
+      .option("compose-from", "m",
+              "screen 1F1B pipelines of m or more micro-batches from their steps with 2 and 3 "
+              "(0: never; the finalists are compiled in full either way)",
+              "12");
   if (!args.parse(argv))
     return 0;
   if (args.positional().size() != 1)
     throw UsageError{"expected one model file"};
   planner::Request request = planRequest(args, args.str("precision"));
   request.top = args.integer("top", 1);
+  request.composeFrom = args.integer("compose-from", 0);
 
   MLIRContext ctx;
   registerDialects(ctx);

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""shardc plan's composition of 1F1B pipelines (issue 18) against their
+m-copy steps.
+
+A 1F1B candidate of --compose-from or more micro-batches is screened from its
+steps with two and three micro-batches (composeMicroBatches in
+compiler/planner); with `--compose-from 0` the same candidate is screened with
+its m copies compiled. The two plans of one model must agree on every composed candidate:
+  - collective bytes per mesh axis and in total: equal (to a byte),
+  - the modelled step time and compute: equal (to 1e-9 relative),
+  - the planned memory: within --memory-tolerance (the composed workspace is
+    approximate: a stage's grows per micro-batch it holds at once),
+and rank the same candidates (the finalists are compiled in full either way);
+and the planner's bound for a pipeline at more micro-batches, taken from the
+same candidate at fewer, is at most the step it bounds on every such pair.
+
+usage: check_compose.py SHARDC --preset gpt2-124m --devices 8 --global-batch 32
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def key(c):
+    return (c["mesh"], c["strategy"], c["micro_batches"], c["schedule"], c["recompute"],
+            c["offload_activations"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("shardc")
+    ap.add_argument("--preset", required=True)
+    ap.add_argument("--devices", type=int, required=True)
+    ap.add_argument("--global-batch", type=int, required=True)
+    ap.add_argument("--memory-tolerance", type=float, default=0.10)
+    ap.add_argument("--min-composed", type=int, default=1)
+    ap.add_argument("--compose-from", type=int, default=6)
+    # Enough ranked rows that the bounds (the (2 x top)-th best step) leave
+    # the pipelines of many micro-batches evaluated.
+    ap.add_argument("--top", type=int, default=40)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "model.mlir")
+        run([a.shardc, "gen", "--preset", a.preset, "--batch", str(a.global_batch), "-o", model])
+        cmd = [a.shardc, "plan", model, "--devices", str(a.devices), "--top", str(a.top), "--json"]
+        composed = json.loads(run(cmd + ["--compose-from", str(a.compose_from)]))
+        exact = json.loads(run(cmd + ["--compose-from", "0"]))
+    n = composed["composed_from_one_and_two_micro_batches"]
+    if n < a.min_composed:
+        sys.exit(f"FAIL: {n} candidates composed, expected at least {a.min_composed}")
+    if exact["composed_from_one_and_two_micro_batches"] != 0:
+        sys.exit("FAIL: --compose-from 0 composed candidates")
+    by_key = {key(c): c for c in exact["evaluated"]}
+    checked, worst = 0, 0.0
+    for c in composed["evaluated"]:
+        if c["schedule"] != "1f1b" or c["micro_batches"] < a.compose_from or "prediction" not in c:
+            continue
+        e = by_key.get(key(c))
+        if e is None or "prediction" not in e:
+            sys.exit(f"FAIL: {c['flags']} evaluated composed but not exactly")
+        # The screening figures (what the full compile of a finalist replaces).
+        p = c.get("extrapolated", c["prediction"])
+        q = e.get("extrapolated", e["prediction"])
+        label = " ".join(c["flags"])
+        for axes in set(p["bytes_per_axis"]) | set(q["bytes_per_axis"]):
+            x, y = p["bytes_per_axis"].get(axes, 0), q["bytes_per_axis"].get(axes, 0)
+            if abs(x - y) > 1:
+                sys.exit(f"FAIL: {label}: bytes over {axes} composed {x} vs {y}")
+        if abs(p["communication_bytes"] - q["communication_bytes"]) > 1:
+            sys.exit(f"FAIL: {label}: bytes composed {p['communication_bytes']} vs "
+                     f"{q['communication_bytes']}")
+        for k in ("step_seconds", "compute_seconds", "exposed_communication_seconds", "bubble"):
+            if abs(p[k] - q[k]) > 1e-9 * max(1.0, abs(q[k])):
+                sys.exit(f"FAIL: {label}: {k} composed {p[k]} vs {q[k]}")
+        mem, want = p["memory_bytes"]["total"], q["memory_bytes"]["total"]
+        err = abs(mem - want) / want
+        worst = max(worst, err)
+        if err > a.memory_tolerance:
+            sys.exit(f"FAIL: {label}: memory composed {mem} vs {want} ({err:.2%})")
+        checked += 1
+        print(f"ok {label}: {p['step_seconds'] * 1e3:.3f} ms, "
+              f"{round(p['communication_bytes'])} bytes, memory {(mem - want) / want:+.2%}")
+    if checked < a.min_composed:
+        sys.exit(f"FAIL: {checked} composed candidates compared")
+    # The planner's bound for a pipeline at more micro-batches from the same
+    # candidate at fewer (what it skips candidates by): never above the step
+    # it bounds.
+    screen = {key(c): c.get("extrapolated", c["prediction"])
+              for c in exact["evaluated"] if "prediction" in c}
+    bounds = 0
+    for k, q in screen.items():
+        if not k[0].startswith("pp="):
+            continue
+        for k2, q2 in screen.items():
+            if k2[:2] == k[:2] and k2[3:] == k[3:] and k2[2] > k[2]:
+                b = 0.99 * (q["exposed_communication_seconds"] +
+                            q["compute_seconds"] * (1 - q["bubble"]) / (1 - q2["bubble"]))
+                if b > q2["step_seconds"] * (1 + 1e-12):
+                    sys.exit(f"FAIL: the micro-batch bound from {k} ({b}) exceeds the step of "
+                             f"{k2} ({q2['step_seconds']})")
+                bounds += 1
+    if bounds < 1:
+        sys.exit("FAIL: no pipeline evaluated at two micro-batch counts")
+    print(f"the micro-batch bound holds on {bounds} pairs")
+    if [key(c) for c in composed["ranked"]] != [key(c) for c in exact["ranked"]]:
+        sys.exit("FAIL: the composed and the exact screening rank differently")
+    print(f"{a.preset} on {a.devices} devices, global batch {a.global_batch}: {checked} composed "
+          f"candidates equal in bytes and time to their m-copy steps, memory within {worst:.2%}")
+
+
+if __name__ == "__main__":
+    main()
