@@ -56,7 +56,7 @@ struct Request {
   /// 1F1B pipelines of at least this many micro-batches are screened from
   /// their steps with two and three (composed), not with their m copies
   /// compiled; 0: never. The finalists are compiled in full either way.
-  int64_t composeFrom = 12;
+  int64_t composeFrom = 8;
 };
 
 /// One way to run the step.

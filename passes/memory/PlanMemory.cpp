@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/ArgAttrs.h"
 #include "passes/Debug.h"
 #include "passes/Passes.h"
 #include "passes/memory/MemoryPlan.h"
@@ -307,6 +308,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     };
     llvm::DenseMap<Value, std::pair<Arena, int64_t>> place;
 
+    ArgAttrEditor argAttrs(func);
     for (BlockArgument arg : body.getArguments()) {
       ShapedType t = staticType(arg);
       if (!t)
@@ -328,9 +330,10 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         place[arg] = {a, top.bump(a, *stage, byteSize(t))};
         boundary[key] = place[arg];
       }
-      func.setArgAttr(arg.getArgNumber(), kBufferAttr,
-                      b.getDenseI64ArrayAttr({place[arg].first, place[arg].second}));
+      argAttrs.set(arg.getArgNumber(), kBufferAttr,
+                   b.getDenseI64ArrayAttr({place[arg].first, place[arg].second}));
     }
+    argAttrs.commit();
 
     // Views: a reshape (the op table's viewInPlace) placed over an operand
     // that lives on shares its buffer. The values sharing a buffer are one

@@ -17,6 +17,7 @@
 
 #include "passes/sharding/Partition.h"
 
+#include "passes/ArgAttrs.h"
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
 #include "passes/sharding/ShardingIR.h"
@@ -356,10 +357,11 @@ LogicalResult Partitioner::run() {
     op->dropAllUses();
     op->erase();
   }
-  for (auto [arg, type] : retype) {
-    func_.setArgAttr(arg.getArgNumber(), kShardingAttr,
-                     local_[arg].sharding.splitAttr(func_.getContext()));
-  }
+  ArgAttrEditor argAttrs(func_);
+  for (auto [arg, type] : retype)
+    argAttrs.set(arg.getArgNumber(), kShardingAttr,
+                 local_[arg].sharding.splitAttr(func_.getContext()));
+  argAttrs.commit();
   func_.setFunctionType(FunctionType::get(func_.getContext(), argTypes, resultTypes));
   func_->setAttr(kGridAttr, FlatSymbolRefAttr::get(func_.getContext(), mesh_.symbol));
   return success();

@@ -43,6 +43,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/ArgAttrs.h"
 #include "passes/Debug.h"
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
@@ -645,10 +646,12 @@ LogicalResult XfPipelinePass::run() {
     if (stageOfChunk(chunkOf(v)) != want)
       use.set(transferTo(v, want, nullptr));
   }
+  ArgAttrEditor argAttrs(func);
   for (BlockArgument arg : body.getArguments())
     if (!inputs.contains(arg))
-      func.setArgAttr(arg.getArgNumber(), XfDialect::kStageAttrName,
-                      b.getI64IntegerAttr(stageOfChunk(chunkOf(arg))));
+      argAttrs.set(arg.getArgNumber(), XfDialect::kStageAttrName,
+                   b.getI64IntegerAttr(stageOfChunk(chunkOf(arg))));
+  argAttrs.commit();
   numTransfers += transfers;
 
   // 4. The schedule: unit order per stage, start times from the stage order

@@ -83,14 +83,16 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   os << "sharding report for @" << options.function << " on mesh " << mesh->str() << " ("
      << hw->name << ")\n\nvalues:\n";
   // One numbering of the function's values (printing a value alone would
-  // number the whole function again each time).
-  AsmState asmState(func);
+  // number the whole function again each time); only when they are listed.
+  std::optional<AsmState> asmState;
+  if (options.values)
+    asmState.emplace(func);
   auto describe = [&](Value v, StringRef what) {
     shard::ShardOp ann = resultAnnotation(v);
     if (!ann)
       return;
     TensorSharding s = annotationSharding(ann);
-    std::string name = valueName(ann.getResult(), asmState);
+    std::string name = valueName(ann.getResult(), *asmState);
     os << llvm::formatv("  {0,-12} {1,-28} {2}  {3}\n", name, what, s.str(*mesh),
                         v.getType());
     values.push_back(llvm::json::Object{{"value", name},
@@ -189,6 +191,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   // Then what `shardc compile` runs on the partitioned step: the pipeline
   // stages, the one optimizer call, the GEMM epilogues.
   PassManager stages(copy->getContext());
+  stages.enableVerifier(options.verifyPasses);
   if (!options.pipelineAxis.empty()) {
     XfPipelineOptions pipeline;
     pipeline.function = options.function;
@@ -407,6 +410,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   // -xf-plan-memory), so these are the arenas a compiled step allocates:
   // activations are the planned workspace, not a second estimate.
   PassManager planner(copy->getContext());
+  planner.enableVerifier(options.verifyPasses);
   XfScheduleOptions scheduleOptions;
   scheduleOptions.function = options.function;
   planner.nest<func::FuncOp>().addPass(createXfSchedule(scheduleOptions));

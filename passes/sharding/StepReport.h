@@ -32,6 +32,9 @@ struct StepReportOptions {
   /// ring latencies are paid once per bucket.
   int64_t bucketBytes = 25 * 1024 * 1024;
   bool values = true; ///< list every value's sharding (the planner does not need them)
+  /// Verify the IR after each pass the report runs (the planner, which only
+  /// reads figures from thousands of compiled copies, turns it off).
+  bool verifyPasses = true;
   /// Plan memory with -xf-offload-activations (the offloaded activations in
   /// the host arena, reported apart from the device's memory).
   bool offloadActivations = false;

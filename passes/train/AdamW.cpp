@@ -127,19 +127,43 @@ LogicalResult AdamW::apply() {
     return DictionaryAttr::get(ctx, {NamedAttribute(StringAttr::get(ctx, XfDialect::kStateAttrName),
                                                     StringAttr::get(ctx, s))});
   };
+  // Appended in batches (one insertArguments call each: inserting one at a
+  // time rebuilds the function type and the argument attributes every time,
+  // quadratic in a large step's arguments); `addArgs` returns them in order.
+  SmallVector<Type> newTypes;
+  SmallVector<DictionaryAttr> newAttrs;
   auto addArg = [&](Type t, StringRef state) {
-    unsigned i = f.getNumArguments();
-    (void)f.insertArgument(i, t, stateAttr(state), f.getLoc());
-    return f.getArgument(i);
+    newTypes.push_back(t);
+    newAttrs.push_back(stateAttr(state));
   };
-  SmallVector<Value> ms, vs;
+  auto addArgs = [&]() {
+    unsigned first = f.getNumArguments();
+    SmallVector<unsigned> at(newTypes.size(), first);
+    SmallVector<Location> locs(newTypes.size(), f.getLoc());
+    if (failed(f.insertArguments(at, newTypes, newAttrs, locs)))
+      return SmallVector<Value>();
+    SmallVector<Value> args;
+    for (unsigned i = 0; i < newTypes.size(); ++i)
+      args.push_back(f.getArgument(first + i));
+    newTypes.clear();
+    newAttrs.clear();
+    return args;
+  };
   for (const Slot &s : slots)
-    ms.push_back(addArg(s.param.getType(), ("adam_m:" + s.attr.getName()).str()));
+    addArg(s.param.getType(), ("adam_m:" + s.attr.getName()).str());
   for (const Slot &s : slots)
-    vs.push_back(addArg(s.param.getType(), ("adam_v:" + s.attr.getName()).str()));
+    addArg(s.param.getType(), ("adam_v:" + s.attr.getName()).str());
   auto i32Scalar = RankedTensorType::get({}, IntegerType::get(ctx, 32));
-  Value step = addArg(i32Scalar, "step");
-  Value good = lossScaleArg ? addArg(i32Scalar, "good_steps") : Value();
+  addArg(i32Scalar, "step");
+  if (lossScaleArg)
+    addArg(i32Scalar, "good_steps");
+  SmallVector<Value> added = addArgs();
+  if (added.size() != 2 * slots.size() + 1 + (lossScaleArg ? 1 : 0))
+    return f.emitError() << "-xf-adamw: could not add the optimizer state arguments";
+  SmallVector<Value> ms(added.begin(), added.begin() + slots.size());
+  SmallVector<Value> vs(added.begin() + slots.size(), added.begin() + 2 * slots.size());
+  Value step = added[2 * slots.size()];
+  Value good = lossScaleArg ? added.back() : Value();
 
   // Low-precision copies: a parameter the step reads only through casts to
   // bf16 (or f16), as -xf-mixed-precision makes them, is read from a copy the
@@ -148,6 +172,7 @@ LogicalResult AdamW::apply() {
   // replaces bit for bit (the same rounding of the same master values).
   SmallVector<Value> copies(slots.size());
   if (lowPrecisionCopies) {
+    SmallVector<std::pair<size_t, SmallVector<CastOp>>> copied; // slot, its casts
     for (auto [k, s] : llvm::enumerate(slots)) {
       // Only where every read is such a cast, so that the master is then read
       // by its update alone (a tied embedding's f32 lookup keeps it as is).
@@ -166,11 +191,17 @@ LogicalResult AdamW::apply() {
           }))
         continue;
       Type t = casts.front().getType();
-      copies[k] = addArg(t, shardc::abi::lowPrecisionCopyState(
-                                   cast<RankedTensorType>(t).getElementType().isF16(),
-                                   s.attr.getName().str()));
-      for (CastOp c : casts) {
-        c.getResult().replaceAllUsesWith(copies[k]);
+      addArg(t, shardc::abi::lowPrecisionCopyState(
+                    cast<RankedTensorType>(t).getElementType().isF16(), s.attr.getName().str()));
+      copied.push_back({k, std::move(casts)});
+    }
+    SmallVector<Value> copyArgs = addArgs();
+    if (copyArgs.size() != copied.size())
+      return f.emitError() << "-xf-adamw: could not add the low-precision copy arguments";
+    for (auto [arg, entry] : llvm::zip(copyArgs, copied)) {
+      copies[entry.first] = arg;
+      for (CastOp c : entry.second) {
+        c.getResult().replaceAllUsesWith(arg);
         c.erase();
       }
     }

@@ -240,7 +240,8 @@ const char *attrKindName(AttrKind kind) {
   return "?";
 }
 
-std::string opTableFingerprint() {
+namespace {
+std::string computeOpTableFingerprint() {
   uint64_t h = 1469598103934665603ull; // FNV-1a
   auto mix = [&](std::string_view s) {
     for (unsigned char c : s) {
@@ -276,6 +277,13 @@ std::string opTableFingerprint() {
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
   return text;
+}
+} // namespace
+
+std::string opTableFingerprint() {
+  // The table is constant: hashed once (the memory planner asks per kernel).
+  static const std::string fingerprint = computeOpTableFingerprint();
+  return fingerprint;
 }
 
 } // namespace shardc::abi

@@ -933,7 +933,7 @@ int cmdPlan(const std::vector<std::string> &argv) {
       .option("compose-from", "m",
               "screen 1F1B pipelines of m or more micro-batches from their steps with 2 and 3 "
               "(0: never; the finalists are compiled in full either way)",
-              "12");
+              "8");
   if (!args.parse(argv))
     return 0;
   if (args.positional().size() != 1)
