@@ -19,16 +19,10 @@ usage: check_compose.py SHARDC --preset gpt2-124m --devices 8 --global-batch 32
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-3000:]}")
-    return p.stdout
+from check_plan import run  # the same runner: a failing command fails the check
 
 
 def key(c):
