@@ -9,10 +9,12 @@ model) with the analytic minimum for the split the run achieved.
 
 Usage:
   bench/sharding_minimum.py [--models 124m,1.5b] [--out FILE] [--shardc PATH]
-                            [--keep-json DIR]
+                            [--keep-json DIR] [--precision fp32|bf16]
+                            [--low-precision-reductions]
 
 Output: a markdown table on stdout, also written (with a dated header) to
---out (default bench/results/sharding_minimum.md). MB = 10^6 bytes.
+--out (default bench/results/sharding_minimum.md; _bf16.md, _bf16_lowred.md under
+bf16). MB = 10^6 bytes.
 
 Runs
 ----
@@ -30,7 +32,24 @@ idle: the batch is split over dp only, every tp rank repeats the work).
 
 Notation
 --------
-  B_e = 4        bytes per element (fp32; the only precision run here)
+  B_e = 4        bytes per element under fp32. Under bf16 (--precision bf16,
+                 shardc's mixed precision: fp32 master weights and optimizer
+                 state, bf16 copies for compute) each term takes the bytes of
+                 what it moves:
+                   E_p(p)  a parameter gathered (ZeRO, MiCS): 2 where the step
+                           reads p through a bf16 copy (the report lists a
+                           `param_bf16:<p>` value), else 4 (the tied wte and
+                           wpe, read in fp32 by the embedding lookup, as
+                           PyTorch's autocast leaves embeddings in fp32);
+                   E_g(p)  a gradient reduced: 4 (the fp32 master's), or 2
+                           with --low-precision-reductions where p has a copy;
+                   E_a     a layer's activation (tensor-parallel collectives):
+                           2; the embedding's output 4 (the fp32 lookup);
+                           cross-entropy statistics 4.
+                 Every data-term formula below then weighs each parameter's
+                 elements by its E (P_oth_g = sum size(p) E_g(p) / tp_factor,
+                 ...); under fp32 every E is 4 and the formulas are the ones
+                 written.
   P              parameter count: sum of the sizes of the arguments of
                  @forward annotated with #xf.param (exact; the vocabulary is
                  padded to V = 50304, the logit weight is tied to wte)
@@ -64,7 +83,10 @@ Data-parallel term (gradient reduction over the d data ranks):
   dp, zero1, zero2 (1 micro-batch: zero2 = zero1):
       2(d-1)/d * P_oth  +  2(dt-1)/(dt) * P_rep
       (all-reduce, or reduce-scatter of gradients + all-gather of updated
-       parameters: same bytes; P_rep is summed over all d*t ranks in one ring)
+       parameters: same bytes in fp32; P_rep is summed over all d*t ranks in
+       one ring. Under bf16, dp all-reduces gradients, 2(d-1)/d * P_oth_g,
+       while zero1/2 reduce-scatter them and gather the bf16 copies,
+       (d-1)/d * (P_oth_g + P_oth_p): less than dp by the copies' half.)
   zero3 / fsdp: all-gather for forward, all-gather for backward,
       reduce-scatter of gradients = 1.5x the above:
       3(d-1)/d * P_oth  +  (2(d-1)/d + (dt-1)/(dt)) * P_rep
@@ -131,6 +153,9 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 B_E = 4
+# Element bytes per term (see the docstring): set by --precision.
+PRECISION = "fp32"
+LOWRED = False
 BATCH = 8
 SEQ = 1024
 MB = 1e6
@@ -228,6 +253,10 @@ def minimum(model, mesh, strategy, report):
         shard.setdefault(v["op"], v["sharding"])
     approx = False
     p_rep = p_oth = 0.0
+    # The same sums in bytes: of the gradients reduced (g) and of the
+    # parameters gathered (p), each parameter at its own element size.
+    copies = {op.split(":", 1)[1] for op in shard if op.startswith("param_bf16:")}
+    bytes_ = collections.Counter()
     for p in model["params"]:
         if p["name"] in shard:
             f = prod(t for dim in dims_of(shard[p["name"]]) for a in dim if a == "tp")
@@ -235,45 +264,61 @@ def minimum(model, mesh, strategy, report):
             approx, f = True, 1
         if uses_tp and f > t:
             raise RuntimeError("%s split more than t ways: %s" % (p["name"], shard[p["name"]]))
-        if sp and f == 1:
-            p_rep += p["size"]
+        bf16 = PRECISION == "bf16" and p["name"] in copies
+        e_p = 2 if bf16 else B_E
+        e_g = 2 if bf16 and LOWRED else B_E
+        part = "rep" if sp and f == 1 else "oth"
+        n = p["size"] if part == "rep" else p["size"] / f
+        if part == "rep":
+            p_rep += n
         else:
-            p_oth += p["size"] / f
+            p_oth += n
+        bytes_[part + "_g"] += n * e_g
+        bytes_[part + "_p"] += n * e_p
 
     terms = collections.OrderedDict()
     per_axis = collections.Counter()  # the same bytes by the mesh axes they cross
     data_key = axis_key(data_axes)
     all_key = axis_key(list(axes))
+    oth_g, oth_p = bytes_["oth_g"], bytes_["oth_p"]
+    rep_g, rep_p = bytes_["rep_g"], bytes_["rep_p"]
     if "mics" in comps:
         rep_ax, part_ax = data_axes[0], data_axes[1]
         n, m = axes[rep_ax], axes[part_ax]
-        P = model["P"]
-        per_axis[part_ax] += 3 * (m - 1) / m * P * B_E
-        per_axis[rep_ax] += 2 * (n - 1) / n * P / m * B_E
+        # Two gathers and a reduce-scatter over the partition, the gradient
+        # shard all-reduced over the replicas.
+        per_axis[part_ax] += (m - 1) / m * (2 * (oth_p + rep_p) + oth_g + rep_g)
+        per_axis[rep_ax] += 2 * (n - 1) / n * (oth_g + rep_g) / m
         terms["data"] = per_axis[part_ax] + per_axis[rep_ax]
     else:
         zero3 = "zero3" in comps or "fsdp" in comps
+        zero12 = "zero1" in comps or "zero2" in comps
         dt = d * t
         if zero3:
-            oth = 3 * (d - 1) / d * p_oth * B_E
-            rep = 2 * (d - 1) / d * p_rep * B_E
+            oth = (d - 1) / d * (2 * oth_p + oth_g)
+            rep = 2 * (d - 1) / d * rep_p
             per_axis[data_key] += oth + rep
-            per_axis[all_key] += (dt - 1) / dt * p_rep * B_E
+            per_axis[all_key] += (dt - 1) / dt * rep_g
+        elif zero12:
+            per_axis[data_key] += (d - 1) / d * (oth_g + oth_p)
+            per_axis[all_key] += (dt - 1) / dt * (rep_g + rep_p)
         else:
-            oth = 2 * (d - 1) / d * p_oth * B_E
-            per_axis[data_key] += oth
-            per_axis[all_key] += 2 * (dt - 1) / dt * p_rep * B_E
+            per_axis[data_key] += 2 * (d - 1) / d * oth_g
+            per_axis[all_key] += 2 * (dt - 1) / dt * rep_g
         terms["data"] = sum(per_axis.values())
     if uses_tp:
         f = 2 * (t - 1) / t
-        terms["tp"] = (4 * L * f * b * s * h + 2 * f * b * s * h + 3 * f * b * s) * B_E
+        # Activations at E_a; the embedding's output at the lookup's fp32.
+        e_a = 2 if PRECISION == "bf16" else B_E
+        terms["tp"] = ((4 * L * f * b * s * h + f * b * s * h) * e_a + f * b * s * h * B_E
+                       + 3 * f * b * s * B_E)
         per_axis["tp"] += terms["tp"]
         if model["heads"] % t:
             g, u = (t - 1) / t, b * s * h
             if report.get("query_row_splits"):
-                layout, extra = "attention rows", L * (4 * g * u + 4 * g * u / t) * B_E
+                layout, extra = "attention rows", L * (4 * g * u + 4 * g * u / t) * e_a
             else:
-                layout, extra = "attention whole", 4 * L * g * u * B_E
+                layout, extra = "attention whole", 4 * L * g * u * e_a
             terms[layout] = extra
             per_axis["tp"] += extra
     info = {"t": t, "d": d, "b": b, "p_loc": p_rep + p_oth, "p_rep": p_rep,
@@ -314,11 +359,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default="124m,1.5b",
                     help="comma-separated subset of: " + ", ".join(MODELS))
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results",
-                                                  "sharding_minimum.md"))
+    ap.add_argument("--out", help="default bench/results/sharding_minimum.md, "
+                                  "sharding_minimum_bf16.md under --precision bf16 "
+                                  "(_bf16_lowred.md with --low-precision-reductions)")
     ap.add_argument("--shardc", default=os.path.join(ROOT, "build", "tools", "shardc", "shardc"))
     ap.add_argument("--keep-json", metavar="DIR", help="keep each explain report here")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    ap.add_argument("--low-precision-reductions", action="store_true",
+                    help="bf16: gradients reduced in bf16 (shardc's flag of that name)")
     args = ap.parse_args()
+    global PRECISION, LOWRED
+    PRECISION, LOWRED = args.precision, args.low_precision_reductions
+    if LOWRED and PRECISION != "bf16":
+        ap.error("--low-precision-reductions needs --precision bf16")
+    if not args.out:
+        suffix = "" if PRECISION == "fp32" else "_bf16" + ("_lowred" if LOWRED else "")
+        args.out = os.path.join(ROOT, "bench", "results", "sharding_minimum%s.md" % suffix)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     for m in models:
         if m not in MODELS:
@@ -342,8 +398,11 @@ def main():
                     # The logit GEMM and the loss apart (--no-fuse-linear-ce): the
                     # form these rows were first measured in and the minimum's
                     # terms describe (fused is the default since 2026-11-26).
-                    r = run([args.shardc, "explain", path, "--mesh", mesh,
-                             "--strategy", strategy, "--no-fuse-linear-ce", "--json", "-o", out])
+                    cmd = [args.shardc, "explain", path, "--mesh", mesh, "--strategy", strategy,
+                           "--no-fuse-linear-ce", "--precision", PRECISION, "--json", "-o", out]
+                    if LOWRED:
+                        cmd.append("--low-precision-reductions")
+                    r = run(cmd)
                     if r.returncode != 0:
                         m = re.search(r"error: (.*)", r.stderr)
                         why = m.group(1) if m else r.stderr.strip().splitlines()[0]
@@ -377,9 +436,10 @@ def main():
                         (" (" + "; ".join(mark) + ")") if mark else "", breakdown(report),
                         excess(report, info["per_axis"]), report["step_seconds"] * 1e3))
                     sys.stderr.write("%s %s %s: %.3f\n" % (key, mesh, strategy, ach / mn))
-            notes.append("%s: P = %d, L = %d, h = %d, heads = %d, B = %d, T = %d, fp32"
+            notes.append("%s: P = %d, L = %d, h = %d, heads = %d, B = %d, T = %d, %s%s"
                          % (name, model["P"], model["L"], model["h"], model["heads"],
-                            BATCH, SEQ))
+                            BATCH, SEQ, PRECISION,
+                            " (gradients reduced in bf16)" if LOWRED else ""))
     table = header + "\n" + "\n".join(rows)
     print(table)
     for n in notes:
