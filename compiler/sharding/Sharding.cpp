@@ -229,25 +229,32 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
           cur.partial.push_back(a);
     }
   };
-  if (!pending.empty()) {
-    reduceScatters();
-    // Axes joining a dim the value does not use yet are cut locally before
-    // the reduction, so it moves 1/n of the tensor (a weight gradient summed
-    // over dp and then split over tp: slice, then reduce); a pending axis
-    // the target splits after them is then a reduce-scatter.
+  // Axes joining a dim the value does not use yet (and that are not pending
+  // sums) are cut locally before the reduction, so it moves 1/n of the
+  // tensor: a weight gradient summed over dp and then split over tp is
+  // sliced, then reduced (or reduce-scattered over dp, ZeRO's layout), not
+  // reduced whole and sliced after.
+  auto sliceUnused = [&]() {
     bool sliced = false;
-    if (!pending.empty())
-      for (size_t d = 0; d < cur.dims.size(); ++d) {
-        AxisList used = cur.usedAxes();
-        AxisList take = joiningAxes(cur.dims[d], to.dims[d],
-                                    [&](Axis a) { return !llvm::is_contained(used, a); });
-        if (take.empty())
-          continue;
-        steps.push_back({CollectiveStep::AllSlice, take, static_cast<int64_t>(d), -1, cur});
-        cur.dims[d].append(take.begin(), take.end());
-        sliced = true;
-      }
-    if (sliced)
+    for (size_t d = 0; d < cur.dims.size(); ++d) {
+      AxisList used = cur.usedAxes();
+      AxisList take = joiningAxes(cur.dims[d], to.dims[d], [&](Axis a) {
+        return !llvm::is_contained(used, a) && !llvm::is_contained(pending, a);
+      });
+      if (take.empty())
+        continue;
+      steps.push_back({CollectiveStep::AllSlice, take, static_cast<int64_t>(d), -1, cur});
+      cur.dims[d].append(take.begin(), take.end());
+      sliced = true;
+    }
+    return sliced;
+  };
+  if (!pending.empty()) {
+    sliceUnused();
+    reduceScatters();
+    // A pending axis the target splits after the slices is then a
+    // reduce-scatter.
+    if (!pending.empty() && sliceUnused())
       reduceScatters();
     if (!pending.empty()) {
       steps.push_back({CollectiveStep::AllReduce, pending, -1, -1, cur});
