@@ -25,7 +25,12 @@
 // plan's peak does not always (the schedule can find a better order for a
 // longer stack), so a finalist the full compile puts over memory is dropped
 // and the next one compiled. A model without a usable xf.model, or with at
-// most four layers per chunk, is evaluated in full throughout.
+// most four layers per chunk, is evaluated in full throughout. A 1F1B
+// pipeline of many micro-batches (Request::composeFrom) is screened from its
+// steps with two and three micro-batches instead of its m copies: compute,
+// bytes and collective time add per micro-batch, so they are exact; a
+// stage's workspace grows per micro-batch it holds, an approximation the
+// memory-limit band and the finalists' full compiles guard.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_COMPILER_PLANNER_PLANNER_H
