@@ -16,13 +16,13 @@ same candidate at fewer, is at most the step it bounds on every such pair.
 
 usage: check_compose.py SHARDC --preset gpt2-124m --devices 8 --global-batch 32
 """
-import argparse
 import json
 import os
 import sys
 import tempfile
 
-from check_plan import run  # the same runner: a failing command fails the check
+# The same runner (a failing command fails the check) and arguments.
+from check_plan import plan_arguments, run
 
 
 def key(c):
@@ -31,11 +31,7 @@ def key(c):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("shardc")
-    ap.add_argument("--preset", required=True)
-    ap.add_argument("--devices", type=int, required=True)
-    ap.add_argument("--global-batch", type=int, required=True)
+    ap = plan_arguments()
     ap.add_argument("--memory-tolerance", type=float, default=0.10)
     ap.add_argument("--min-composed", type=int, default=1)
     ap.add_argument("--compose-from", type=int, default=8)

@@ -29,12 +29,18 @@ def run(cmd):
     return p.stdout
 
 
-def main():
+def plan_arguments():
+    """The arguments every planner check takes: the binary and what to plan."""
     ap = argparse.ArgumentParser()
     ap.add_argument("shardc")
     ap.add_argument("--preset", required=True)
     ap.add_argument("--devices", type=int, required=True)
     ap.add_argument("--global-batch", type=int, required=True)
+    return ap
+
+
+def main():
+    ap = plan_arguments()
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--hardware", default="h100-8x-nvlink-ib")
     ap.add_argument("--precision", default="bf16")
