@@ -98,12 +98,11 @@ std::string label(const Candidate &c) {
 //===----------------------------------------------------------------------===//
 
 /// What the extrapolation and the micro-batch composition need beyond the
-/// prediction: per pipeline stage its compute, its workspace (activations
-/// and scratch) and all its arenas; the compute sums the report's phase
-/// shares are taken from.
+/// prediction: per pipeline stage its compute and its workspace (activations
+/// and scratch); the compute sums the report's phase shares are taken from.
 struct Raw {
   Prediction p;
-  std::vector<double> stageSeconds, stageWorkspace, stageBytes;
+  std::vector<double> stageSeconds, stageWorkspace;
   double computeSum = 0, backwardSum = 0, forwardSum = 0;
 };
 
@@ -149,7 +148,6 @@ Raw fromReport(const llvm::json::Object &r) {
     };
     read("compute_seconds_per_stage", raw.stageSeconds);
     read("activation_bytes_per_stage", raw.stageWorkspace);
-    read("memory_bytes_per_stage", raw.stageBytes);
   }
   return raw;
 }
@@ -257,6 +255,14 @@ void overlap(Prediction &p) {
   p.stepSeconds = p.computeSeconds + p.exposedSeconds + p.exposedOffloadSeconds;
 }
 
+/// The bubble a pipeline of p stages has by construction with v virtual
+/// stages and m micro-batches, (p - 1)/(v m + p - 1): what -xf-pipeline's
+/// slots give for 1F1B and interleaved 1F1B.
+double scheduleBubble(int64_t stages, int64_t virtualStages, int64_t microBatches) {
+  double p = static_cast<double>(stages);
+  return (p - 1) / (static_cast<double>(virtualStages * microBatches) + p - 1);
+}
+
 /// The micro-batches a stage holds at once under 1F1B: its warm-up
 /// forwards and one more, at most all of them.
 int64_t heldUnder1F1B(int64_t stage, int64_t stages, int64_t microBatches) {
@@ -306,7 +312,7 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
     out.stageSeconds[s] = lin(one.stageSeconds[s], two.stageSeconds[s]);
     slowest = std::max(slowest, out.stageSeconds[s]);
   }
-  o.bubble = static_cast<double>(stages - 1) / static_cast<double>(m + stages - 1);
+  o.bubble = scheduleBubble(stages, 1, m);
   o.computeSeconds = slowest / (1 - o.bubble);
   // The report's phase shares: the pipelined compute split as the sums are.
   o.backwardSeconds =
@@ -344,7 +350,6 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
     total += bytes;
   }
   o.memory["total"] = total;
-  out.stageBytes.clear(); // not composed
   o.exact = false;
   return out;
 }
@@ -626,11 +631,10 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                             ? plan.flopsPerToken * tokens /
                                   (request.devices * plan.peakFlops * hw->achievableFraction)
                             : 0;
-  auto scheduleBubble = [](const Candidate &c) {
-    double p = static_cast<double>(c.pp);
-    return (p - 1) / (static_cast<double>(c.virtualStages * c.microBatches) + p - 1);
+  auto bubbleOf = [](const Candidate &c) {
+    return scheduleBubble(c.pp, c.virtualStages, c.microBatches);
   };
-  auto lowerBound = [&](const Candidate &c) { return 0.95 * idealCompute / (1 - scheduleBubble(c)); };
+  auto lowerBound = [&](const Candidate &c) { return 0.95 * idealCompute / (1 - bubbleOf(c)); };
   auto incumbent = [&]() {
     std::vector<double> steps;
     for (const Evaluated &e : plan.evaluated)
@@ -734,7 +738,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                     bound = std::max(bound, 0.99 * (it->second.exposedSeconds +
                                                     it->second.computeSeconds *
                                                         (1 - it->second.bubble) /
-                                                        (1 - scheduleBubble(c))));
+                                                        (1 - bubbleOf(c))));
                   if (bound > incumbent()) {
                     ++plan.bounded;
                     break;
