@@ -597,6 +597,14 @@ def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
     offset, bytes>`. Lowering hands it to the kernel as one more buffer, so
     the planned peak includes the kernels' memory.
 
+    A collective that copies through staging (an all-gather on an axis that
+    is not the outermost, a reduce-scatter packing its input by member, an
+    all-to-all, an input overlapping the output: KernelScratch.h
+    collectiveStaging) gets it as `rt.scratch` too, held from its input's
+    producer to its output's first reader: the widest window
+    -rt-schedule-collectives can move its start and wait over, so the
+    staging never pins them.
+
     Arguments get `rt.buffer = array<i64: arena, offset>`, ops
     `rt.buffers = [array<i64: arena, offset>, ...]` (one per result) and the
     function `rt.arena_bytes` (per arena) and `rt.planned_bytes` (their sum:
@@ -609,7 +617,8 @@ def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
   let statistics = [
     Statistic<"inPlaceResults", "in-place-results",
               "results written over a dying operand's buffer (op table in-place pairs)">,
-    Statistic<"scratchCalls", "scratch-calls", "ops given scratch memory for their kernel">
+    Statistic<"scratchCalls", "scratch-calls", "ops given scratch memory for their kernel">,
+    Statistic<"stagedCalls", "staged-collectives", "collectives given staging memory">
   ];
   let options = [
     Option<"function", "function", "std::string", "\"train_step\"", "the function to plan">,

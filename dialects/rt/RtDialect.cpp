@@ -80,6 +80,17 @@ LogicalResult shardc::rt_dialect::verifyCallAttributes(Operation *op,
   return success();
 }
 
+/// A planned scratch (rt.kernel, rt.collective, rt.collective_start): a
+/// non-empty 1-d memref of i8.
+static LogicalResult verifyScratch(Operation *op, Value scratch) {
+  if (!scratch)
+    return success();
+  auto t = cast<MemRefType>(scratch.getType());
+  if (t.getRank() != 1 || !t.getElementType().isInteger(8) || t.getDimSize(0) <= 0)
+    return op->emitOpError("scratch must be a non-empty 1-d memref of i8, not ") << t;
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   const shardc::abi::OpSpec *spec = shardc::abi::findOp(getCallee());
   if (!spec || spec->collective)
@@ -108,12 +119,7 @@ LogicalResult KernelOp::verify() {
   if (failed(checkAxes(getOperandAxes(), getIns(), "operand_axes")) ||
       failed(checkAxes(getResultAxes(), getOuts(), "result_axes")))
     return failure();
-  if (Value scratch = getScratch()) {
-    auto t = cast<MemRefType>(scratch.getType());
-    if (t.getRank() != 1 || !t.getElementType().isInteger(8) || t.getDimSize(0) <= 0)
-      return emitOpError("scratch must be a non-empty 1-d memref of i8, not ") << t;
-  }
-  return success();
+  return verifyScratch(*this, getScratch());
 }
 
 /// What rt.collective and rt.collective_start check alike.
@@ -127,7 +133,7 @@ template <class Op> static LogicalResult verifyCollective(Op op) {
     return op.emitOpError("a collective needs at least one mesh axis");
   if (op.getInput().getType().getElementType() != op.getOutput().getType().getElementType())
     return op.emitOpError("input and output element types differ");
-  return success();
+  return verifyScratch(op, op.getScratch());
 }
 
 LogicalResult CollectiveOp::verify() { return verifyCollective(*this); }

@@ -99,14 +99,22 @@ def Rt_CollectiveOp : Rt_Op<"collective"> {
     all_reduce, reduce_scatter, all_slice, all_to_all); the group is the
     ranks that differ only in `axes`, ordered by their block index.
 
+    `scratch` (a memref of i8, from -xf-plan-memory's `rt.scratch`) is the
+    planned staging the backend copies through (runtime/program/
+    KernelScratch.h collectiveStaging); without it the backend stages in
+    memory of its own.
+
     ```mlir
     rt.collective "shard.all_reduce" axes [1] ins(%p : memref<2x32x64xf32>) outs(%s : memref<2x32x64xf32>) {attrs = {reduction = "sum"}}
+    rt.collective "shard.all_gather" axes [0] ins(%x : memref<2x8x64xf32>) outs(%y : memref<2x16x64xf32>) scratch(%s : memref<8192xi8>) {attrs = {gather_axis = 1 : i64}}
     ```
   }];
   let arguments = (ins StrAttr:$kind, DenseI16ArrayAttr:$axes, AnyStaticShapeMemRef:$input,
-                   AnyStaticShapeMemRef:$output, DictionaryAttr:$attrs);
+                   AnyStaticShapeMemRef:$output, Optional<AnyStaticShapeMemRef>:$scratch,
+                   DictionaryAttr:$attrs);
   let assemblyFormat = [{
-    $kind `axes` $axes `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+    $kind `axes` $axes `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
+    (`scratch` `(` $scratch^ `:` type($scratch) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -115,7 +123,7 @@ def Rt_CollectiveStartOp : Rt_Op<"collective_start"> {
   let summary = "starts a collective on the communication stream";
   let description = [{
     As `rt.collective`, but returns at once: until the matching `rt.wait`
-    the input must not be written and the output neither read nor written
+    the input must not be written and the output and scratch neither read nor written
     (-rt-schedule-collectives only moves the pair where that holds).
 
     ```mlir
@@ -125,10 +133,12 @@ def Rt_CollectiveStartOp : Rt_Op<"collective_start"> {
     ```
   }];
   let arguments = (ins StrAttr:$kind, DenseI16ArrayAttr:$axes, AnyStaticShapeMemRef:$input,
-                   AnyStaticShapeMemRef:$output, DictionaryAttr:$attrs);
+                   AnyStaticShapeMemRef:$output, Optional<AnyStaticShapeMemRef>:$scratch,
+                   DictionaryAttr:$attrs);
   let results = (outs Rt_EventType:$event);
   let assemblyFormat = [{
-    $kind `axes` $axes `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)` attr-dict
+    $kind `axes` $axes `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
+    (`scratch` `(` $scratch^ `:` type($scratch) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -138,18 +138,8 @@ struct OpToRt : ConversionPattern {
       rewriter.replaceOp(op, outs);
       return success();
     }
-    if (isCollective) {
-      auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
-      auto c = rt_dialect::CollectiveOp::create(rewriter, loc, name, axes, operands[0], outs[0],
-                                                attrs.getDictionary(op->getContext()));
-      copyStage(op, c);
-      rewriter.replaceOp(op, outs);
-      return success();
-    }
-    ArrayAttr operandAxes = axes->operandAxes, resultAxes = axes->resultAxes;
-    if (!axes->tokenAxes.empty())
-      attrs.append("token_axes", rewriter.getDenseI16ArrayAttr(axes->tokenAxes));
-    // The kernel's planned scratch (-xf-plan-memory's rt.scratch).
+    // The kernel's planned scratch, or the collective's staging
+    // (-xf-plan-memory's rt.scratch).
     Value scratch;
     if (auto s = op->getAttrOfType<DenseI64ArrayAttr>(kScratchAttr)) {
       if (s.size() != 2 || s[1] <= 0)
@@ -157,6 +147,17 @@ struct OpToRt : ConversionPattern {
       scratch = rt_dialect::ViewOp::create(
           rewriter, loc, MemRefType::get({s[1]}, rewriter.getIntegerType(8)), Workspace, s[0]);
     }
+    if (isCollective) {
+      auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+      auto c = rt_dialect::CollectiveOp::create(rewriter, loc, name, axes, operands[0], outs[0],
+                                                scratch, attrs.getDictionary(op->getContext()));
+      copyStage(op, c);
+      rewriter.replaceOp(op, outs);
+      return success();
+    }
+    ArrayAttr operandAxes = axes->operandAxes, resultAxes = axes->resultAxes;
+    if (!axes->tokenAxes.empty())
+      attrs.append("token_axes", rewriter.getDenseI16ArrayAttr(axes->tokenAxes));
     auto k = rt_dialect::KernelOp::create(rewriter, loc, name, operands, outs, scratch,
                                           attrs.getDictionary(op->getContext()), operandAxes,
                                           resultAxes);

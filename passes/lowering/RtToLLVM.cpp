@@ -162,8 +162,17 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
                           {"comm", it->second}};
         if (int64_t stage = stageOf(&op); stage >= 0)
           call["stage"] = stage;
-        ValueRange args{ctxArg, constI32(calls.size()), constI32(it->second), map.lookup(in),
-                        map.lookup(out)};
+        // The planned staging (KernelScratch.h collectiveStaging), else null.
+        Value scratch = op.getNumOperands() > 2 ? op.getOperand(2) : Value();
+        Value scratchPtr;
+        if (scratch) {
+          scratchPtr = map.lookup(scratch);
+          call["scratch"] = memory::byteSize(cast<ShapedType>(scratch.getType()));
+        } else {
+          scratchPtr = LLVM::ZeroOp::create(b, loc, ptr);
+        }
+        SmallVector<Value, 6> args{ctxArg,         constI32(calls.size()), constI32(it->second),
+                                   map.lookup(in), map.lookup(out),        scratchPtr};
         if (isa<rt_dialect::CollectiveOp>(op)) {
           LLVM::CallOp::create(b, loc, collectiveFn, args);
         } else {
@@ -241,9 +250,9 @@ struct RtToLLVMPass : shardc::impl::RtToLLVMBase<RtToLLVMPass> {
     };
     declare("shardc_rt_arena", ptr, {ptr, i32});
     declare("shardc_rt_kernel", voidTy, {ptr, i32, ptr});
-    declare("shardc_rt_collective", voidTy, {ptr, i32, i32, ptr, ptr});
+    declare("shardc_rt_collective", voidTy, {ptr, i32, i32, ptr, ptr, ptr});
     declare("shardc_rt_copy", voidTy, {ptr, ptr, ptr, i64, i32});
-    declare("shardc_rt_collective_start", i32, {ptr, i32, i32, ptr, ptr});
+    declare("shardc_rt_collective_start", i32, {ptr, i32, i32, ptr, ptr, ptr});
     declare("shardc_rt_wait", voidTy, {ptr, i32});
     declare("shardc_rt_copy_start", i32, {ptr, ptr, ptr, i64, i32});
     declare("shardc_rt_copy_wait", voidTy, {ptr, i32});

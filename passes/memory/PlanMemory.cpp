@@ -236,6 +236,33 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     }
   }
 
+  /// The staging bytes of collective `op` (KernelScratch.h
+  /// collectiveStaging) on its group; `overlaps`: its planned input and
+  /// output overlap (other than an all-reduce in place). 0 for none.
+  FailureOr<int64_t> stagingBytes(Operation *op, bool overlaps, bool inPlace) {
+    FailureOr<rt::Call> call = abi::encodeCall(op, &mesh_, "xf-plan-memory");
+    if (failed(call))
+      return failure();
+    auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+    if (!axes)
+      return int64_t(0);
+    rt::Program program;
+    program.opTable = abi::opTableFingerprint();
+    program.mesh = static_cast<const abi::Mesh &>(mesh_);
+    program.comms.push_back({rt::Axes(axes.asArrayRef().begin(), axes.asArrayRef().end())});
+    call->comm = 0;
+    program.calls.push_back(std::move(*call));
+    try {
+      std::unique_ptr<rt::DecodedCall> d =
+          rt::decodeCall(program, 0, std::vector<int64_t>(mesh_.sizes.size(), 0));
+      return rt::scratch::collectiveStaging(*d, program.mesh.size(program.comms[0].axes),
+                                            overlaps, inPlace)
+          .total;
+    } catch (const rt::Error &e) {
+      return op->emitError() << "xf-plan-memory: " << e.what();
+    }
+  }
+
   sharding::Mesh mesh_;
 
   /// Plans `func` into the arenas whose current sizes are `top`. With
@@ -350,6 +377,68 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       return std::max(lastUse.lookup(v), it == lastOfGroup.end() ? int64_t(0) : it->second);
     };
 
+    // The collectives' staging (KernelScratch.h collectiveStaging): held in
+    // the workspace from the input's producer (the earliest its start can
+    // be issued) to the output's first reader (the latest its wait can be),
+    // so -rt-schedule-collectives, which moves starts up and waits down only
+    // past ops touching none of the collective's bytes, keeps the freedom it
+    // has without the staging. An input without producer (an argument) is
+    // staged from the collective's own place.
+    struct Staging {
+      Operation *op = nullptr;
+      int64_t bytes = 0, stage = 0, from = 0, to = 0, block = -1, padded = 0;
+    };
+    std::vector<Staging> stagings;
+    // The op before which a collective's wait must be: its output's first
+    // reader (the next op where nothing reads it).
+    auto windowEnd = [&](Operation &op) {
+      int64_t to = n;
+      for (Operation *user : op.getResult(0).getUsers())
+        if (user->getBlock() == &body)
+          to = std::min(to, index[user]);
+      return op.getResult(0).use_empty() ? index[&op] + 1 : to;
+    };
+    llvm::DenseMap<Operation *, size_t> stagingOf;
+    std::multimap<int64_t, size_t> stagingFrom, stagingTo;
+    for (Operation &op : body) {
+      const abi::OpSpec *spec = abi::findOp(op.getName().getStringRef());
+      if (!spec || !spec->collective || op.getNumOperands() < 1 || op.getNumResults() < 1)
+        continue;
+      FailureOr<int64_t> bytes = stagingBytes(&op, false, false);
+      if (failed(bytes))
+        return failure();
+      if (*bytes <= 0)
+        continue;
+      Staging st;
+      st.op = &op;
+      st.bytes = *bytes;
+      st.stage = std::max<int64_t>(xf::stageOf(op.getResult(0)), 0);
+      Operation *producer = op.getOperand(0).getDefiningOp();
+      st.from = producer && producer->getBlock() == &body ? index[producer] : index[&op];
+      st.to = windowEnd(op);
+      stagingOf[&op] = stagings.size();
+      stagingFrom.emplace(st.from, stagings.size());
+      stagingTo.emplace(st.to, stagings.size());
+      stagings.push_back(st);
+    }
+    // Scratch regions start 256-byte aligned (the GPU's copies and kernels
+    // lay out their regions at 256-byte offsets).
+    constexpr int64_t kScratchAlign = 256;
+    auto alignedIn = [&](int64_t block) {
+      return (block + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    };
+    auto reserveStaging = [&](std::vector<FreeList> &lists, Staging &st) {
+      st.padded = st.bytes + kScratchAlign - kAlignment;
+      st.block = lists[st.stage].allocate(st.padded);
+      st.op->setAttr(kScratchAttr, b.getDenseI64ArrayAttr({alignedIn(st.block), st.bytes}));
+      stagedCalls += 1;
+    };
+    auto releaseStaging = [&](std::vector<FreeList> &lists, Staging &st) {
+      if (st.block >= 0)
+        lists[st.stage].release(st.block, st.padded);
+      st.block = -1;
+    };
+
     std::vector<FreeList> workspaces(static_cast<size_t>(stages));
     // The same workspace values placed without the kernels' scratch: its top
     // is the activations' own peak (what the scratch adds is reported apart).
@@ -362,6 +451,9 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       if (&op == ret.getOperation())
         break;
       int64_t t = index[&op];
+      // A staging whose window ends here: its wait precedes this op.
+      for (auto [it, end] = stagingTo.equal_range(t); it != end; ++it)
+        releaseStaging(workspaces, stagings[it->second]);
       int64_t opStage = 0;
       if (op.getNumResults() > 0) {
         FailureOr<int64_t> s = stageOfChecked(op.getResult(0), op.getLoc());
@@ -484,14 +576,53 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       if (*scratch > 0) {
         // 256-byte aligned, as the GPU kernels' own workspace (cudaMalloc)
         // was: their regions are laid out at 256-byte offsets from it.
-        constexpr int64_t kScratchAlign = 256;
         const int64_t padded = *scratch + kScratchAlign - kAlignment;
         const int64_t block = workspace.allocate(padded);
-        const int64_t offset = (block + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
-        op.setAttr(kScratchAttr, b.getDenseI64ArrayAttr({offset, *scratch}));
+        op.setAttr(kScratchAttr, b.getDenseI64ArrayAttr({alignedIn(block), *scratch}));
         workspace.release(block, padded);
         scratchCalls += 1;
       }
+      // A collective whose planned input overlaps its output (other than an
+      // all-reduce in place) also stages a copy of the input: its staging is
+      // placed again, from here.
+      if (spec && spec->collective && op.getNumOperands() >= 1 && op.getNumResults() >= 1) {
+        auto in = place.find(op.getOperand(0));
+        auto out = place.find(op.getResult(0));
+        if (in != place.end() && out != place.end() && in->second.first == out->second.first) {
+          int64_t inBytes = byteSize(cast<ShapedType>(op.getOperand(0).getType()));
+          int64_t outBytes = byteSize(cast<ShapedType>(op.getResult(0).getType()));
+          int64_t a = in->second.second, c = out->second.second;
+          bool samePlace = a == c;
+          bool overlaps = a < c + outBytes && c < a + inBytes;
+          FailureOr<int64_t> bytes =
+              overlaps ? stagingBytes(&op, true, samePlace) : FailureOr<int64_t>(int64_t(0));
+          if (failed(bytes))
+            return failure();
+          auto known = stagingOf.find(&op);
+          int64_t before = known == stagingOf.end() ? 0 : stagings[known->second].bytes;
+          if (*bytes > before) {
+            if (known == stagingOf.end()) {
+              Staging st;
+              st.op = &op;
+              st.stage = opStage;
+              st.to = windowEnd(op);
+              known = stagingOf.try_emplace(&op, stagings.size()).first;
+              stagingTo.emplace(st.to, stagings.size());
+              stagings.push_back(st);
+            }
+            Staging &st = stagings[known->second];
+            releaseStaging(workspaces, st);
+            st.bytes = *bytes;
+            st.from = t;
+            reserveStaging(workspaces, st);
+          }
+        }
+      }
+      // Stagings whose window opens here (before this op's dying values are
+      // given back: an argument staged from its collective is still read).
+      for (auto [it, end] = stagingFrom.equal_range(t); it != end; ++it)
+        if (stagings[it->second].block < 0 && stagings[it->second].from == t)
+          reserveStaging(workspaces, stagings[it->second]);
       // Give back the workspace of values that die here (after the results
       // were placed: a result overlaps an operand only where it took over
       // the operand's buffer above); a buffer shared by views goes back once,

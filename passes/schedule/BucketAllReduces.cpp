@@ -76,7 +76,8 @@ struct RtBucketAllReducesPass : shardc::impl::RtBucketAllReducesBase<RtBucketAll
       }
       auto reduce = rt_dialect::CollectiveOp::create(builder, loc, "shard.all_reduce",
                                                      builder.getDenseI16ArrayAttr(b.axes), whole,
-                                                     whole, b.members.front().getAttrsAttr());
+                                                     whole, /*scratch=*/Value(),
+                                                     b.members.front().getAttrsAttr());
       if (b.stage)
         reduce->setAttr(memory::kRtStageAttr, b.stage);
       SHARDC_DEBUG(DBGS() << "bucket of " << b.members.size() << " all-reduces, "

@@ -80,9 +80,13 @@ inline Access accessOf(mlir::Operation *op) {
   } else if (auto c = llvm::dyn_cast<rt_dialect::CollectiveOp>(op)) {
     add(a.reads, c.getInput());
     add(a.writes, c.getOutput());
+    if (mlir::Value scratch = c.getScratch()) // staged through while in flight
+      add(a.writes, scratch);
   } else if (auto s = llvm::dyn_cast<rt_dialect::CollectiveStartOp>(op)) {
     add(a.reads, s.getInput());
     add(a.writes, s.getOutput());
+    if (mlir::Value scratch = s.getScratch())
+      add(a.writes, scratch);
   } else if (auto s = llvm::dyn_cast<rt_dialect::CopyStartOp>(op)) {
     add(a.reads, s.getSource());
     add(a.writes, s.getTarget());

@@ -57,7 +57,7 @@ struct RtScheduleCollectivesPass
       OpBuilder b(c);
       auto start = rt_dialect::CollectiveStartOp::create(
           b, c.getLoc(), rt_dialect::EventType::get(c.getContext()), c.getKindAttr(),
-          c.getAxesAttr(), c.getInput(), c.getOutput(), c.getAttrsAttr());
+          c.getAxesAttr(), c.getInput(), c.getOutput(), c.getScratch(), c.getAttrsAttr());
       if (Attribute stage = c->getAttr(memory::kRtStageAttr)) // a pipelined step's
         start->setAttr(memory::kRtStageAttr, stage);
       auto wait = rt_dialect::WaitOp::create(b, c.getLoc(), start.getEvent());

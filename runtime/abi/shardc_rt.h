@@ -52,14 +52,18 @@ void *shardc_rt_arena(shardc_rt_ctx *ctx, int32_t arena);
 void shardc_rt_kernel(shardc_rt_ctx *ctx, int32_t call, void **buffers);
 
 /** Runs collective call `call` (a call-table entry whose op is shard.*) on
- *  communicator `comm` (index into the descriptor's "comms"). */
-void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in, void *out);
+ *  communicator `comm` (index into the descriptor's "comms"). `scratch` is
+ *  the call's planned staging (the call's "scratch" bytes of the workspace,
+ *  runtime/program/KernelScratch.h collectiveStaging), or null where the
+ *  plan gives none (the backend then stages in memory of its own). */
+void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in, void *out,
+                          void *scratch);
 
 /** Starts collective call `call` on communicator `comm` and returns a handle
  *  for shardc_rt_wait; until then `in` must not change and `out` must not be
  *  touched (the compiler schedules compute in between). */
 int32_t shardc_rt_collective_start(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in,
-                                   void *out);
+                                   void *out, void *scratch);
 
 /** Completes the collective `handle` names: its output is written. A
  *  negative handle (a collective of another pipeline stage) does nothing. */

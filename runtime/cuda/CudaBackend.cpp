@@ -310,7 +310,7 @@ public:
 
   void run(const std::function<void()> &entry, int entryId, const StepContext &step) override;
   void kernel(int call, void **buffers) override;
-  int collectiveStart(int call, int comm, const void *in, void *out) override;
+  int collectiveStart(int call, int comm, const void *in, void *out, void *scratch) override;
   void collectiveWait(int handle) override;
   void copy(void *dst, const void *src, int64_t bytes) override;
   int copyStart(void *dst, const void *src, int64_t bytes) override;
@@ -1365,7 +1365,8 @@ void CudaBackend::runCrossEntropy(const DecodedCall &d, void **buf) {
 // Collectives and copies
 //===----------------------------------------------------------------------===//
 
-int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *outPtr) {
+int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *outPtr,
+                                 void *scratchPtr) {
   const DecodedCall &d = decoded(call, true);
   auto start = std::chrono::steady_clock::now();
   flushPending();
@@ -1401,6 +1402,19 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
 
   const auto *in = static_cast<const uint8_t *>(inPtr);
   auto *out = static_cast<uint8_t *>(outPtr);
+  // The staging: regions of the call's planned scratch (KernelScratch.h
+  // collectiveStaging), else buffers of the backend's own per call (a
+  // program without a plan for it).
+  const bool overlaps = in < out + outT.bytes() && out < in + bytes;
+  const scratch::CollectiveStaging st = scratch::collectiveStaging(d, n, overlaps, in == out);
+  auto *planned = static_cast<uint8_t *>(scratchPtr);
+  if (planned && d.scratch < st.total)
+    failCall(d, "the plan gives it " + std::to_string(d.scratch) +
+                    " bytes of staging, it needs " + std::to_string(st.total));
+  auto staging = [&](int64_t offset, int key, int64_t size) {
+    return planned && offset >= 0 ? planned + offset
+                                  : ownBuffer(collectiveBuffers_, 3 * call + key, size);
+  };
   // Blocks j of `packed` go to member j: parts of `shape` along `dim`.
   auto pack = [&](const uint8_t *src, uint8_t *dst, const std::vector<int64_t> &shape,
                   int64_t dim) {
@@ -1432,9 +1446,8 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
   };
   // An input overlapping the output (other than an in-place all-reduce) is
   // read from a copy.
-  if (!(in == out && d.kind == OpKind::AllReduce) && in < out + outT.bytes() &&
-      out < in + bytes) {
-    uint8_t *copyBuf = ownBuffer(collectiveBuffers_, 3 * call + 2, bytes);
+  if (st.inputCopy >= 0) {
+    uint8_t *copyBuf = staging(st.inputCopy, 2, bytes);
     SHARDC_CUDA(cudaMemcpyAsync(copyBuf, in, static_cast<size_t>(bytes),
                                 cudaMemcpyDeviceToDevice, s));
     in = copyBuf;
@@ -1451,7 +1464,7 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     } else if (Split3(shape, d.axis, es).outer == 1) {
       deviceComm_->allgather(axes, in, out, bytes, s);
     } else {
-      uint8_t *tmp = ownBuffer(collectiveBuffers_, 3 * call, n * bytes);
+      uint8_t *tmp = staging(st.blocks, 0, n * bytes);
       deviceComm_->allgather(axes, in, tmp, bytes, s);
       place(tmp, out, shape, d.axis, bytes);
     }
@@ -1471,7 +1484,7 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     shape[d.axis] /= n;
     const uint8_t *src = in;
     if (Split3(inT.shape, d.axis, es).outer != 1) {
-      uint8_t *tmp = ownBuffer(collectiveBuffers_, 3 * call, bytes);
+      uint8_t *tmp = staging(st.blocks, 0, bytes);
       pack(in, tmp, inT.shape, d.axis);
       src = tmp;
     }
@@ -1508,8 +1521,8 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     piece[d.axis] /= n;
     std::vector<int64_t> shape = piece;
     shape[d.axis2] *= n;
-    uint8_t *packed = ownBuffer(collectiveBuffers_, 3 * call, bytes);
-    uint8_t *recv = ownBuffer(collectiveBuffers_, 3 * call + 1, bytes);
+    uint8_t *packed = staging(st.blocks, 0, bytes);
+    uint8_t *recv = staging(st.received, 1, bytes);
     pack(in, packed, inT.shape, d.axis);
     if (n > 1)
       deviceComm_->alltoall(axes, packed, recv, bytes / n, s);

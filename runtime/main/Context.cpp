@@ -56,21 +56,22 @@ void shardc_rt_kernel(shardc_rt_ctx *ctx, int32_t call, void **buffers) {
   guarded(ctx, "kernel call", [&] { ctx->backend->kernel(call, buffers); });
 }
 
-void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in, void *out) {
+void shardc_rt_collective(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in, void *out,
+                          void *scratch) {
   if (!ctx->runs(call))
     return;
   guarded(ctx, "collective call", [&] {
-    ctx->backend->collectiveWait(ctx->backend->collectiveStart(call, comm, in, out));
+    ctx->backend->collectiveWait(ctx->backend->collectiveStart(call, comm, in, out, scratch));
   });
 }
 
 int32_t shardc_rt_collective_start(shardc_rt_ctx *ctx, int32_t call, int32_t comm, void *in,
-                                   void *out) {
+                                   void *out, void *scratch) {
   int32_t handle = -1;
   if (!ctx->runs(call))
     return handle;
   guarded(ctx, "collective call",
-          [&] { handle = ctx->backend->collectiveStart(call, comm, in, out); });
+          [&] { handle = ctx->backend->collectiveStart(call, comm, in, out, scratch); });
   return handle;
 }
 

@@ -62,7 +62,9 @@ public:
 
   /// The C ABI's calls (shardc_rt_kernel, _collective_start, _wait, _copy).
   virtual void kernel(int call, void **buffers) = 0;
-  virtual int collectiveStart(int call, int comm, const void *in, void *out) = 0;
+  /// `scratch`: the call's planned staging (KernelScratch.h
+  /// collectiveStaging), null where the plan gives none.
+  virtual int collectiveStart(int call, int comm, const void *in, void *out, void *scratch) = 0;
   virtual void collectiveWait(int handle) = 0;
   virtual void copy(void *dst, const void *src, int64_t bytes) = 0;
   /// shardc_rt_copy_start / _copy_wait (activation offload): a copy between

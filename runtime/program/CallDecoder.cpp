@@ -799,8 +799,14 @@ std::unique_ptr<DecodedCall> decodeCall(const Program &program, size_t i,
   }
   if (c.scratch > 0) {
     // A plan of another build of the kernels is refused here, not when a
-    // kernel runs past its scratch.
-    const int64_t bytes = callScratchBytes(*d, program.mesh);
+    // kernel runs past its scratch. (A collective's copy of an overlapping
+    // input is checked when it runs: the overlap is the buffers'.)
+    int64_t bytes = callScratchBytes(*d, program.mesh);
+    if (isCollectiveKind(d->kind) && c.comm >= 0 &&
+        c.comm < static_cast<int>(program.comms.size()))
+      bytes = scratch::collectiveStaging(*d, program.mesh.size(program.comms[c.comm].axes),
+                                         false, false)
+                  .total;
     need(*d, c.scratch >= bytes,
          "the plan gives it " + std::to_string(c.scratch) +
              " bytes of scratch, its kernel needs " + std::to_string(bytes));

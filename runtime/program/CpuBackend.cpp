@@ -47,8 +47,8 @@ public:
     entry();
   }
   void kernel(int call, void **buffers) override { runner_->kernel(call, buffers, step_); }
-  int collectiveStart(int call, int comm, const void *in, void *out) override {
-    return runner_->collectiveStart(call, comm, in, out);
+  int collectiveStart(int call, int comm, const void *in, void *out, void *scratch) override {
+    return runner_->collectiveStart(call, comm, in, out, scratch);
   }
   void collectiveWait(int handle) override { runner_->collectiveWait(handle); }
   void copy(void *dst, const void *src, int64_t bytes) override {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/program/KernelRunner.h"
+#include "runtime/program/KernelScratch.h"
 
 #include "runtime/comm/Comm.h"
 #include "runtime/cpu/ComputeType.h"
@@ -869,8 +870,9 @@ template <class C> void KernelRunner::runCrossEntropyAs(const Decoded &d, void *
 // Collectives
 //===----------------------------------------------------------------------===//
 
-/// A collective between start and wait: what it needs to finish, and its own
-/// staging buffers (several may be in flight at once).
+/// A collective between start and wait: what it needs to finish, and the
+/// buffers it stages through (the planned scratch's regions, else its own;
+/// several may be in flight at once).
 struct KernelRunner::InFlight {
   const Decoded *d = nullptr;
   Axes axes;
@@ -878,17 +880,23 @@ struct KernelRunner::InFlight {
   uint8_t *out = nullptr;
   int64_t n = 1;
   Communicators::Request request = 0;
-  std::vector<uint8_t> a, b, inCopy;
+  /// Gathered blocks (all-gather), blocks by member (reduce-scatter,
+  /// all-to-all: what is sent), received blocks (reduce-scatter,
+  /// all-to-all, all-reduce).
+  uint8_t *blocks = nullptr, *received = nullptr;
+  /// The runner's own staging where the plan gives none.
+  std::vector<uint8_t> ownBlocks, ownReceived, ownCopy;
   /// All-reduce: member j reduces elements [offsets[j], +counts[j]) (bytes).
   std::vector<int64_t> counts, offsets;
   bool active = false;
 };
 
-void KernelRunner::collective(int call, int comm, const void *in, void *out) {
-  collectiveWait(collectiveStart(call, comm, in, out));
+void KernelRunner::collective(int call, int comm, const void *in, void *out, void *scratch) {
+  collectiveWait(collectiveStart(call, comm, in, out, scratch));
 }
 
-int KernelRunner::collectiveStart(int call, int comm, const void *in, void *out) {
+int KernelRunner::collectiveStart(int call, int comm, const void *in, void *out,
+                                  void *scratch) {
   size_t slot = 0;
   while (slot < inFlight_.size() && inFlight_[slot]->active)
     ++slot;
@@ -896,7 +904,7 @@ int KernelRunner::collectiveStart(int call, int comm, const void *in, void *out)
     inFlight_.push_back(std::make_unique<InFlight>());
   InFlight &f = *inFlight_[slot];
   auto start = std::chrono::steady_clock::now();
-  beginCollective(f, call, comm, in, out);
+  beginCollective(f, call, comm, in, out, scratch);
   if (timing_)
     collectiveSeconds_[f.d->op] +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -922,7 +930,7 @@ void KernelRunner::collectiveWait(int handle) {
 }
 
 void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *inPtr,
-                                   void *outPtr) {
+                                   void *outPtr, void *scratchPtr) {
   if (call < 0 || call >= numCalls())
     throw Error("collective call " + std::to_string(call) + " is outside the call table (" +
                 std::to_string(numCalls()) + " calls)");
@@ -944,6 +952,7 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
   f.request = 0;
   f.in = static_cast<const uint8_t *>(inPtr);
   f.out = static_cast<uint8_t *>(outPtr);
+  f.blocks = f.received = nullptr;
   f.active = true;
   try {
     const TensorType &inT = d.operands[0], &outT = d.results[0];
@@ -952,17 +961,34 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
     // MPI needs distinct send and receive buffers, and the slices must not
     // read what they wrote: an input overlapping the output is copied (an
     // all-reduce exchanges into scratch before it writes: in place is fine).
-    bool sameBuffer = f.in == f.out && d.kind == OpKind::AllReduce;
-    if (!sameBuffer && f.in < f.out + outT.bytes() && f.out < f.in + bytes) {
-      f.inCopy.assign(f.in, f.in + bytes);
-      f.in = f.inCopy.data();
+    const bool overlaps = f.in < f.out + outT.bytes() && f.out < f.in + bytes;
+    const scratch::CollectiveStaging st =
+        scratch::collectiveStaging(d, n, overlaps, f.in == f.out);
+    auto *planned = static_cast<uint8_t *>(scratchPtr);
+    if (planned && d.scratch < st.total)
+      throw Error("the plan gives it " + std::to_string(d.scratch) +
+                  " bytes of staging, it needs " + std::to_string(st.total));
+    // A region of the planned staging, else the runner's own vector.
+    auto region = [&](int64_t offset, std::vector<uint8_t> &own, int64_t size) {
+      if (planned && offset >= 0)
+        return planned + offset;
+      own.resize(static_cast<size_t>(std::max<int64_t>(size, 1)));
+      return own.data();
+    };
+    if (st.inputCopy >= 0) {
+      uint8_t *copy = region(st.inputCopy, f.ownCopy, bytes);
+      std::memcpy(copy, f.in, static_cast<size_t>(bytes));
+      f.in = copy;
     }
-    // Blocks j of `a` go to member j (packs of a split along d.axis).
-    auto packParts = [&]() {
-      f.a.resize(bytes);
-      f.b.resize(bytes);
+    // The sent blocks: packs of the input by member along d.axis (straight
+    // from the input where the parts are contiguous already).
+    auto sendBlocks = [&]() -> const uint8_t * {
+      if (st.blocks < 0 && Split3(inT.shape, d.axis, es).outer == 1)
+        return f.in;
+      f.blocks = region(st.blocks, f.ownBlocks, bytes);
       for (int64_t j = 0; j < n; ++j)
-        slicePart(f.in, f.a.data() + j * (bytes / n), inT.shape, d.axis, j, n, es);
+        slicePart(f.in, f.blocks + j * (bytes / n), inT.shape, d.axis, j, n, es);
+      return f.blocks;
     };
     switch (d.kind) {
     case OpKind::AllGather: {
@@ -976,8 +1002,8 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
         f.request = comm_->iallgather(axes, f.in, f.out, bytes);
         return;
       }
-      f.a.resize(n * bytes);
-      f.request = comm_->iallgather(axes, f.in, f.a.data(), bytes);
+      f.blocks = region(st.blocks, f.ownBlocks, n * bytes);
+      f.request = comm_->iallgather(axes, f.in, f.blocks, bytes);
       return;
     }
     case OpKind::AllReduce: {
@@ -999,24 +1025,22 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
       std::vector<int64_t> recvBytes(n, f.counts[me]), recvOffsets(n);
       for (int64_t j = 0; j < n; ++j)
         recvOffsets[j] = j * f.counts[me];
-      f.a.resize(std::max<int64_t>(n * f.counts[me], 1));
-      f.request = comm_->ialltoallv(axes, f.in, f.counts, f.offsets, f.a.data(), recvBytes,
+      f.received = region(-1, f.ownReceived, n * f.counts[me]);
+      f.request = comm_->ialltoallv(axes, f.in, f.counts, f.offsets, f.received, recvBytes,
                                     recvOffsets);
       return;
     }
     case OpKind::ReduceScatter: {
-      std::vector<int64_t> shape = inT.shape;
-      shape[d.axis] /= n;
-      packParts();
-      if (n > 1)
-        f.request = comm_->ialltoall(axes, f.a.data(), f.b.data(), bytes / n);
-      else
-        f.b.swap(f.a);
+      const uint8_t *send = sendBlocks();
+      if (n > 1) {
+        f.received = region(-1, f.ownReceived, bytes);
+        f.request = comm_->ialltoall(axes, send, f.received, bytes / n);
+      } else {
+        f.received = const_cast<uint8_t *>(send); // read-only from here on
+      }
       return;
     }
     case OpKind::AllSlice: {
-      std::vector<int64_t> shape = inT.shape;
-      shape[d.axis] /= n;
       int64_t index = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
       slicePart(f.in, f.out, inT.shape, d.axis, index, n, es);
       return;
@@ -1030,15 +1054,12 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
       return;
     }
     default: { // AllToAll
-      std::vector<int64_t> piece = inT.shape;
-      piece[d.axis] /= n;
-      std::vector<int64_t> shape = piece;
-      shape[d.axis2] *= n;
-      packParts();
+      const uint8_t *send = sendBlocks();
+      f.received = region(st.received, f.ownReceived, bytes);
       if (n > 1)
-        f.request = comm_->ialltoall(axes, f.a.data(), f.b.data(), bytes / n);
+        f.request = comm_->ialltoall(axes, send, f.received, bytes / n);
       else
-        f.b.swap(f.a);
+        std::memcpy(f.received, send, static_cast<size_t>(bytes));
       return;
     }
     }
@@ -1061,7 +1082,7 @@ void KernelRunner::finishCollective(InFlight &f) {
     shape[d.axis] *= n;
     if (n > 1 && Split3(shape, d.axis, es).outer != 1)
       for (int64_t j = 0; j < n; ++j)
-        placePart(f.a.data() + j * bytes, f.out, shape, d.axis, j, n, es);
+        placePart(f.blocks + j * bytes, f.out, shape, d.axis, j, n, es);
     return;
   }
   case OpKind::AllReduce: {
@@ -1071,13 +1092,13 @@ void KernelRunner::finishCollective(InFlight &f) {
       return;
     }
     int64_t me = program_.mesh.shardIndex(f.axes, program_.mesh.coords(rank_));
-    reduceBlocks(f.a.data(), n, f.counts[me] / es, inT.dtype, d.reduction,
+    reduceBlocks(f.received, n, f.counts[me] / es, inT.dtype, d.reduction,
                  f.out + f.offsets[me]);
     comm_->allgatherv(f.axes, f.out, f.counts, f.offsets);
     return;
   }
   case OpKind::ReduceScatter:
-    reduceBlocks(f.b.data(), n, outT.numel(), inT.dtype, d.reduction, f.out);
+    reduceBlocks(f.received, n, outT.numel(), inT.dtype, d.reduction, f.out);
     return;
   case OpKind::AllSlice:
   case OpKind::Transfer:
@@ -1088,7 +1109,7 @@ void KernelRunner::finishCollective(InFlight &f) {
     std::vector<int64_t> shape = piece;
     shape[d.axis2] *= n;
     for (int64_t j = 0; j < n; ++j)
-      placePart(f.b.data() + j * (bytes / n), f.out, shape, d.axis2, j, n, es);
+      placePart(f.received + j * (bytes / n), f.out, shape, d.axis2, j, n, es);
     return;
   }
   }

@@ -66,12 +66,18 @@ public:
 
   /// Runs collective call `call` (shard.all_gather, all_reduce,
   /// reduce_scatter, all_slice, all_to_all) on the group of
-  /// program.comms[comm]; `in` and `out` may be the same buffer.
-  void collective(int call, int comm, const void *in, void *out);
+  /// program.comms[comm]; `in` and `out` may be the same buffer. `scratch`
+  /// is the call's planned staging (KernelScratch.h collectiveStaging: the
+  /// copy of an overlapping input, gathered or packed blocks, an
+  /// all-to-all's received blocks), null where the plan gives none; the
+  /// exchange's receive side of an all-reduce or reduce-scatter is the
+  /// runner's own memory.
+  void collective(int call, int comm, const void *in, void *out, void *scratch = nullptr);
 
   /// Starts collective call `call` and returns its handle: `in` must not
-  /// change and `out` must not be touched until collectiveWait(handle).
-  int collectiveStart(int call, int comm, const void *in, void *out);
+  /// change and `out` (and `scratch`) must not be touched until
+  /// collectiveWait(handle).
+  int collectiveStart(int call, int comm, const void *in, void *out, void *scratch = nullptr);
   /// Completes a collective started by collectiveStart (its output is then
   /// written).
   void collectiveWait(int handle);
@@ -97,7 +103,8 @@ private:
   /// A collective between its start and its wait, with its own buffers.
   struct InFlight;
   /// Validates the call, packs what the exchange sends and issues it.
-  void beginCollective(InFlight &f, int call, int comm, const void *in, void *out);
+  void beginCollective(InFlight &f, int call, int comm, const void *in, void *out,
+                       void *scratch);
   /// Waits for the exchange and writes the output.
   void finishCollective(InFlight &f);
   template <class C> void runFloat(const Decoded &d, void **buffers, const StepContext &ctx);

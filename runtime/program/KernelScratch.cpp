@@ -165,6 +165,45 @@ LossLayout lossLayout(const DecodedCall &d, const abi::Mesh &mesh) {
   return l;
 }
 
+CollectiveStaging collectiveStaging(const DecodedCall &d, int64_t members,
+                                    bool inputOverlapsOutput, bool inPlace) {
+  CollectiveStaging st;
+  const TensorType &in = d.operands[0];
+  const int64_t bytes = in.bytes(), es = dtype_size(in.dtype);
+  if (bytes == 0)
+    return st;
+  auto region = [&](int64_t size) {
+    int64_t at = st.total;
+    st.total += align256(size);
+    return at;
+  };
+  // (A transfer's rank either sends its input or receives its output: the
+  // two are on different pipeline stages, whose ranks share no bytes.)
+  if (inputOverlapsOutput && !(inPlace && d.kind == OpKind::AllReduce) &&
+      d.kind != OpKind::Transfer)
+    st.inputCopy = region(bytes);
+  switch (d.kind) {
+  case OpKind::AllGather: {
+    std::vector<int64_t> shape = in.shape;
+    shape[d.axis] *= members;
+    if (members > 1 && Split3(shape, d.axis, es).outer != 1)
+      st.blocks = region(members * bytes);
+    break;
+  }
+  case OpKind::ReduceScatter:
+    if (Split3(in.shape, d.axis, es).outer != 1)
+      st.blocks = region(bytes);
+    break;
+  case OpKind::AllToAll:
+    st.blocks = region(bytes);
+    st.received = region(bytes);
+    break;
+  default: // all-reduce, all-slice, transfer: in place or straight from the input
+    break;
+  }
+  return st;
+}
+
 } // namespace scratch
 
 bool mayNeedScratch(abi::OpCode code) {

@@ -177,6 +177,33 @@ LossLayout lossLayout(const DecodedCall &d, const abi::Mesh &mesh);
 /// The linear cross-entropy problem of a xf.linear_cross_entropy(_grad) call.
 LinearCrossEntropyShape linearCrossEntropyShape(const DecodedCall &d);
 
+/// A collective's staging in its planned scratch: the copies the GPU
+/// backend makes around the library call (NCCL reads and writes contiguous
+/// blocks). Byte offsets from the scratch, each 256-aligned; -1 where the
+/// call stages nothing there. The CPU kernel runner stages through the same
+/// regions (its exchange's receive side is its own memory, see KernelRunner).
+///  - inputCopy: an input overlapping the output (other than an all-reduce
+///    in place, or a pipeline transfer, whose ranks either send or receive)
+///    is read from a copy (the input's bytes);
+///  - blocks: an all-gather whose blocks are not contiguous in the result
+///    (the gathered axis is not the outermost of the shape) receives the n
+///    blocks here (n x the input's bytes) and places them; a reduce-scatter
+///    on such an axis packs its input here by member (the input's bytes); an
+///    all-to-all packs its input here by member;
+///  - received: an all-to-all's received blocks (the input's bytes).
+/// The plan gives a collective this scratch for its window in flight (from
+/// its input's producer to its output's first reader), so the scheduler's
+/// start and wait keep their freedom (-xf-plan-memory).
+struct CollectiveStaging {
+  int64_t inputCopy = -1, blocks = -1, received = -1;
+  int64_t total = 0;
+};
+/// The staging of collective `d` on a group of `members` ranks;
+/// `inputOverlapsOutput`: the input's bytes overlap the output's (a copy is
+/// needed unless the call is an all-reduce in place).
+CollectiveStaging collectiveStaging(const DecodedCall &d, int64_t members,
+                                    bool inputOverlapsOutput, bool inPlace);
+
 } // namespace scratch
 
 /// Whether a call of `code` may need scratch (callScratchBytes can be > 0).

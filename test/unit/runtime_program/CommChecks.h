@@ -16,6 +16,7 @@
 #include "runtime/comm/Comm.h"
 #include "runtime/cpu/Kernels.h"
 #include "runtime/program/KernelRunner.h"
+#include "runtime/program/KernelScratch.h"
 
 #include <gtest/gtest.h>
 
@@ -102,11 +103,39 @@ template <class T> void expectSame(const std::vector<T> &a, const std::vector<T>
 }
 
 /// Every collective on every communicator of a dp=2,tp=2 mesh, as rank
-/// `comm.rank()`, against the result computed from all ranks' inputs.
-inline void checkCollectives(rt::Communicators &comm) {
+/// `comm.rank()`, against the result computed from all ranks' inputs. With
+/// `planned`, each call stages through a scratch buffer given to it, as a
+/// compiled step's plan gives it (KernelScratch.h collectiveStaging, with
+/// room for a copy of an overlapping input): the results are the same and
+/// nothing past the planned bytes is written.
+inline void checkCollectives(rt::Communicators &comm, bool planned = false) {
   rt::Program p = collectivesProgram();
+  if (planned)
+    for (size_t i = 0; i < p.calls.size(); ++i) {
+      std::unique_ptr<rt::DecodedCall> d = rt::decodeCall(p, i, {});
+      p.calls[i].scratch = rt::scratch::collectiveStaging(
+                               *d, p.mesh.size(p.comms[p.calls[i].comm].axes), true, false)
+                               .total;
+    }
   int64_t rank = comm.rank();
   KernelRunner runner(p, rank, &comm);
+  constexpr uint8_t kGuard = 0xA5;
+  constexpr size_t kGuardBytes = 64;
+  auto run = [&](int call, int c, const void *in, void *out) {
+    if (!planned) {
+      runner.collective(call, c, in, out);
+      return;
+    }
+    const size_t bytes = static_cast<size_t>(p.calls[call].scratch);
+    std::vector<uint8_t> staging(bytes + kGuardBytes, kGuard);
+    runner.collective(call, c, in, out, bytes > 0 ? staging.data() : nullptr);
+    for (size_t i = bytes; i < staging.size(); ++i)
+      if (staging[i] != kGuard) {
+        ADD_FAILURE() << p.calls[call].op << ": byte " << i << " past its " << bytes
+                      << " planned staging bytes was written";
+        break;
+      }
+  };
 
   std::vector<std::vector<float>> inputs;
   for (int64_t r = 0; r < 4; ++r)
@@ -132,9 +161,15 @@ inline void checkCollectives(rt::Communicators &comm) {
         idx[dim] %= kShape[dim];
         ref[l] = inputs[group[member]][linear(kShape, idx)];
       }
-      runner.collective(base + (dim == 1 ? Gather1 : Gather0), static_cast<int>(c), mine.data(),
+      run(base + (dim == 1 ? Gather1 : Gather0), static_cast<int>(c), mine.data(),
                         out.data());
       expectSame(out, ref, "all_gather dim " + std::to_string(dim) + " " + where);
+      // The input inside the output's bytes: read from a copy.
+      std::vector<float> both(kNumel * n);
+      std::copy(mine.begin(), mine.end(), both.begin() + (n - 1) * kNumel);
+      run(base + (dim == 1 ? Gather1 : Gather0), static_cast<int>(c),
+          both.data() + (n - 1) * kNumel, both.data());
+      expectSame(both, ref, "all_gather dim " + std::to_string(dim) + " over its input " + where);
     }
 
     // all_reduce: f32 and bf16 sum in float in group order, i32 in int64.
@@ -146,10 +181,10 @@ inline void checkCollectives(rt::Communicators &comm) {
           acc += inputs[group[m]][l];
         ref[l] = acc;
       }
-      runner.collective(base + Reduce, static_cast<int>(c), mine.data(), out.data());
+      run(base + Reduce, static_cast<int>(c), mine.data(), out.data());
       expectSame(out, ref, "all_reduce f32 " + where);
       std::vector<float> inPlace = mine;
-      runner.collective(base + Reduce, static_cast<int>(c), inPlace.data(), inPlace.data());
+      run(base + Reduce, static_cast<int>(c), inPlace.data(), inPlace.data());
       expectSame(inPlace, ref, "all_reduce f32 in place " + where);
 
       std::vector<std::vector<uint16_t>> bf(4, std::vector<uint16_t>(kNumel));
@@ -162,7 +197,7 @@ inline void checkCollectives(rt::Communicators &comm) {
           acc += cpu::bf16_to_f32(bf[group[m]][l]);
         bfRef[l] = cpu::f32_to_bf16(acc);
       }
-      runner.collective(base + ReduceBf16, static_cast<int>(c), bf[rank].data(), bfOut.data());
+      run(base + ReduceBf16, static_cast<int>(c), bf[rank].data(), bfOut.data());
       expectSame(bfOut, bfRef, "all_reduce bf16 " + where);
 
       std::vector<int32_t> ids(kNumel), idOut(kNumel), idRef(kNumel, 0);
@@ -171,7 +206,7 @@ inline void checkCollectives(rt::Communicators &comm) {
         for (int64_t m : group)
           idRef[l] += static_cast<int32_t>(m * 1000 + l);
       }
-      runner.collective(base + ReduceI32, static_cast<int>(c), ids.data(), idOut.data());
+      run(base + ReduceI32, static_cast<int>(c), ids.data(), idOut.data());
       expectSame(idOut, idRef, "all_reduce i32 " + where);
     }
 
@@ -190,7 +225,7 @@ inline void checkCollectives(rt::Communicators &comm) {
           acc += inputs[group[m]][src];
         ref[l] = acc;
       }
-      runner.collective(base + Scatter1, static_cast<int>(c), mine.data(), out.data());
+      run(base + Scatter1, static_cast<int>(c), mine.data(), out.data());
       expectSame(out, ref, "reduce_scatter " + where);
     }
 
@@ -205,7 +240,7 @@ inline void checkCollectives(rt::Communicators &comm) {
         idx[0] += k * shape[0];
         ref[l] = mine[linear(kShape, idx)];
       }
-      runner.collective(base + Slice0, static_cast<int>(c), mine.data(), out.data());
+      run(base + Slice0, static_cast<int>(c), mine.data(), out.data());
       expectSame(out, ref, "all_slice " + where);
     }
 
@@ -224,7 +259,7 @@ inline void checkCollectives(rt::Communicators &comm) {
         idx[0] += k * piece[0];
         ref[l] = inputs[group[member]][linear(kShape, idx)];
       }
-      runner.collective(base + ToAll, static_cast<int>(c), mine.data(), out.data());
+      run(base + ToAll, static_cast<int>(c), mine.data(), out.data());
       expectSame(out, ref, "all_to_all " + where);
     }
   }

@@ -27,6 +27,10 @@ TEST(CommMpi, CollectivesMatchTheSimulation) {
   checkCollectives(*mpiCommunicators(collectivesProgram()));
 }
 
+TEST(CommMpi, CollectivesStagingThroughPlannedScratch) {
+  checkCollectives(*mpiCommunicators(collectivesProgram()), true);
+}
+
 TEST(CommMpi, SplitVocabularyCrossEntropy) {
   // The vocabulary and token groups of the loss: {1} and {0}.
   rt::Program p = program({"dp", "tp"}, {2, 2}, json::array(), {{0}, {1}});

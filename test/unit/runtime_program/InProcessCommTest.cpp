@@ -50,7 +50,13 @@ void expectNoErrors(const std::vector<std::string> &errors) {
 }
 
 TEST(InProcessComm, CollectivesMatchTheSimulation) {
-  expectNoErrors(onEveryRank(kMesh, checkCollectives));
+  expectNoErrors(onEveryRank(kMesh, [](rt::Communicators &c) { checkCollectives(c); }));
+}
+
+// The same collectives staging through planned scratch (the compiled step's
+// collectiveStaging regions): same results, nothing written past the plan.
+TEST(InProcessComm, CollectivesStagingThroughPlannedScratch) {
+  expectNoErrors(onEveryRank(kMesh, [](rt::Communicators &c) { checkCollectives(c, true); }));
 }
 
 TEST(InProcessComm, SplitVocabularyCrossEntropy) {
