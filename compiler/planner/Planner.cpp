@@ -336,15 +336,19 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
     out.stageWorkspace[s] = w;
     workspace = std::max(workspace, w);
   }
-  double scratch = b.memory.count("kernel scratch") ? b.memory.at("kernel scratch") : 0;
+  // The kernels' scratch and the collectives' staging: per call, not per
+  // micro-batch held.
+  double scratch = 0;
+  for (const char *name : {"kernel scratch", "collective staging"})
+    scratch += b.memory.count(name) ? b.memory.at(name) : 0;
   double total = 0;
   for (auto &[name, bytes] : o.memory) {
     if (name == "total" || name == "host")
       continue;
     if (name == "activations")
       bytes = std::max(0.0, workspace - scratch);
-    else if (name == "kernel scratch")
-      bytes = std::min(scratch, workspace);
+    else if (name == "kernel scratch" || name == "collective staging")
+      bytes = std::min(b.memory.count(name) ? b.memory.at(name) : 0, workspace);
     else
       bytes = std::round(lin(a.memory.count(name) ? a.memory.at(name) : 0, bytes));
     total += bytes;

@@ -259,9 +259,12 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     }
     program["arenas"] = std::move(arenas);
     program["planned_peak_bytes"] = total;
-    // The workspace's activations alone (the rest is kernel scratch).
+    // The workspace's activations alone (the rest is the kernels' scratch and the
+    // collectives' staging).
     if (auto a = func->getAttrOfType<IntegerAttr>(kActivationBytesAttr))
       program["activation_bytes"] = a.getInt();
+    if (auto u = func->getAttrOfType<IntegerAttr>(kUnstagedBytesAttr))
+      program["unstaged_bytes"] = u.getInt();
 
     // The boundary: state and inputs (arguments), reports (results).
     Block &body = func.getBody().front();
@@ -486,7 +489,8 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
     for (StringRef attr : {sharding::kGridAttr.data(), kArenaBytesAttr.data(),
                            kPlannedBytesAttr.data(), xf::XfDialect::kOptimizerAttrName.data(),
                            xf::XfDialect::kPipelineAttrName.data(), kStageWorkspaceAttr.data(),
-                           kStageBytesAttr.data(), kActivationBytesAttr.data()})
+                           kStageBytesAttr.data(), kActivationBytesAttr.data(),
+                           kUnstagedBytesAttr.data()})
       func->removeAttr(attr);
     func.setSymName(name);
     return success();

@@ -43,6 +43,10 @@ inline constexpr llvm::StringLiteral kScratchAttr = "rt.scratch";
 /// scratch (the activations' own peak; the workspace arena minus it is what
 /// the kernels' scratch adds to the peak).
 inline constexpr llvm::StringLiteral kActivationBytesAttr = "rt.activation_bytes";
+/// On the function: the workspace the plan would need without the
+/// collectives' staging (the workspace arena minus it is what the staging
+/// adds to the peak).
+inline constexpr llvm::StringLiteral kUnstagedBytesAttr = "rt.unstaged_bytes";
 /// On the function: array<i64: bytes per arena>, and the sum of the device
 /// arenas (all but the host arena).
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "rt.arena_bytes";

@@ -102,6 +102,7 @@ struct StagedTops {
     for (auto &t : tops)
       t.assign(static_cast<size_t>(std::max<int64_t>(stages, 1)), 0);
     bare = tops[0];
+    unstaged = tops[0];
   }
   int64_t numStages() const { return static_cast<int64_t>(tops[0].size()); }
   /// Per stage: its workspace and its bytes over all arenas.
@@ -129,11 +130,14 @@ struct StagedTops {
     return offset;
   }
   int64_t size(Arena a) const { return *std::max_element(tops[a].begin(), tops[a].end()); }
-  /// The workspace's peak without the kernels' scratch.
+  /// The workspace's peak without the kernels' scratch and the collectives'
+  /// staging, and without the staging alone.
   int64_t activations() const { return *std::max_element(bare.begin(), bare.end()); }
+  int64_t withoutStaging() const { return *std::max_element(unstaged.begin(), unstaged.end()); }
   std::vector<int64_t> tops[NumArenas];
-  /// Per stage: the workspace top of the same placement without scratch.
-  std::vector<int64_t> bare;
+  /// Per stage: the workspace top of the same placement without scratch
+  /// and staging, and without staging.
+  std::vector<int64_t> bare, unstaged;
 };
 
 /// The name that ties an argument of the eval function to the step's: its
@@ -210,6 +214,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       f->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
       f->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
       f->setAttr(kActivationBytesAttr, b.getI64IntegerAttr(top.activations()));
+      f->setAttr(kUnstagedBytesAttr, b.getI64IntegerAttr(top.withoutStaging()));
       top.record(f);
     }
   }
@@ -444,6 +449,10 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     // is the activations' own peak (what the scratch adds is reported apart).
     std::vector<FreeList> bare(static_cast<size_t>(stages));
     llvm::DenseMap<Value, int64_t> bareAt;
+    // And placed with the kernels' scratch but without the collectives'
+    // staging (what the staging adds is reported apart too).
+    std::vector<FreeList> unstaged(static_cast<size_t>(stages));
+    llvm::DenseMap<Value, int64_t> unstagedAt;
     // Offloaded activations (xf.offload results): the host arena, by
     // liveness as the workspace.
     std::vector<FreeList> hostLists(static_cast<size_t>(stages));
@@ -545,6 +554,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         } else if (donor) {
           p = place[donor];
           bareAt[r] = bareAt.lookup(donor);
+          unstagedAt[r] = unstagedAt.lookup(donor);
           // The donor's whole group dies here, so the result owns the
           // buffer alone from now on.
           handedOver.insert(donor);
@@ -552,6 +562,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         } else if (viewed) {
           p = place[viewed];
           bareAt[r] = bareAt.lookup(viewed);
+          unstagedAt[r] = unstagedAt.lookup(viewed);
           Value o = owner(viewed);
           ownerOf[r] = o;
           lastOfGroup[o] = std::max({bufferLastUse(viewed), lastUse.lookup(r), t});
@@ -563,6 +574,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         } else {
           p = {Workspace, workspace.allocate(bytes)};
           bareAt[r] = bare[opStage].allocate(bytes);
+          unstagedAt[r] = unstaged[opStage].allocate(bytes);
         }
         place[r] = p;
         buffers.push_back(b.getDenseI64ArrayAttr({p.first, p.second}));
@@ -580,6 +592,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         const int64_t block = workspace.allocate(padded);
         op.setAttr(kScratchAttr, b.getDenseI64ArrayAttr({alignedIn(block), *scratch}));
         workspace.release(block, padded);
+        unstaged[opStage].release(unstaged[opStage].allocate(padded), padded);
         scratchCalls += 1;
       }
       // A collective whose planned input overlaps its output (other than an
@@ -642,6 +655,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         if (it->second.first == Workspace) {
           workspaces[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
           bare[s].release(bareAt.lookup(v), byteSize(cast<ShapedType>(v.getType())));
+          unstaged[s].release(unstagedAt.lookup(v), byteSize(cast<ShapedType>(v.getType())));
         }
         else if (it->second.first == Host)
           hostLists[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
@@ -650,6 +664,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     for (int64_t s = 0; s < stages; ++s) {
       top.tops[Workspace][s] = std::max(top.tops[Workspace][s], workspaces[s].top());
       top.bare[s] = std::max(top.bare[s], bare[s].top());
+      top.unstaged[s] = std::max(top.unstaged[s], unstaged[s].top());
       top.tops[Host][s] = std::max(top.tops[Host][s], hostLists[s].top());
     }
 
@@ -662,6 +677,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     func->setAttr(kArenaBytesAttr, b.getDenseI64ArrayAttr(arenaBytes));
     func->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
     func->setAttr(kActivationBytesAttr, b.getI64IntegerAttr(top.activations()));
+    func->setAttr(kUnstagedBytesAttr, b.getI64IntegerAttr(top.withoutStaging()));
     top.record(func);
     SHARDC_DEBUG({
       DBGS() << "planned bytes per rank:";

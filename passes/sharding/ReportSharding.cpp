@@ -430,19 +430,23 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     work.emitError("xf-report-sharding: the memory plan wrote no arena sizes");
     return failure();
   }
-  // The workspace: the activations' own peak, and what the kernels' scratch
-  // (the fused loss's logit chunks, ...) adds to it.
+  // The workspace: the activations' own peak, what the kernels' scratch (the
+  // fused loss's logit chunks, ...) adds to it, and what the collectives'
+  // staging adds to that.
   const int64_t workspace = arenaBytes[memory::Workspace];
-  int64_t activations = workspace;
+  int64_t activations = workspace, unstaged = workspace;
   if (auto a = work->getAttrOfType<IntegerAttr>(memory::kActivationBytesAttr))
     activations = std::min(a.getInt(), workspace);
+  if (auto u = work->getAttrOfType<IntegerAttr>(memory::kUnstagedBytesAttr))
+    unstaged = std::clamp<int64_t>(u.getInt(), activations, workspace);
   const std::pair<const char *, int64_t> memoryRows[] = {
       {"parameters", arenaBytes[memory::Params]},
       {"gradients", arenaBytes[memory::Grads]},
       {"optimizer state", arenaBytes[memory::Optimizer]},
       {"inputs", arenaBytes[memory::Inputs]},
       {"activations", activations},
-      {"kernel scratch", workspace - activations}};
+      {"kernel scratch", unstaged - activations},
+      {"collective staging", workspace - unstaged}};
   llvm::json::Object memory;
   int64_t total = 0;
   os << "\nmemory per device (the compiled step's plan):\n";

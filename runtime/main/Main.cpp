@@ -102,28 +102,39 @@ void describe(const Program &p) {
     std::string note;
     if (a.name == kHostArenaName)
       note = "; offloaded activations, host memory outside the peak";
-    else if (a.name == "workspace" && p.activationBytes >= 0)
+    else if (a.name == "workspace" && p.activationBytes >= 0) {
+      // The same split as `shardc explain`'s memory rows.
+      int64_t unstaged = p.unstagedBytes >= 0
+                             ? std::clamp(p.unstagedBytes, p.activationBytes, a.bytes)
+                             : a.bytes;
       note = "; activations " + std::to_string(p.activationBytes) + ", kernel scratch " +
-             std::to_string(a.bytes - p.activationBytes);
+             std::to_string(unstaged - p.activationBytes) + ", collective staging " +
+             std::to_string(a.bytes - unstaged);
+    }
     std::printf("  %-20s %14lld bytes (%s%s)\n", a.name.c_str(), static_cast<long long>(a.bytes),
                 mib(a.bytes).c_str(), note.c_str());
   }
   std::printf("planned peak per rank: %lld bytes (%s)\n",
               static_cast<long long>(p.plannedPeakBytes), mib(p.plannedPeakBytes).c_str());
-  // The kernels' scratch: planned inside the workspace, live during its call.
-  int64_t scratchCalls = 0;
-  const Call *largest = nullptr;
-  for (const Call &c : p.calls)
-    if (c.scratch > 0) {
-      ++scratchCalls;
-      if (!largest || c.scratch > largest->scratch)
-        largest = &c;
-    }
-  if (largest)
-    std::printf("kernel scratch (in the workspace, for its call's duration): %lld calls, "
-                "largest %lld bytes (%s, %s)\n",
-                static_cast<long long>(scratchCalls), static_cast<long long>(largest->scratch),
-                mib(largest->scratch).c_str(), largest->op.c_str());
+  // The kernels' scratch (planned inside the workspace, live during its
+  // call) and the collectives' staging (live while the collective is in
+  // flight).
+  for (bool collectives : {false, true}) {
+    int64_t calls = 0;
+    const Call *largest = nullptr;
+    for (const Call &c : p.calls)
+      if (c.scratch > 0 && (c.comm >= 0) == collectives) {
+        ++calls;
+        if (!largest || c.scratch > largest->scratch)
+          largest = &c;
+      }
+    if (largest)
+      std::printf("%s: %lld calls, largest %lld bytes (%s, %s)\n",
+                  collectives ? "collective staging (in the workspace, while in flight)"
+                              : "kernel scratch (in the workspace, for its call's duration)",
+                  static_cast<long long>(calls), static_cast<long long>(largest->scratch),
+                  mib(largest->scratch).c_str(), largest->op.c_str());
+  }
   if (p.pipeline.axis >= 0) {
     const nlohmann::json &pl = p.pipeline.info;
     std::printf("pipeline:   %lld stages on mesh axis %d (%s), schedule %s, bubble %.4f\n",

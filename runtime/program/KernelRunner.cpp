@@ -881,15 +881,77 @@ struct KernelRunner::InFlight {
   int64_t n = 1;
   Communicators::Request request = 0;
   /// Gathered blocks (all-gather), blocks by member (reduce-scatter,
-  /// all-to-all: what is sent), received blocks (reduce-scatter,
-  /// all-to-all, all-reduce).
+  /// all-to-all: what is sent), received blocks (all-to-all; the
+  /// reductions' exchange rounds).
   uint8_t *blocks = nullptr, *received = nullptr;
+  /// What a reduce-scatter sends: its input, or its blocks by member.
+  const uint8_t *send = nullptr;
   /// The runner's own staging where the plan gives none.
   std::vector<uint8_t> ownBlocks, ownReceived, ownCopy;
-  /// All-reduce: member j reduces elements [offsets[j], +counts[j]) (bytes).
+  /// All-reduce: member j reduces bytes [offsets[j], +counts[j]).
+  /// Reduce-scatter: member j gets part j of counts[j] bytes at offsets[j]
+  /// of `send`.
   std::vector<int64_t> counts, offsets;
+  /// The reductions exchange in rounds of at most `piece` bytes per member
+  /// (kExchangeBytes in all), so what the runner receives into is bounded
+  /// whatever the collective's size; round 0 is issued at the start.
+  int64_t piece = 0, rounds = 0;
   bool active = false;
 };
+
+namespace {
+/// What a reduction receives per round (from all members), at most: the
+/// runner's own memory per collective in flight, outside the plan.
+constexpr int64_t kExchangeBytes = int64_t(1) << 20;
+} // namespace
+
+/// Issues exchange round `r` of a reduction in flight: from every member
+/// its piece r of this rank's chunk, into f.received (member j's at
+/// j x the piece).
+void KernelRunner::exchangeRound(InFlight &f, int64_t r) {
+  const int64_t n = f.n, me = program_.mesh.shardIndex(f.axes, program_.mesh.coords(rank_));
+  auto pieceOf = [&](int64_t count) {
+    return std::clamp<int64_t>(count - r * f.piece, 0, f.piece);
+  };
+  std::vector<int64_t> sendBytes(n), sendOffsets(n), recvBytes(n), recvOffsets(n);
+  for (int64_t j = 0; j < n; ++j) {
+    sendBytes[j] = pieceOf(f.counts[j]);
+    sendOffsets[j] = f.offsets[j] + r * f.piece;
+    recvBytes[j] = pieceOf(f.counts[me]);
+    recvOffsets[j] = j * recvBytes[j];
+  }
+  f.request = comm_->ialltoallv(f.axes, f.send, sendBytes, sendOffsets, f.received, recvBytes,
+                                recvOffsets);
+}
+
+/// Sizes a reduction's rounds for chunks of at most `chunk` bytes and
+/// issues round 0.
+void KernelRunner::startRounds(InFlight &f, int64_t chunk, int64_t elemBytes) {
+  f.piece = std::max<int64_t>(elemBytes, kExchangeBytes / f.n / elemBytes * elemBytes);
+  f.rounds = (chunk + f.piece - 1) / f.piece;
+  f.ownReceived.resize(static_cast<size_t>(f.n * std::min(f.piece, std::max<int64_t>(chunk, 1))));
+  f.received = f.ownReceived.data();
+  if (f.rounds > 0)
+    exchangeRound(f, 0);
+}
+
+/// Completes a reduction's rounds: each sums the members' pieces in group
+/// order into `out` (this rank's chunk of `chunk` bytes).
+void KernelRunner::finishRounds(InFlight &f, int64_t chunk, uint8_t *out) {
+  const Decoded &d = *f.d;
+  const DType dtype = d.operands[0].dtype;
+  const int64_t es = dtype_size(dtype);
+  for (int64_t r = 0; r < f.rounds; ++r) {
+    if (r > 0)
+      exchangeRound(f, r);
+    if (f.request)
+      comm_->wait(f.request);
+    f.request = 0;
+    int64_t bytes = std::clamp<int64_t>(chunk - r * f.piece, 0, f.piece);
+    if (bytes > 0)
+      reduceBlocks(f.received, f.n, bytes / es, dtype, d.reduction, out + r * f.piece);
+  }
+}
 
 void KernelRunner::collective(int call, int comm, const void *in, void *out, void *scratch) {
   collectiveWait(collectiveStart(call, comm, in, out, scratch));
@@ -1009,11 +1071,11 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
     case OpKind::AllReduce: {
       if (n == 1)
         return;
-      // Reduce-scatter then all-gather (a ring's 2(n-1)/n of the bytes, and
-      // `bytes` of scratch instead of n x bytes): member j receives every
-      // member's chunk j, sums it in group order (bit-identical to summing
-      // whole blocks) and the reduced chunks are gathered in place.
-      int64_t numel = inT.numel(), me = program_.mesh.shardIndex(axes, program_.mesh.coords(rank_));
+      // Reduce-scatter then all-gather (a ring's 2(n-1)/n of the bytes):
+      // member j receives every member's chunk j (in rounds), sums it in
+      // group order (bit-identical to summing whole blocks) and the reduced
+      // chunks are gathered in place.
+      const int64_t numel = inT.numel();
       f.counts.assign(n, 0);
       f.offsets.assign(n, 0);
       for (int64_t j = 0, at = 0; j < n; ++j) {
@@ -1022,21 +1084,18 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
         f.offsets[j] = at * es;
         at += elems;
       }
-      std::vector<int64_t> recvBytes(n, f.counts[me]), recvOffsets(n);
-      for (int64_t j = 0; j < n; ++j)
-        recvOffsets[j] = j * f.counts[me];
-      f.received = region(-1, f.ownReceived, n * f.counts[me]);
-      f.request = comm_->ialltoallv(axes, f.in, f.counts, f.offsets, f.received, recvBytes,
-                                    recvOffsets);
+      f.send = f.in;
+      startRounds(f, f.counts[0], es);
       return;
     }
     case OpKind::ReduceScatter: {
-      const uint8_t *send = sendBlocks();
+      f.send = sendBlocks();
       if (n > 1) {
-        f.received = region(-1, f.ownReceived, bytes);
-        f.request = comm_->ialltoall(axes, send, f.received, bytes / n);
-      } else {
-        f.received = const_cast<uint8_t *>(send); // read-only from here on
+        f.counts.assign(n, bytes / n);
+        f.offsets.resize(n);
+        for (int64_t j = 0; j < n; ++j)
+          f.offsets[j] = j * (bytes / n);
+        startRounds(f, bytes / n, es);
       }
       return;
     }
@@ -1092,13 +1151,15 @@ void KernelRunner::finishCollective(InFlight &f) {
       return;
     }
     int64_t me = program_.mesh.shardIndex(f.axes, program_.mesh.coords(rank_));
-    reduceBlocks(f.received, n, f.counts[me] / es, inT.dtype, d.reduction,
-                 f.out + f.offsets[me]);
+    finishRounds(f, f.counts[me], f.out + f.offsets[me]);
     comm_->allgatherv(f.axes, f.out, f.counts, f.offsets);
     return;
   }
   case OpKind::ReduceScatter:
-    reduceBlocks(f.received, n, outT.numel(), inT.dtype, d.reduction, f.out);
+    if (n == 1)
+      reduceBlocks(f.send, 1, outT.numel(), inT.dtype, d.reduction, f.out);
+    else
+      finishRounds(f, outT.bytes(), f.out);
     return;
   case OpKind::AllSlice:
   case OpKind::Transfer:

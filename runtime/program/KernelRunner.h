@@ -107,6 +107,10 @@ private:
                        void *scratch);
   /// Waits for the exchange and writes the output.
   void finishCollective(InFlight &f);
+  /// The reductions' exchange in bounded rounds (KernelRunner.cpp).
+  void startRounds(InFlight &f, int64_t chunk, int64_t elemBytes);
+  void exchangeRound(InFlight &f, int64_t r);
+  void finishRounds(InFlight &f, int64_t chunk, uint8_t *out);
   template <class C> void runFloat(const Decoded &d, void **buffers, const StepContext &ctx);
   template <class C> void runCrossEntropyAs(const Decoded &d, void **buffers);
 

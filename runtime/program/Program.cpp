@@ -111,6 +111,7 @@ Program parseProgram(const std::string &text) {
   }
   p.plannedPeakBytes = j.value("planned_peak_bytes", int64_t{0});
   p.activationBytes = j.value("activation_bytes", int64_t{-1});
+  p.unstagedBytes = j.value("unstaged_bytes", int64_t{-1});
   if (j.contains("train"))
     p.train = j.at("train");
   if (j.contains("pipeline")) {
@@ -215,6 +216,7 @@ json programToJson(const Program &p, bool withCalls) {
             {"mesh", {{"names", p.mesh.names}, {"sizes", p.mesh.sizes}}},
             {"planned_peak_bytes", p.plannedPeakBytes},
             {"activation_bytes", p.activationBytes},
+            {"unstaged_bytes", p.unstagedBytes},
             {"train", p.train},
             {"model", p.model}};
   j["arenas"] = json::array();

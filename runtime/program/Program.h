@@ -165,6 +165,9 @@ struct Program {
   /// Of the workspace arena, the activations' own peak; the rest is what the
   /// kernels' scratch adds (-1: not recorded).
   int64_t activationBytes = -1;
+  /// Of the workspace arena, the peak without the collectives' staging (the
+  /// rest is what the staging adds; -1: not recorded).
+  int64_t unstagedBytes = -1;
   nlohmann::json train = nlohmann::json::object();
   /// The model's `xf.model` (family, layers, hidden, heads, vocab), if any.
   nlohmann::json model = nlohmann::json::object();

@@ -265,6 +265,68 @@ inline void checkCollectives(rt::Communicators &comm, bool planned = false) {
   }
 }
 
+/// Reductions larger than the runner's exchange rounds (KernelRunner's
+/// kExchangeBytes, 1 MiB per round): an all-reduce of an odd element count
+/// (uneven chunks) out of place and in place, in f32 and bf16, and a
+/// reduce-scatter of non-contiguous parts, over all four ranks; every
+/// element is the group-order sum, as one exchange would give.
+inline void checkLargeReductions(rt::Communicators &comm) {
+  const int64_t numel = 700001, rows = 64, cols = 6000; // 2.8 MB; 1.5 MB
+  rt::MeshDesc mesh{{"dp", "tp"}, {2, 2}};
+  const Axes all = {0, 1};
+  auto with = [&](json c) {
+    c["comm"] = 0;
+    c["attrs"]["grid_axes"] = all;
+    return c;
+  };
+  json calls = json::array();
+  calls.push_back(with(call("shard.all_reduce", {tensor("F32", {numel})},
+                            {tensor("F32", {numel})}, {{"reduction", "sum"}})));
+  calls.push_back(with(call("shard.all_reduce", {tensor("BF16", {numel})},
+                            {tensor("BF16", {numel})}, {{"reduction", "sum"}})));
+  calls.push_back(with(call("shard.reduce_scatter", {tensor("F32", {rows, cols})},
+                            {tensor("F32", {rows, cols / 4})},
+                            {{"scatter_axis", 1}, {"reduction", "sum"}})));
+  rt::Program p = program({"dp", "tp"}, {2, 2}, calls, {all});
+  const int64_t rank = comm.rank();
+  KernelRunner runner(p, rank, &comm);
+  std::vector<std::vector<float>> in;
+  for (int64_t r = 0; r < 4; ++r)
+    in.push_back(randomFloats(numel, 500 + r));
+  std::vector<float> ref(numel);
+  for (int64_t l = 0; l < numel; ++l)
+    ref[l] = ((in[0][l] + in[1][l]) + in[2][l]) + in[3][l];
+  std::vector<float> out(numel);
+  runner.collective(0, 0, in[rank].data(), out.data());
+  expectSame(out, ref, "large all_reduce f32 on rank " + std::to_string(rank));
+  std::vector<float> inPlace = in[rank];
+  runner.collective(0, 0, inPlace.data(), inPlace.data());
+  expectSame(inPlace, ref, "large all_reduce f32 in place on rank " + std::to_string(rank));
+
+  std::vector<std::vector<uint16_t>> bf(4, std::vector<uint16_t>(numel));
+  for (int64_t r = 0; r < 4; ++r)
+    cpu::cast_f32_to_bf16(in[r].data(), bf[r].data(), numel);
+  std::vector<uint16_t> bfOut(numel), bfRef(numel);
+  for (int64_t l = 0; l < numel; ++l) {
+    float acc = cpu::bf16_to_f32(bf[0][l]);
+    for (int64_t m = 1; m < 4; ++m)
+      acc += cpu::bf16_to_f32(bf[m][l]);
+    bfRef[l] = cpu::f32_to_bf16(acc);
+  }
+  runner.collective(1, 0, bf[rank].data(), bfOut.data());
+  expectSame(bfOut, bfRef, "large all_reduce bf16 on rank " + std::to_string(rank));
+
+  const int64_t part = cols / 4;
+  std::vector<float> rsOut(rows * part), rsRef(rows * part);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < part; ++j) {
+      int64_t src = i * cols + rank * part + j;
+      rsRef[i * part + j] = ((in[0][src] + in[1][src]) + in[2][src]) + in[3][src];
+    }
+  runner.collective(2, 0, in[rank].data(), rsOut.data());
+  expectSame(rsOut, rsRef, "large reduce_scatter on rank " + std::to_string(rank));
+}
+
 /// Rows split over dp, the vocabulary over tp: the loss shares add up to the
 /// unsplit mean over dp, both tp members hold the same value, and the
 /// gradient blocks are the unsplit gradient's.

@@ -31,6 +31,11 @@ TEST(CommMpi, CollectivesStagingThroughPlannedScratch) {
   checkCollectives(*mpiCommunicators(collectivesProgram()), true);
 }
 
+TEST(CommMpi, LargeReductionsExchangeInRounds) {
+  rt::Program p = program({"dp", "tp"}, {2, 2}, json::array(), {{0, 1}});
+  checkLargeReductions(*mpiCommunicators(p));
+}
+
 TEST(CommMpi, SplitVocabularyCrossEntropy) {
   // The vocabulary and token groups of the loss: {1} and {0}.
   rt::Program p = program({"dp", "tp"}, {2, 2}, json::array(), {{0}, {1}});

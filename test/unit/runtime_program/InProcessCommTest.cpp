@@ -59,6 +59,10 @@ TEST(InProcessComm, CollectivesStagingThroughPlannedScratch) {
   expectNoErrors(onEveryRank(kMesh, [](rt::Communicators &c) { checkCollectives(c, true); }));
 }
 
+TEST(InProcessComm, LargeReductionsExchangeInRounds) {
+  expectNoErrors(onEveryRank(kMesh, checkLargeReductions));
+}
+
 TEST(InProcessComm, SplitVocabularyCrossEntropy) {
   expectNoErrors(onEveryRank(kMesh, checkSplitCrossEntropy));
 }
