@@ -120,20 +120,29 @@ void describe(const Program &p) {
   // call) and the collectives' staging (live while the collective is in
   // flight).
   for (bool collectives : {false, true}) {
-    int64_t calls = 0;
+    int64_t calls = 0, sum = 0;
     const Call *largest = nullptr;
     for (const Call &c : p.calls)
       if (c.scratch > 0 && (c.comm >= 0) == collectives) {
         ++calls;
+        sum += c.scratch;
         if (!largest || c.scratch > largest->scratch)
           largest = &c;
       }
-    if (largest)
-      std::printf("%s: %lld calls, largest %lld bytes (%s, %s)\n",
-                  collectives ? "collective staging (in the workspace, while in flight)"
-                              : "kernel scratch (in the workspace, for its call's duration)",
-                  static_cast<long long>(calls), static_cast<long long>(largest->scratch),
-                  mib(largest->scratch).c_str(), largest->op.c_str());
+    if (!largest)
+      continue;
+    // (The sum over the staged collectives is what a backend keeping a
+    // buffer per call, as the CUDA backend did before the plan held them,
+    // would hold.)
+    std::string all = collectives ? ", " + std::to_string(sum) + " bytes in all (" + mib(sum) +
+                                        ")"
+                                  : "";
+    std::printf("%s: %lld calls%s, largest %lld bytes (%s, %s)\n",
+                collectives ? "collective staging (in the workspace, while in flight)"
+                            : "kernel scratch (in the workspace, for its call's duration)",
+                static_cast<long long>(calls), all.c_str(),
+                static_cast<long long>(largest->scratch), mib(largest->scratch).c_str(),
+                largest->op.c_str());
   }
   if (p.pipeline.axis >= 0) {
     const nlohmann::json &pl = p.pipeline.info;

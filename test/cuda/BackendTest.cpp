@@ -12,7 +12,9 @@
 //    offload's copies to and from the pinned host arena (also on the CPU
 //    backend, so that part runs everywhere); kernels that take their
 //    scratch from the plan (the buffer after the results) instead of the
-//    backend's workspace; concat, split and attention on a packed qkv.
+//    backend's workspace; concat, split and attention on a packed qkv;
+//    collectives staging through their planned scratch (also on the CPU
+//    backend, with the plan's size checked when the program loads).
 //
 //===----------------------------------------------------------------------===//
 
@@ -494,6 +496,95 @@ TEST(CudaBackend, OffloadCopiesRoundTrip) {
     SCOPED_TRACE(graphs ? "CUDA graphs" : "eager");
     check(*gpu, graphs);
   }
+}
+
+// Collectives that copy through staging (KernelScratch.h collectiveStaging),
+// on a group of one: a reduce-scatter on an inner axis (packed by member),
+// an all-to-all (packed and received blocks) and an all-gather whose input
+// overlaps its output (read from a copy). Each stages through the planned
+// region given to it, on the CPU and the GPU (eager and from a CUDA graph),
+// with the same results as without one; nothing past the plan is written;
+// a plan smaller than the staging is refused when the program loads.
+TEST(CudaBackend, CollectiveStagingMatchesTheCpu) {
+  const std::vector<int64_t> shape = {4, 6, 3};
+  const int64_t numel = 4 * 6 * 3, bytes = numel * 4;
+  Program p = oneArena(0);
+  p.comms = {CommDesc{{0}}};
+  p.calls = {call("shard.reduce_scatter", {f32(shape)}, {f32(shape)},
+                  {{"scatter_axis", 1}, {"reduction", "sum"}}),
+             call("shard.all_to_all", {f32(shape)}, {f32(shape)},
+                  {{"split_axis", 1}, {"concat_axis", 2}}),
+             call("shard.all_gather", {f32(shape)}, {f32(shape)}, {{"gather_axis", 0}})};
+  // Floats: x, then per call its output and its staging (+ a guard).
+  const int64_t x = 0, guard = 64;
+  std::vector<int64_t> outs, stagings;
+  int64_t at = numel;
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    p.calls[i].comm = 0;
+    p.calls[i].scratch = scratch::collectiveStaging(*decodeCall(p, i, {0}), 1, true, false).total;
+    ASSERT_GT(p.calls[i].scratch, 0) << p.calls[i].op;
+    outs.push_back(at);
+    at += (numel + 63) / 64 * 64;
+    stagings.push_back(at);
+    at += (p.calls[i].scratch / 4 + guard + 63) / 64 * 64;
+  }
+  p.arenas = {ArenaDesc{"workspace", at * 4}};
+  p.plannedPeakBytes = at * 4;
+  std::vector<float> init(at, -7.0f);
+  shardc::rng::init_normal(init.data(), numel, 0, 17, "backend-staging", 0.0, 1.0);
+  auto run = [&](Backend &b, bool planned, bool graphs) {
+    auto *ws = static_cast<float *>(b.arena(0));
+    auto entry = [&] {
+      for (int i = 0; i < 2; ++i)
+        b.collectiveWait(b.collectiveStart(i, 0, ws + x, ws + outs[i],
+                                           planned ? ws + stagings[i] : nullptr));
+      // The all-gather reads its input from 16 floats into its output.
+      b.collectiveWait(b.collectiveStart(2, 0, ws + outs[2] + 16, ws + outs[2],
+                                         planned ? ws + stagings[2] : nullptr));
+    };
+    StepContext step{1234, 0, true};
+    std::vector<float> start = init;
+    std::copy(init.begin(), init.begin() + numel, start.begin() + outs[2] + 16);
+    for (int r = 0; r < (graphs ? 3 : 1); ++r) {
+      std::memcpy(b.hostArena(0), start.data(), start.size() * 4);
+      b.toDevice(0, 0, static_cast<int64_t>(start.size() * 4));
+      b.run(entry, 0, step);
+    }
+    b.toHost(0, 0, static_cast<int64_t>(start.size() * 4));
+    std::vector<float> got(start.size());
+    std::memcpy(got.data(), b.hostArena(0), got.size() * 4);
+    for (size_t i = 0; i < p.calls.size(); ++i)
+      for (int64_t g = p.calls[i].scratch / 4; g < p.calls[i].scratch / 4 + guard; ++g)
+        EXPECT_EQ(got[stagings[i] + g], -7.0f) << p.calls[i].op << ": float " << g
+                                               << " past its staging was written";
+    std::vector<float> results;
+    for (int64_t o : outs)
+      results.insert(results.end(), got.begin() + o, got.begin() + o + numel);
+    return results;
+  };
+  auto cpu = makeCpuBackend(p, nullptr);
+  std::vector<float> want = run(*cpu, false, false);
+  // A group of one: the reduce-scatter and all-to-all give the input back,
+  // the all-gather its (overlapping) input.
+  for (int c = 0; c < 3; ++c)
+    for (int64_t i = 0; i < numel; ++i)
+      ASSERT_EQ(want[c * numel + i], init[i]) << p.calls[c].op << " element " << i;
+  auto cpuPlanned = makeCpuBackend(p, nullptr);
+  EXPECT_EQ(run(*cpuPlanned, true, false), want);
+  Program small = p;
+  small.calls[1].scratch = 1;
+  EXPECT_THROW(makeCpuBackend(small, nullptr), Error);
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device (the CPU backend passed)";
+  for (bool graphs : {false, true})
+    for (bool planned : {false, true}) {
+      CudaOptions o;
+      o.graphs = graphs;
+      auto gpu = makeCudaBackend(p, nullptr, o);
+      SCOPED_TRACE(std::string(graphs ? "CUDA graphs" : "eager") +
+                   (planned ? ", planned staging" : ", own staging"));
+      EXPECT_EQ(run(*gpu, planned, graphs), want);
+    }
 }
 
 } // namespace

@@ -18,6 +18,14 @@ func.func @shardc_step() {
   %e = rt.collective_start "shard.all_gather" axes [1] ins(%g : memref<8xf32>) outs(%g : memref<8xf32>) {attrs = {gather_axis = 0 : index}}
   // CHECK-NEXT: rt.wait %[[E]]
   rt.wait %e
+  // A collective's planned staging.
+  %s = rt.view arena 4 offset 256 : memref<256xi8>
+  %z = rt.view arena 4 offset 512 : memref<4x8xf32>
+  // CHECK: %[[F:.*]] = rt.collective_start "shard.all_gather" axes [1] ins(%{{.*}} : memref<2x8xf32>) outs(%{{.*}} : memref<4x8xf32>) scratch(%{{.*}} : memref<256xi8>) {attrs = {gather_axis = 0 : i64}}
+  %f = rt.collective_start "shard.all_gather" axes [1] ins(%x : memref<2x8xf32>) outs(%z : memref<4x8xf32>) scratch(%s : memref<256xi8>) {attrs = {gather_axis = 0 : i64}}
+  rt.wait %f
+  // CHECK: rt.collective "shard.all_gather" axes [1] ins(%{{.*}} : memref<2x8xf32>) outs(%{{.*}} : memref<4x8xf32>) scratch(%{{.*}} : memref<256xi8>) {attrs = {gather_axis = 0 : i64}}
+  rt.collective "shard.all_gather" axes [1] ins(%x : memref<2x8xf32>) outs(%z : memref<4x8xf32>) scratch(%s : memref<256xi8>) {attrs = {gather_axis = 0 : i64}}
   // CHECK: rt.copy %{{.*}} to %{{.*}} : memref<2x8xf32>
   rt.copy %x to %y : memref<2x8xf32>
   return

@@ -57,6 +57,16 @@ func.func @f() {
 
 func.func @f() {
   %x = rt.view arena 0 offset 0 : memref<8xf32>
+  %s = rt.view arena 4 offset 0 : memref<8xf32>
+  // expected-error @below {{scratch must be a non-empty 1-d memref of i8, not 'memref<8xf32>'}}
+  rt.collective "shard.all_gather" axes [0] ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) scratch(%s : memref<8xf32>) {attrs = {gather_axis = 0 : i64}}
+  return
+}
+
+// -----
+
+func.func @f() {
+  %x = rt.view arena 0 offset 0 : memref<8xf32>
   // expected-error @below {{attribute 'gather_axis' (i64) is missing}}
   rt.collective "shard.all_gather" axes [0] ins(%x : memref<8xf32>) outs(%x : memref<8xf32>) {attrs = {}}
   return
