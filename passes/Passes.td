@@ -601,9 +601,12 @@ def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
     is not the outermost, a reduce-scatter packing its input by member, an
     all-to-all, an input overlapping the output: KernelScratch.h
     collectiveStaging) gets it as `rt.scratch` too, held from its input's
-    producer to its output's first reader: the widest window
-    -rt-schedule-collectives can move its start and wait over, so the
-    staging never pins them.
+    producer to its output's first reader (looking through reshapes placed
+    in place, which are no calls): the widest window -rt-schedule-collectives
+    can move its start and wait over, so the staging does not pin them. It
+    goes back early after the first op that writes the input's bytes (the
+    wait cannot pass that op anyway). An argument input has no producer: its
+    collective's staging starts at the collective.
 
     Arguments get `rt.buffer = array<i64: arena, offset>`, ops
     `rt.buffers = [array<i64: arena, offset>, ...]` (one per result) and the

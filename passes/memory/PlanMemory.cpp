@@ -27,6 +27,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Debug.h"
 
+#include <functional>
 #include <map>
 
 #define DEBUG_TYPE "xf-plan-memory"
@@ -245,12 +246,12 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
   /// collectiveStaging) on its group; `overlaps`: its planned input and
   /// output overlap (other than an all-reduce in place). 0 for none.
   FailureOr<int64_t> stagingBytes(Operation *op, bool overlaps, bool inPlace) {
-    FailureOr<rt::Call> call = abi::encodeCall(op, &mesh_, "xf-plan-memory");
-    if (failed(call))
-      return failure();
     auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
     if (!axes)
       return int64_t(0);
+    FailureOr<rt::Call> call = abi::encodeCall(op, &mesh_, "xf-plan-memory");
+    if (failed(call))
+      return failure();
     rt::Program program;
     program.opTable = abi::opTableFingerprint();
     program.mesh = static_cast<const abi::Mesh &>(mesh_);
@@ -386,25 +387,56 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     // the workspace from the input's producer (the earliest its start can
     // be issued) to the output's first reader (the latest its wait can be),
     // so -rt-schedule-collectives, which moves starts up and waits down only
-    // past ops touching none of the collective's bytes, keeps the freedom it
-    // has without the staging. An input without producer (an argument) is
-    // staged from the collective's own place.
+    // past ops touching none of the collective's bytes (the staging is part
+    // of them), keeps the freedom it has without the staging; given back
+    // early where an op writes the input's bytes after the collective (its
+    // wait cannot pass that op anyway). An input without producer (an
+    // argument) is staged from the collective's own place. Reshapes placed
+    // in place are no calls: the window looks through them.
     struct Staging {
       Operation *op = nullptr;
       int64_t bytes = 0, stage = 0, from = 0, to = 0, block = -1, padded = 0;
     };
     std::vector<Staging> stagings;
-    // The op before which a collective's wait must be: its output's first
-    // reader (the next op where nothing reads it).
-    auto windowEnd = [&](Operation &op) {
-      int64_t to = n;
-      for (Operation *user : op.getResult(0).getUsers())
+    auto isView = [](Operation *op) {
+      const abi::OpSpec *s = abi::findOp(op->getName().getStringRef());
+      return s && s->viewInPlace && op->getNumOperands() == 1 && op->getNumResults() == 1;
+    };
+    // The index of the first op reading `v` other than through views.
+    std::function<int64_t(Value)> firstReader = [&](Value v) {
+      int64_t first = n;
+      for (Operation *user : v.getUsers())
         if (user->getBlock() == &body)
-          to = std::min(to, index[user]);
-      return op.getResult(0).use_empty() ? index[&op] + 1 : to;
+          first = std::min(first, isView(user) ? firstReader(user->getResult(0)) : index[user]);
+      return first;
+    };
+    // The op before which a collective's wait must be.
+    auto windowEnd = [&](Operation &op) {
+      return op.getResult(0).use_empty() ? index[&op] + 1
+                                         : std::max(firstReader(op.getResult(0)), index[&op] + 1);
+    };
+    // The op that writes a collective's input (behind views), or the
+    // collective itself for an argument.
+    auto windowStart = [&](Operation &op) {
+      Value v = op.getOperand(0);
+      while (Operation *def = v.getDefiningOp()) {
+        if (def->getBlock() != &body)
+          break;
+        if (!isView(def))
+          return index[def];
+        v = def->getOperand(0);
+      }
+      return index[&op];
     };
     llvm::DenseMap<Operation *, size_t> stagingOf;
     std::multimap<int64_t, size_t> stagingFrom, stagingTo;
+    // Staged collectives already placed whose input's bytes (workspace
+    // [begin, end) of `stage`) no later op has written yet.
+    struct Watch {
+      size_t staging;
+      int64_t stage, begin, end;
+    };
+    std::vector<Watch> watches;
     for (Operation &op : body) {
       const abi::OpSpec *spec = abi::findOp(op.getName().getStringRef());
       if (!spec || !spec->collective || op.getNumOperands() < 1 || op.getNumResults() < 1)
@@ -418,8 +450,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       st.op = &op;
       st.bytes = *bytes;
       st.stage = std::max<int64_t>(xf::stageOf(op.getResult(0)), 0);
-      Operation *producer = op.getOperand(0).getDefiningOp();
-      st.from = producer && producer->getBlock() == &body ? index[producer] : index[&op];
+      st.from = windowStart(op);
       st.to = windowEnd(op);
       stagingOf[&op] = stagings.size();
       stagingFrom.emplace(st.from, stagings.size());
@@ -436,7 +467,6 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       st.padded = st.bytes + kScratchAlign - kAlignment;
       st.block = lists[st.stage].allocate(st.padded);
       st.op->setAttr(kScratchAttr, b.getDenseI64ArrayAttr({alignedIn(st.block), st.bytes}));
-      stagedCalls += 1;
     };
     auto releaseStaging = [&](std::vector<FreeList> &lists, Staging &st) {
       if (st.block >= 0)
@@ -636,6 +666,41 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       for (auto [it, end] = stagingFrom.equal_range(t); it != end; ++it)
         if (stagings[it->second].block < 0 && stagings[it->second].from == t)
           reserveStaging(workspaces, stagings[it->second]);
+      // A staged collective's wait cannot pass an op writing the bytes its
+      // input had: its staging goes back after the first such op (written
+      // here: a result not placed as a view, the kernel's scratch).
+      if (!watches.empty()) {
+        SmallVector<std::pair<int64_t, int64_t>, 4> written;
+        for (auto [ri, r] : llvm::enumerate(op.getResults())) {
+          auto it = place.find(r);
+          if (it != place.end() && it->second.first == Workspace && !ownerOf.count(r))
+            written.push_back({it->second.second,
+                               it->second.second + byteSize(cast<ShapedType>(r.getType()))});
+        }
+        if (auto sc = op.getAttrOfType<DenseI64ArrayAttr>(kScratchAttr);
+            sc && sc.size() == 2 && !(spec && spec->collective))
+          written.push_back({sc[0], sc[0] + sc[1]});
+        for (auto w = watches.begin(); w != watches.end();) {
+          Staging &st = stagings[w->staging];
+          bool hit = st.block < 0 || (w->stage == opStage &&
+                                      llvm::any_of(written, [&](auto r) {
+                                        return r.first < w->end && w->begin < r.second;
+                                      }));
+          if (hit) {
+            releaseStaging(workspaces, st);
+            w = watches.erase(w);
+          } else {
+            ++w;
+          }
+        }
+      }
+      if (auto known = stagingOf.find(&op); known != stagingOf.end()) {
+        auto in = place.find(op.getOperand(0));
+        if (in != place.end() && in->second.first == Workspace)
+          watches.push_back({known->second, opStage, in->second.second,
+                             in->second.second +
+                                 byteSize(cast<ShapedType>(op.getOperand(0).getType()))});
+      }
       // Give back the workspace of values that die here (after the results
       // were placed: a result overlaps an operand only where it took over
       // the operand's buffer above); a buffer shared by views goes back once,
@@ -661,6 +726,8 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           hostLists[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
       }
     }
+    for (const Staging &st : stagings)
+      stagedCalls += st.padded > 0 ? 1 : 0;
     for (int64_t s = 0; s < stages; ++s) {
       top.tops[Workspace][s] = std::max(top.tops[Workspace][s], workspaces[s].top());
       top.bare[s] = std::max(top.bare[s], bare[s].top());

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <numeric>
 
 namespace shardc::rt {
 namespace {
@@ -71,6 +72,58 @@ private:
   MPI_Datatype type_ = MPI_BYTE;
   int count_ = 0;
   bool owned_ = false;
+};
+
+/// Byte counts and displacements as MPI ints in units of the largest block
+/// dividing them all (MPI_BYTE when that is 1): a block of g bytes lifts
+/// the 2 GiB limit of byte displacements to 2^31 x g.
+class ByteUnits {
+public:
+  ByteUnits(std::initializer_list<const std::vector<int64_t> *> lists, const char *what,
+            const std::function<void(int, const char *)> &check) {
+    int64_t g = 0;
+    for (const auto *l : lists)
+      for (int64_t x : *l)
+        g = std::gcd(g, x);
+    unit_ = g > 1 ? g : 1;
+    for (const auto *l : lists) {
+      std::vector<int> out;
+      for (int64_t x : *l) {
+        if (x < 0 || x / unit_ > INT_MAX)
+          throw Error(std::string(what) + ": a block of " + std::to_string(x) +
+                      " bytes does not fit MPI's int counts in units of " +
+                      std::to_string(unit_) + " bytes");
+        out.push_back(static_cast<int>(x / unit_));
+      }
+      ints_.push_back(std::move(out));
+    }
+    if (unit_ > 1 && unit_ <= INT_MAX) {
+      check(MPI_Type_contiguous(static_cast<int>(unit_), MPI_BYTE, &type_),
+            "MPI_Type_contiguous");
+      check(MPI_Type_commit(&type_), "MPI_Type_commit");
+      owned_ = true;
+    } else if (unit_ > INT_MAX) {
+      throw Error(std::string(what) + ": blocks of " + std::to_string(unit_) +
+                  " bytes do not fit an MPI datatype");
+    }
+  }
+  /// Freed at once: MPI completes what is in flight with it (MPI_Type_free).
+  ~ByteUnits() {
+    if (owned_)
+      MPI_Type_free(&type_);
+  }
+  ByteUnits(const ByteUnits &) = delete;
+  ByteUnits &operator=(const ByteUnits &) = delete;
+
+  MPI_Datatype type() const { return type_; }
+  /// The i-th list in units.
+  std::vector<int> &ints(size_t i) { return ints_[i]; }
+
+private:
+  int64_t unit_ = 1;
+  MPI_Datatype type_ = MPI_BYTE;
+  bool owned_ = false;
+  std::vector<std::vector<int>> ints_;
 };
 
 class MpiCommunicators final : public Communicators {
@@ -142,11 +195,13 @@ public:
       return Communicators::ialltoallv(axes, in, sendBytes, sendOffsets, out, recvBytes,
                                        recvOffsets);
     // The count arrays must outlive the request.
+    ByteUnits units({&sendBytes, &sendOffsets, &recvBytes, &recvOffsets}, "alltoallv",
+                    checker());
     Pending p;
-    p.counts = {ints(sendBytes, "alltoallv"), ints(sendOffsets, "alltoallv"),
-                ints(recvBytes, "alltoallv"), ints(recvOffsets, "alltoallv")};
-    check(MPI_Ialltoallv(in, p.counts[0].data(), p.counts[1].data(), MPI_BYTE, out,
-                         p.counts[2].data(), p.counts[3].data(), MPI_BYTE,
+    p.counts = {std::move(units.ints(0)), std::move(units.ints(1)), std::move(units.ints(2)),
+                std::move(units.ints(3))};
+    check(MPI_Ialltoallv(in, p.counts[0].data(), p.counts[1].data(), units.type(), out,
+                         p.counts[2].data(), p.counts[3].data(), units.type(),
                          commOf(axes, "ialltoallv"), &p.request),
           "MPI_Ialltoallv", axes);
     pending_.emplace(++lastRequest_, std::move(p));
@@ -179,9 +234,9 @@ public:
                   const std::vector<int64_t> &offsets) override {
     if (groupSize(axes) == 1)
       return;
-    std::vector<int> counts = ints(bytes, "allgatherv"), displs = ints(offsets, "allgatherv");
-    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, data, counts.data(), displs.data(),
-                         MPI_BYTE, commOf(axes, "allgatherv")),
+    ByteUnits units({&bytes, &offsets}, "allgatherv", checker());
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, data, units.ints(0).data(),
+                         units.ints(1).data(), units.type(), commOf(axes, "allgatherv")),
           "MPI_Allgatherv", axes);
   }
 
@@ -283,18 +338,6 @@ private:
     p.request = request;
     pending_.emplace(++lastRequest_, std::move(p));
     return lastRequest_;
-  }
-
-  /// Byte counts and offsets as MPI's ints.
-  std::vector<int> ints(const std::vector<int64_t> &v, const char *what) const {
-    std::vector<int> out;
-    for (int64_t x : v) {
-      if (x < 0 || x > INT_MAX)
-        throw Error(std::string(what) + ": a block of " + std::to_string(x) +
-                    " bytes does not fit MPI's int counts");
-      out.push_back(static_cast<int>(x));
-    }
-    return out;
   }
 
   bool ownsMpi_;

@@ -1387,6 +1387,18 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
   } catch (const Error &e) {
     failCall(d, e.what());
   }
+  // The staging: regions of the call's planned scratch (KernelScratch.h
+  // collectiveStaging), else buffers of the backend's own per call (a
+  // program without a plan for it). Checked before anything is issued.
+  const bool overlaps = static_cast<const uint8_t *>(inPtr) <
+                            static_cast<const uint8_t *>(outPtr) + outT.bytes() &&
+                        static_cast<const uint8_t *>(outPtr) <
+                            static_cast<const uint8_t *>(inPtr) + bytes;
+  const scratch::CollectiveStaging st = scratch::collectiveStaging(d, n, overlaps, inPtr == outPtr);
+  auto *planned = d.scratch > 0 ? static_cast<uint8_t *>(scratchPtr) : nullptr;
+  if (planned && d.scratch < st.total)
+    failCall(d, "the plan gives it " + std::to_string(d.scratch) +
+                    " bytes of staging, it needs " + std::to_string(st.total));
 
   // The handle's events: "inputs ready" on compute, "done" on comm.
   size_t handle = 0;
@@ -1402,15 +1414,6 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
 
   const auto *in = static_cast<const uint8_t *>(inPtr);
   auto *out = static_cast<uint8_t *>(outPtr);
-  // The staging: regions of the call's planned scratch (KernelScratch.h
-  // collectiveStaging), else buffers of the backend's own per call (a
-  // program without a plan for it).
-  const bool overlaps = in < out + outT.bytes() && out < in + bytes;
-  const scratch::CollectiveStaging st = scratch::collectiveStaging(d, n, overlaps, in == out);
-  auto *planned = static_cast<uint8_t *>(scratchPtr);
-  if (planned && d.scratch < st.total)
-    failCall(d, "the plan gives it " + std::to_string(d.scratch) +
-                    " bytes of staging, it needs " + std::to_string(st.total));
   auto staging = [&](int64_t offset, int key, int64_t size) {
     return planned && offset >= 0 ? planned + offset
                                   : ownBuffer(collectiveBuffers_, 3 * call + key, size);

@@ -894,8 +894,9 @@ struct KernelRunner::InFlight {
   std::vector<int64_t> counts, offsets;
   /// The reductions exchange in rounds of at most `piece` bytes per member
   /// (kExchangeBytes in all), so what the runner receives into is bounded
-  /// whatever the collective's size; round 0 is issued at the start.
-  int64_t piece = 0, rounds = 0;
+  /// whatever the collective's size; round 0 is issued at the start, round
+  /// r + 1 before round r is summed (two receive buffers).
+  int64_t piece = 0, rounds = 0, roundBytes = 0;
   bool active = false;
 };
 
@@ -906,8 +907,8 @@ constexpr int64_t kExchangeBytes = int64_t(1) << 20;
 } // namespace
 
 /// Issues exchange round `r` of a reduction in flight: from every member
-/// its piece r of this rank's chunk, into f.received (member j's at
-/// j x the piece).
+/// its piece r of this rank's chunk, into receive buffer r % 2 (member j's
+/// at j x the piece).
 void KernelRunner::exchangeRound(InFlight &f, int64_t r) {
   const int64_t n = f.n, me = program_.mesh.shardIndex(f.axes, program_.mesh.coords(rank_));
   auto pieceOf = [&](int64_t count) {
@@ -920,8 +921,8 @@ void KernelRunner::exchangeRound(InFlight &f, int64_t r) {
     recvBytes[j] = pieceOf(f.counts[me]);
     recvOffsets[j] = j * recvBytes[j];
   }
-  f.request = comm_->ialltoallv(f.axes, f.send, sendBytes, sendOffsets, f.received, recvBytes,
-                                recvOffsets);
+  f.request = comm_->ialltoallv(f.axes, f.send, sendBytes, sendOffsets,
+                                f.received + (r % 2) * f.roundBytes, recvBytes, recvOffsets);
 }
 
 /// Sizes a reduction's rounds for chunks of at most `chunk` bytes and
@@ -929,7 +930,8 @@ void KernelRunner::exchangeRound(InFlight &f, int64_t r) {
 void KernelRunner::startRounds(InFlight &f, int64_t chunk, int64_t elemBytes) {
   f.piece = std::max<int64_t>(elemBytes, kExchangeBytes / f.n / elemBytes * elemBytes);
   f.rounds = (chunk + f.piece - 1) / f.piece;
-  f.ownReceived.resize(static_cast<size_t>(f.n * std::min(f.piece, std::max<int64_t>(chunk, 1))));
+  f.roundBytes = f.n * std::min(f.piece, std::max<int64_t>(chunk, 1));
+  f.ownReceived.resize(static_cast<size_t>((f.rounds > 1 ? 2 : 1) * f.roundBytes));
   f.received = f.ownReceived.data();
   if (f.rounds > 0)
     exchangeRound(f, 0);
@@ -942,15 +944,22 @@ void KernelRunner::finishRounds(InFlight &f, int64_t chunk, uint8_t *out) {
   const DType dtype = d.operands[0].dtype;
   const int64_t es = dtype_size(dtype);
   for (int64_t r = 0; r < f.rounds; ++r) {
-    if (r > 0)
-      exchangeRound(f, r);
     if (f.request)
       comm_->wait(f.request);
     f.request = 0;
+    // The next round flies while this one is summed. (In place, round r + 1
+    // reads pieces r + 1 of the input; the sum writes piece r of this rank's
+    // chunk.)
+    if (r + 1 < f.rounds)
+      exchangeRound(f, r + 1);
     int64_t bytes = std::clamp<int64_t>(chunk - r * f.piece, 0, f.piece);
     if (bytes > 0)
-      reduceBlocks(f.received, f.n, bytes / es, dtype, d.reduction, out + r * f.piece);
+      reduceBlocks(f.received + (r % 2) * f.roundBytes, f.n, bytes / es, dtype, d.reduction,
+                   out + r * f.piece);
   }
+  if (f.request)
+    comm_->wait(f.request);
+  f.request = 0;
 }
 
 void KernelRunner::collective(int call, int comm, const void *in, void *out, void *scratch) {
@@ -1026,7 +1035,8 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
     const bool overlaps = f.in < f.out + outT.bytes() && f.out < f.in + bytes;
     const scratch::CollectiveStaging st =
         scratch::collectiveStaging(d, n, overlaps, f.in == f.out);
-    auto *planned = static_cast<uint8_t *>(scratchPtr);
+    // (A pointer counts only where the program plans staging for the call.)
+    auto *planned = d.scratch > 0 ? static_cast<uint8_t *>(scratchPtr) : nullptr;
     if (planned && d.scratch < st.total)
       throw Error("the plan gives it " + std::to_string(d.scratch) +
                   " bytes of staging, it needs " + std::to_string(st.total));
