@@ -18,7 +18,8 @@
 # Stages (default: probe kernels backend tiny bench 124m), each well inside 10 minutes:
 #   probe     GPU, driver, torch, compute-sanitizer (shardc_gpu_probe, nvidia-smi)
 #   kernels   shardc_cuda_tests: every kernel against the CPU library
-#   backend   shardc_cuda_backend_test: arenas, out-of-memory, call tables, graphs
+#   backend   shardc_cuda_backend_test: arenas, out-of-memory, call tables, graphs,
+#             collective staging through the planned scratch
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the attention,
 #             norm, loss and optimizer tests
 #   tiny      GPT-2 tiny steps, 20 steps on the GPU against the CPU backend (fp32
