@@ -220,26 +220,40 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     }
   }
 
-  /// The scratch bytes of `op`'s kernel (runtime/program/KernelScratch.h):
-  /// its call as the runtime will decode it, sized by the function the
-  /// backends size their use by. 0 for ops that need none.
-  FailureOr<int64_t> scratchBytes(Operation *op, const abi::OpSpec *spec) {
-    if (!spec || spec->collective || !rt::mayNeedScratch(spec->code))
-      return int64_t(0);
+  /// `size` of `op`'s call as the runtime will decode it (on a
+  /// communicator of `commAxes` for a collective).
+  FailureOr<int64_t>
+  sizeOfCall(Operation *op, ArrayRef<int16_t> commAxes,
+             llvm::function_ref<int64_t(const rt::DecodedCall &, const rt::Program &)> size) {
     FailureOr<rt::Call> call = abi::encodeCall(op, &mesh_, "xf-plan-memory");
     if (failed(call))
       return failure();
     rt::Program program;
     program.opTable = abi::opTableFingerprint();
     program.mesh = static_cast<const abi::Mesh &>(mesh_);
+    if (!commAxes.empty()) {
+      program.comms.push_back({rt::Axes(commAxes.begin(), commAxes.end())});
+      call->comm = 0;
+    }
     program.calls.push_back(std::move(*call));
     try {
       std::unique_ptr<rt::DecodedCall> d =
           rt::decodeCall(program, 0, std::vector<int64_t>(mesh_.sizes.size(), 0));
-      return rt::callScratchBytes(*d, program.mesh);
+      return size(*d, program);
     } catch (const rt::Error &e) {
       return op->emitError() << "xf-plan-memory: " << e.what();
     }
+  }
+
+  /// The scratch bytes of `op`'s kernel (runtime/program/KernelScratch.h),
+  /// sized by the function the backends size their use by. 0 for ops that
+  /// need none.
+  FailureOr<int64_t> scratchBytes(Operation *op, const abi::OpSpec *spec) {
+    if (!spec || spec->collective || !rt::mayNeedScratch(spec->code))
+      return int64_t(0);
+    return sizeOfCall(op, {}, [](const rt::DecodedCall &d, const rt::Program &p) {
+      return rt::callScratchBytes(d, p.mesh);
+    });
   }
 
   /// The staging bytes of collective `op` (KernelScratch.h
@@ -249,24 +263,10 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
     if (!axes)
       return int64_t(0);
-    FailureOr<rt::Call> call = abi::encodeCall(op, &mesh_, "xf-plan-memory");
-    if (failed(call))
-      return failure();
-    rt::Program program;
-    program.opTable = abi::opTableFingerprint();
-    program.mesh = static_cast<const abi::Mesh &>(mesh_);
-    program.comms.push_back({rt::Axes(axes.asArrayRef().begin(), axes.asArrayRef().end())});
-    call->comm = 0;
-    program.calls.push_back(std::move(*call));
-    try {
-      std::unique_ptr<rt::DecodedCall> d =
-          rt::decodeCall(program, 0, std::vector<int64_t>(mesh_.sizes.size(), 0));
-      return rt::scratch::collectiveStaging(*d, program.mesh.size(program.comms[0].axes),
-                                            overlaps, inPlace)
+    return sizeOfCall(op, axes.asArrayRef(), [&](const rt::DecodedCall &d, const rt::Program &p) {
+      return rt::scratch::collectiveStaging(d, p.mesh.size(p.comms[0].axes), overlaps, inPlace)
           .total;
-    } catch (const rt::Error &e) {
-      return op->emitError() << "xf-plan-memory: " << e.what();
-    }
+    });
   }
 
   sharding::Mesh mesh_;

@@ -1382,23 +1382,18 @@ int CudaBackend::collectiveStart(int call, int comm, const void *inPtr, void *ou
     failCall(d, "needs communicators");
   const TensorType &inT = d.operands[0], &outT = d.results[0];
   const int64_t es = dtype_size(inT.dtype), bytes = inT.bytes();
-  try {
-    checkCollectiveShapes(d, n);
-  } catch (const Error &e) {
-    failCall(d, e.what());
-  }
   // The staging: regions of the call's planned scratch (KernelScratch.h
   // collectiveStaging), else buffers of the backend's own per call (a
   // program without a plan for it). Checked before anything is issued.
-  const bool overlaps = static_cast<const uint8_t *>(inPtr) <
-                            static_cast<const uint8_t *>(outPtr) + outT.bytes() &&
-                        static_cast<const uint8_t *>(outPtr) <
-                            static_cast<const uint8_t *>(inPtr) + bytes;
-  const scratch::CollectiveStaging st = scratch::collectiveStaging(d, n, overlaps, inPtr == outPtr);
-  auto *planned = d.scratch > 0 ? static_cast<uint8_t *>(scratchPtr) : nullptr;
-  if (planned && d.scratch < st.total)
-    failCall(d, "the plan gives it " + std::to_string(d.scratch) +
-                    " bytes of staging, it needs " + std::to_string(st.total));
+  scratch::PlannedStaging plan;
+  try {
+    checkCollectiveShapes(d, n);
+    plan = scratch::plannedStaging(d, n, inPtr, outPtr, scratchPtr);
+  } catch (const Error &e) {
+    failCall(d, e.what());
+  }
+  const scratch::CollectiveStaging &st = plan.layout;
+  uint8_t *planned = plan.base;
 
   // The handle's events: "inputs ready" on compute, "done" on comm.
   size_t handle = 0;

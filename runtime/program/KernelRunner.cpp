@@ -1032,14 +1032,9 @@ void KernelRunner::beginCollective(InFlight &f, int call, int comm, const void *
     // MPI needs distinct send and receive buffers, and the slices must not
     // read what they wrote: an input overlapping the output is copied (an
     // all-reduce exchanges into scratch before it writes: in place is fine).
-    const bool overlaps = f.in < f.out + outT.bytes() && f.out < f.in + bytes;
-    const scratch::CollectiveStaging st =
-        scratch::collectiveStaging(d, n, overlaps, f.in == f.out);
-    // (A pointer counts only where the program plans staging for the call.)
-    auto *planned = d.scratch > 0 ? static_cast<uint8_t *>(scratchPtr) : nullptr;
-    if (planned && d.scratch < st.total)
-      throw Error("the plan gives it " + std::to_string(d.scratch) +
-                  " bytes of staging, it needs " + std::to_string(st.total));
+    const scratch::PlannedStaging staging = scratch::plannedStaging(d, n, f.in, f.out, scratchPtr);
+    const scratch::CollectiveStaging &st = staging.layout;
+    uint8_t *planned = staging.base;
     // A region of the planned staging, else the runner's own vector.
     auto region = [&](int64_t offset, std::vector<uint8_t> &own, int64_t size) {
       if (planned && offset >= 0)

@@ -3,6 +3,7 @@
 #include "runtime/program/KernelScratch.h"
 
 #include "runtime/program/CallDecoder.h"
+#include "runtime/Error.h"
 
 #include <algorithm>
 #include <vector>
@@ -202,6 +203,19 @@ CollectiveStaging collectiveStaging(const DecodedCall &d, int64_t members,
     break;
   }
   return st;
+}
+
+PlannedStaging plannedStaging(const DecodedCall &d, int64_t members, const void *in,
+                              const void *out, void *scratch) {
+  const auto *i = static_cast<const uint8_t *>(in), *o = static_cast<const uint8_t *>(out);
+  const bool overlaps = i < o + d.results[0].bytes() && o < i + d.operands[0].bytes();
+  PlannedStaging p;
+  p.layout = collectiveStaging(d, members, overlaps, in == out);
+  p.base = d.scratch > 0 ? static_cast<uint8_t *>(scratch) : nullptr;
+  if (p.base && d.scratch < p.layout.total)
+    throw Error("the plan gives it " + std::to_string(d.scratch) +
+                " bytes of staging, it needs " + std::to_string(p.layout.total));
+  return p;
 }
 
 } // namespace scratch

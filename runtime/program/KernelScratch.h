@@ -204,6 +204,18 @@ struct CollectiveStaging {
 CollectiveStaging collectiveStaging(const DecodedCall &d, int64_t members,
                                     bool inputOverlapsOutput, bool inPlace);
 
+/// A backend's staging for collective `d` run on buffers `in` and `out`
+/// with the planned `scratch` (a pointer counts only where the program
+/// plans staging for the call, d.scratch > 0): the regions, and the base
+/// they are offsets from (null: the backend stages in its own memory).
+/// Throws Error where the plan is smaller than the staging.
+struct PlannedStaging {
+  CollectiveStaging layout;
+  uint8_t *base = nullptr;
+};
+PlannedStaging plannedStaging(const DecodedCall &d, int64_t members, const void *in,
+                              const void *out, void *scratch);
+
 } // namespace scratch
 
 /// Whether a call of `code` may need scratch (callScratchBytes can be > 0).
