@@ -486,6 +486,13 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     // Offloaded activations (xf.offload results): the host arena, by
     // liveness as the workspace.
     std::vector<FreeList> hostLists(static_cast<size_t>(stages));
+    // Debug trace (SHARDC_DEBUG=xf-plan-memory): the bytes live at once in
+    // the bare placement against its top (their difference is the
+    // first-fit placement's fragmentation) and what is live at the most.
+    const bool tracing = debug::enabled(DEBUG_TYPE);
+    int64_t liveBytes = 0, liveMax = 0, liveMaxAt = -1;
+    llvm::DenseSet<Value> live;
+    std::vector<Value> liveAtMax;
     for (Operation &op : body) {
       if (&op == ret.getOperation())
         break;
@@ -589,6 +596,8 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           // buffer alone from now on.
           handedOver.insert(donor);
           ++inPlaceResults;
+          if (tracing && live.erase(donor))
+            live.insert(r);
         } else if (viewed) {
           p = place[viewed];
           bareAt[r] = bareAt.lookup(viewed);
@@ -605,6 +614,10 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           p = {Workspace, workspace.allocate(bytes)};
           bareAt[r] = bare[opStage].allocate(bytes);
           unstagedAt[r] = unstaged[opStage].allocate(bytes);
+          if (tracing) {
+            liveBytes += alignUp(bytes);
+            live.insert(r);
+          }
         }
         place[r] = p;
         buffers.push_back(b.getDenseI64ArrayAttr({p.first, p.second}));
@@ -705,6 +718,11 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       // were placed: a result overlaps an operand only where it took over
       // the operand's buffer above); a buffer shared by views goes back once,
       // with its group's last member.
+      if (tracing && liveBytes > liveMax) {
+        liveMax = liveBytes;
+        liveMaxAt = t;
+        liveAtMax.assign(live.begin(), live.end());
+      }
       llvm::SmallDenseSet<Value, 8> dying;
       for (Value v : op.getOperands())
         if (lastUse.lookup(v) == t && !handedOver.contains(v) && bufferLastUse(v) <= t)
@@ -721,6 +739,8 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           workspaces[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
           bare[s].release(bareAt.lookup(v), byteSize(cast<ShapedType>(v.getType())));
           unstaged[s].release(unstagedAt.lookup(v), byteSize(cast<ShapedType>(v.getType())));
+          if (tracing && live.erase(v))
+            liveBytes -= alignUp(byteSize(cast<ShapedType>(v.getType())));
         }
         else if (it->second.first == Host)
           hostLists[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
@@ -747,6 +767,27 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     func->setAttr(kUnstagedBytesAttr, b.getI64IntegerAttr(top.withoutStaging()));
     top.record(func);
     SHARDC_DEBUG({
+      DBGS() << "@" << func.getSymName() << ": activations placed in " << top.activations()
+             << " bytes; at most " << liveMax << " live at once (op #" << liveMaxAt
+             << ", all stages), live there by size:\n";
+      llvm::sort(liveAtMax, [](Value a, Value c) {
+        return byteSize(cast<ShapedType>(a.getType())) > byteSize(cast<ShapedType>(c.getType()));
+      });
+      for (Value v : liveAtMax) {
+        Operation *def = v.getDefiningOp();
+        llvm::raw_ostream &os = DBGS();
+        os << "  " << byteSize(cast<ShapedType>(v.getType())) << " " << v.getType() << " "
+           << (def ? def->getName().getStringRef() : "arg") << " #" << (def ? index[def] : -1)
+           << " last #" << bufferLastUse(v) << " " << (def ? def->getLoc() : v.getLoc())
+           << " ->";
+        for (Operation *user : v.getUsers())
+          os << " " << user->getName().getStringRef() << " #" << index[user];
+        os << "\n";
+      }
+      for (const Staging &st : stagings)
+        if (st.padded > 0)
+          DBGS() << "  staging " << st.bytes << " for " << st.op->getName().getStringRef() << " #"
+                 << index[st.op] << " window #" << st.from << "..#" << st.to << "\n";
       DBGS() << "planned bytes per rank:";
       for (int a = 0; a < NumArenas; ++a)
         DBGS() << " " << kArenaNames[a] << "=" << arenaBytes[a];

@@ -558,7 +558,31 @@ void Propagator::decideByCost(Node &n) {
   for (unsigned j = 0; j < n.op->getNumResults(); ++j)
     if (const TensorSharding *s = knownOrHint(n.op->getResult(j)))
       collect(rule.results[j], *s);
-    else
+    else {
+      // Casts and adds of the same shape move nothing: where the value they
+      // make is known (a gradient widened for, or summed into what, its
+      // optimizer reads, annotated like the optimizer state), that layout
+      // is a candidate for the result itself, priced as its reshard, so a
+      // weight gradient is computed as the shard its update needs rather
+      // than whole and sliced after, or partial and all-reduced.
+      for (Value v = n.op->getResult(j); v;) {
+        Value next;
+        for (Operation *user : v.getUsers()) {
+          if (!isa<xf::CastOp, xf::AddOp>(user) || user->getNumResults() != 1 ||
+              cast<ShapedType>(user->getResult(0).getType()).getShape() !=
+                  cast<ShapedType>(v.getType()).getShape())
+            continue;
+          Value made = user->getResult(0);
+          if (const TensorSharding *s = knownOrHint(made)) {
+            collect(rule.results[j], *s);
+            if (!llvm::is_contained(guesses[j], *s))
+              guesses[j].push_back(*s);
+          } else if (!next) {
+            next = made;
+          }
+        }
+        v = next;
+      }
       for (const TensorSharding &s : siblingProposals(n.op->getResult(j), /*pending=*/true)) {
         collect(rule.results[j], s);
         // Priced only where a linear user sums the result with a pending
@@ -567,6 +591,7 @@ void Propagator::decideByCost(Node &n) {
         if (!s.partial.empty())
           guesses[j].push_back(s);
       }
+    }
 
   // Over the memory budget, splitting a result is worth considering even
   // where no neighbour proposes it (sharded activations); so is a spare

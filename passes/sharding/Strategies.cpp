@@ -408,7 +408,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     TensorSharding full = tpOf(arg, /*all=*/true);
     TensorSharding state = splitFurther(full, type.getShape(), spec.zeroAxes, mesh);
     stateLayout[param.getName()] = state;
-    bool splitState = tp && !tp->column(arg) && tp->any(arg);
+    bool splitState = tp && tp->any(arg);
     if (splitState)
       rowState.insert(param.getName());
     // How a tensor the step's ops read is stored: the master, or its copy.
