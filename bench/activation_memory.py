@@ -4,7 +4,8 @@
 Part 1: GPT-2 1.5B (s = 1024, h = 1600, a = 25 heads, L = 48), bf16 with
 Megatron-LM's storage (`--low-precision-residual`: every activation in bf16),
 micro-batch b = 1 and 8 per device, tensor parallelism t = 1 (one device) and
-t = 8 (`--mesh tp=8 --strategy tp`, no sequence parallelism), under
+t = 8 (`--mesh tp=8 --strategy tp`, no sequence parallelism; the layout auto picks for
+25 heads on 8, and `--attention-rows split`), under
 `--recompute none | selective | full` and `--offload-activations`. Each cell is
 `shardc explain --json`'s memory_bytes.activations: the compiled step's planned
 workspace peak per device without the kernels' scratch (`./step --describe`
@@ -63,26 +64,30 @@ def formulas(b, t):
 
 
 def part1(shardc, tmp):
-    rows = ["| b | t | policy | planned (GB) | formula (GB) | planned / formula | "
+    rows = ["| b | t | attention | policy | planned (GB) | formula (GB) | planned / formula | "
             "none / selective formula | host (GB) | kernel scratch (GB) |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for b in (1, 8):
         # tp does not split the batch: the model's batch is the micro-batch
         # every rank of the tp group holds.
         model = os.path.join(tmp, f"g{b}.mlir")
         gen(shardc, b, model)
-        for t in (1, 8):
+        # t = 8: the layout auto picks for 25 heads on 8, and the attention
+        # split by query rows (q, its output and the row statistics split
+        # over tp), the counterpart of the formula's split by heads.
+        for t, layout, extra in ((1, "-", []), (8, "auto", []),
+                                 (8, "rows", ["--attention-rows", "split"])):
             f = formulas(b, t)
             mesh = ["--mesh", "dp=1"] if t == 1 else ["--mesh", "tp=8", "--strategy", "tp"]
             for name, flags in POLICIES:
-                r = explain(shardc, model, mesh, ["--low-precision-residual"] + flags)
+                r = explain(shardc, model, mesh, ["--low-precision-residual"] + extra + flags)
                 act = r["memory_bytes"]["activations"]
                 host = r["memory_bytes"].get("host", 0)
                 scratch = r["memory_bytes"].get("kernel scratch", 0)
                 key = name.split("+")[0] if name != "offload" else "none"
                 ref = f[key]
                 sel = f["selective"]
-                rows.append(f"| {b} | {t} | {name} | {act / 1e9:.2f} | {ref / 1e9:.2f} | "
+                rows.append(f"| {b} | {t} | {layout} | {name} | {act / 1e9:.2f} | {ref / 1e9:.2f} | "
                             f"{act / ref:.2f} | {act / sel:.2f} | {host / 1e9:.2f} | "
                             f"{scratch / 1e9:.2f} |")
     return rows

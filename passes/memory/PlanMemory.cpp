@@ -13,6 +13,7 @@
 #include "passes/Debug.h"
 #include "passes/Passes.h"
 #include "passes/memory/MemoryPlan.h"
+#include "passes/train/StepPhases.h"
 
 #include "compiler/abi/CallEncoding.h"
 #include "compiler/sharding/Sharding.h"
@@ -395,7 +396,10 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     // in place are no calls: the window looks through them.
     struct Staging {
       Operation *op = nullptr;
-      int64_t bytes = 0, stage = 0, from = 0, to = 0, block = -1, padded = 0;
+      int64_t bytes = 0, stage = 0, from = 0, to = 0, padded = 0;
+      /// The ops it is held over once placed: [start, last], closed.
+      int64_t start = -1, last = -1;
+      bool open = false;
     };
     std::vector<Staging> stagings;
     auto isView = [](Operation *op) {
@@ -416,14 +420,19 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
                                          : std::max(firstReader(op.getResult(0)), index[&op] + 1);
     };
     // The op that writes a collective's input (behind views), or the
-    // collective itself for an argument.
+    // collective itself for an argument and for a backward collective of a
+    // forward value (-xf-schedule leaves it by its backward reader: held
+    // from the forward, its staging would cross the activation peak).
+    StepPhases phases = classifyStep(func);
     auto windowStart = [&](Operation &op) {
       Value v = op.getOperand(0);
       while (Operation *def = v.getDefiningOp()) {
         if (def->getBlock() != &body)
           break;
         if (!isView(def))
-          return index[def];
+          return !phases.isBackward(def) && phases.readOnlyInBackward(op.getResult(0))
+                     ? index[&op]
+                     : index[def];
         v = def->getOperand(0);
       }
       return index[&op];
@@ -463,26 +472,56 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     auto alignedIn = [&](int64_t block) {
       return (block + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
     };
-    auto reserveStaging = [&](std::vector<FreeList> &lists, Staging &st) {
-      st.padded = st.bytes + kScratchAlign - kAlignment;
-      st.block = lists[st.stage].allocate(st.padded);
-      st.op->setAttr(kScratchAttr, b.getDenseI64ArrayAttr({alignedIn(st.block), st.bytes}));
+    // A staging is held from op `t` on (placed after the walk); holding it
+    // again with more bytes keeps its start.
+    auto openStaging = [&](Staging &st, int64_t t) {
+      st.padded = alignUp(st.bytes + kScratchAlign - kAlignment);
+      if (!st.open && st.start < 0)
+        st.start = t;
+      st.open = true;
     };
-    auto releaseStaging = [&](std::vector<FreeList> &lists, Staging &st) {
-      if (st.block >= 0)
-        lists[st.stage].release(st.block, st.padded);
-      st.block = -1;
+    // ... and given back after op `t` (its last).
+    auto closeStaging = [&](Staging &st, int64_t t) {
+      if (st.open)
+        st.last = t;
+      st.open = false;
     };
 
+    // Two phases. The walk places the values (first fit, each buffer given
+    // back at its last use); the workspace's top after it is the
+    // activations' own peak. The transient blocks — a kernel's scratch
+    // (during its op) and a collective's staging (over its window) — are
+    // placed after it, each at the lowest offset free of every value and
+    // earlier transient that overlaps it in time, so they fill the gaps the
+    // values leave and never push a value up: the scratch first (the top
+    // with it alone is the unstaged peak), then the staging.
     std::vector<FreeList> workspaces(static_cast<size_t>(stages));
-    // The same workspace values placed without the kernels' scratch: its top
-    // is the activations' own peak (what the scratch adds is reported apart).
-    std::vector<FreeList> bare(static_cast<size_t>(stages));
-    llvm::DenseMap<Value, int64_t> bareAt;
-    // And placed with the kernels' scratch but without the collectives'
-    // staging (what the staging adds is reported apart too).
-    std::vector<FreeList> unstaged(static_cast<size_t>(stages));
-    llvm::DenseMap<Value, int64_t> unstagedAt;
+    // Each value block of the workspace: its bytes and the ops [from, to]
+    // (closed; the last op if never given back) it is held over.
+    struct Held {
+      int64_t offset, bytes, from, to;
+    };
+    std::vector<std::vector<Held>> held(static_cast<size_t>(stages));
+    std::vector<llvm::DenseMap<int64_t, size_t>> heldAt(static_cast<size_t>(stages));
+    auto placeValue = [&](int64_t stage, int64_t bytes, int64_t t) {
+      int64_t offset = workspaces[stage].allocate(bytes);
+      heldAt[stage][offset] = held[stage].size();
+      held[stage].push_back({offset, alignUp(std::max<int64_t>(bytes, 1)), t, n});
+      return offset;
+    };
+    auto releaseValue = [&](int64_t stage, int64_t offset, int64_t bytes, int64_t t) {
+      workspaces[stage].release(offset, bytes);
+      if (auto it = heldAt[stage].find(offset); it != heldAt[stage].end()) {
+        held[stage][it->second].to = t;
+        heldAt[stage].erase(it);
+      }
+    };
+    // The kernels' scratch: held during its op.
+    struct Scratch {
+      Operation *op;
+      int64_t stage, bytes, padded, at;
+    };
+    std::vector<Scratch> scratches;
     // Offloaded activations (xf.offload results): the host arena, by
     // liveness as the workspace.
     std::vector<FreeList> hostLists(static_cast<size_t>(stages));
@@ -499,7 +538,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       int64_t t = index[&op];
       // A staging whose window ends here: its wait precedes this op.
       for (auto [it, end] = stagingTo.equal_range(t); it != end; ++it)
-        releaseStaging(workspaces, stagings[it->second]);
+        closeStaging(stagings[it->second], t - 1);
       int64_t opStage = 0;
       if (op.getNumResults() > 0) {
         FailureOr<int64_t> s = stageOfChecked(op.getResult(0), op.getLoc());
@@ -507,7 +546,6 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           return failure();
         opStage = std::max<int64_t>(*s, 0);
       }
-      FreeList &workspace = workspaces[opStage];
       // The op table (runtime/abi/OpTable.h) says which operands a result
       // may overwrite: the kernel reads each element before it writes it.
       // An operand occurring at several places qualifies only if every one
@@ -590,8 +628,6 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           p = place[arg];
         } else if (donor) {
           p = place[donor];
-          bareAt[r] = bareAt.lookup(donor);
-          unstagedAt[r] = unstagedAt.lookup(donor);
           // The donor's whole group dies here, so the result owns the
           // buffer alone from now on.
           handedOver.insert(donor);
@@ -600,8 +636,6 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
             live.insert(r);
         } else if (viewed) {
           p = place[viewed];
-          bareAt[r] = bareAt.lookup(viewed);
-          unstagedAt[r] = unstagedAt.lookup(viewed);
           Value o = owner(viewed);
           ownerOf[r] = o;
           lastOfGroup[o] = std::max({bufferLastUse(viewed), lastUse.lookup(r), t});
@@ -611,9 +645,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         } else if (isa<xf::OffloadOp>(op)) {
           p = {Host, hostLists[opStage].allocate(bytes)};
         } else {
-          p = {Workspace, workspace.allocate(bytes)};
-          bareAt[r] = bare[opStage].allocate(bytes);
-          unstagedAt[r] = unstaged[opStage].allocate(bytes);
+          p = {Workspace, placeValue(opStage, bytes, t)};
           if (tracing) {
             liveBytes += alignUp(bytes);
             live.insert(r);
@@ -624,18 +656,15 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       }
       op.setAttr(kBuffersAttr, b.getArrayAttr(buffers));
       // The kernel's scratch: workspace bytes beside its operands and
-      // results while it runs, given back at once.
+      // results while it runs (placed after the walk). 256-byte aligned, as
+      // the GPU kernels' own workspace (cudaMalloc) was: their regions are
+      // laid out at 256-byte offsets from it.
       FailureOr<int64_t> scratch = scratchBytes(&op, spec);
       if (failed(scratch))
         return failure();
       if (*scratch > 0) {
-        // 256-byte aligned, as the GPU kernels' own workspace (cudaMalloc)
-        // was: their regions are laid out at 256-byte offsets from it.
-        const int64_t padded = *scratch + kScratchAlign - kAlignment;
-        const int64_t block = workspace.allocate(padded);
-        op.setAttr(kScratchAttr, b.getDenseI64ArrayAttr({alignedIn(block), *scratch}));
-        workspace.release(block, padded);
-        unstaged[opStage].release(unstaged[opStage].allocate(padded), padded);
+        scratches.push_back(
+            {&op, opStage, *scratch, alignUp(*scratch + kScratchAlign - kAlignment), t});
         scratchCalls += 1;
       }
       // A collective whose planned input overlaps its output (other than an
@@ -667,21 +696,21 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
               stagings.push_back(st);
             }
             Staging &st = stagings[known->second];
-            releaseStaging(workspaces, st);
             st.bytes = *bytes;
-            st.from = t;
-            reserveStaging(workspaces, st);
+            openStaging(st, t);
           }
         }
       }
       // Stagings whose window opens here (before this op's dying values are
       // given back: an argument staged from its collective is still read).
       for (auto [it, end] = stagingFrom.equal_range(t); it != end; ++it)
-        if (stagings[it->second].block < 0 && stagings[it->second].from == t)
-          reserveStaging(workspaces, stagings[it->second]);
+        if (!stagings[it->second].open && stagings[it->second].from == t)
+          openStaging(stagings[it->second], t);
       // A staged collective's wait cannot pass an op writing the bytes its
       // input had: its staging goes back after the first such op (written
-      // here: a result not placed as a view, the kernel's scratch).
+      // here: a result not placed as a view; a kernel's scratch, placed
+      // later, is not looked at, so the staging may be held longer than
+      // -rt-schedule-collectives can use it, never shorter).
       if (!watches.empty()) {
         SmallVector<std::pair<int64_t, int64_t>, 4> written;
         for (auto [ri, r] : llvm::enumerate(op.getResults())) {
@@ -690,17 +719,14 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
             written.push_back({it->second.second,
                                it->second.second + byteSize(cast<ShapedType>(r.getType()))});
         }
-        if (auto sc = op.getAttrOfType<DenseI64ArrayAttr>(kScratchAttr);
-            sc && sc.size() == 2 && !(spec && spec->collective))
-          written.push_back({sc[0], sc[0] + sc[1]});
         for (auto w = watches.begin(); w != watches.end();) {
           Staging &st = stagings[w->staging];
-          bool hit = st.block < 0 || (w->stage == opStage &&
+          bool hit = !st.open || (w->stage == opStage &&
                                       llvm::any_of(written, [&](auto r) {
                                         return r.first < w->end && w->begin < r.second;
                                       }));
           if (hit) {
-            releaseStaging(workspaces, st);
+            closeStaging(st, t);
             w = watches.erase(w);
           } else {
             ++w;
@@ -736,9 +762,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           continue;
         size_t s = static_cast<size_t>(std::max<int64_t>(xf::stageOf(v), 0));
         if (it->second.first == Workspace) {
-          workspaces[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
-          bare[s].release(bareAt.lookup(v), byteSize(cast<ShapedType>(v.getType())));
-          unstaged[s].release(unstagedAt.lookup(v), byteSize(cast<ShapedType>(v.getType())));
+          releaseValue(s, it->second.second, byteSize(cast<ShapedType>(v.getType())), t);
           if (tracing && live.erase(v))
             liveBytes -= alignUp(byteSize(cast<ShapedType>(v.getType())));
         }
@@ -746,12 +770,49 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           hostLists[s].release(it->second.second, byteSize(cast<ShapedType>(v.getType())));
       }
     }
-    for (const Staging &st : stagings)
+    for (Staging &st : stagings) {
+      closeStaging(st, n - 1);
       stagedCalls += st.padded > 0 ? 1 : 0;
+    }
+
+    // The transient blocks, stage by stage.
     for (int64_t s = 0; s < stages; ++s) {
-      top.tops[Workspace][s] = std::max(top.tops[Workspace][s], workspaces[s].top());
-      top.bare[s] = std::max(top.bare[s], bare[s].top());
-      top.unstaged[s] = std::max(top.unstaged[s], unstaged[s].top());
+      std::vector<Held> &values = held[static_cast<size_t>(s)];
+      std::vector<Held> placed;
+      int64_t valuesTop = workspaces[s].top(), topNow = valuesTop;
+      // The lowest offset where `bytes` are free of every value and placed
+      // transient held during any of the ops [from, to].
+      auto lowestFree = [&](int64_t bytes, int64_t from, int64_t to) {
+        SmallVector<std::pair<int64_t, int64_t>, 32> taken;
+        for (const std::vector<Held> *list : {&values, &placed})
+          for (const Held &h : *list)
+            if (h.from <= to && from <= h.to)
+              taken.push_back({h.offset, h.offset + h.bytes});
+        llvm::sort(taken);
+        int64_t offset = 0;
+        for (auto [begin, end] : taken) {
+          if (begin >= offset + bytes)
+            break;
+          offset = std::max(offset, end);
+        }
+        placed.push_back({offset, bytes, from, to});
+        topNow = std::max(topNow, offset + bytes);
+        return offset;
+      };
+      for (const Scratch &sc : scratches)
+        if (sc.stage == s)
+          sc.op->setAttr(kScratchAttr, b.getDenseI64ArrayAttr(
+                                           {alignedIn(lowestFree(sc.padded, sc.at, sc.at)),
+                                            sc.bytes}));
+      int64_t withScratch = topNow;
+      for (const Staging &st : stagings)
+        if (st.stage == s && st.padded > 0 && st.start >= 0 && st.last >= st.start)
+          st.op->setAttr(kScratchAttr,
+                         b.getDenseI64ArrayAttr(
+                             {alignedIn(lowestFree(st.padded, st.start, st.last)), st.bytes}));
+      top.tops[Workspace][s] = std::max(top.tops[Workspace][s], topNow);
+      top.bare[s] = std::max(top.bare[s], valuesTop);
+      top.unstaged[s] = std::max(top.unstaged[s], withScratch);
       top.tops[Host][s] = std::max(top.tops[Host][s], hostLists[s].top());
     }
 
@@ -787,7 +848,8 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       for (const Staging &st : stagings)
         if (st.padded > 0)
           DBGS() << "  staging " << st.bytes << " for " << st.op->getName().getStringRef() << " #"
-                 << index[st.op] << " window #" << st.from << "..#" << st.to << "\n";
+                 << index[st.op] << " held over #" << st.start << "..#" << st.last << " at "
+                 << st.op->getAttrOfType<DenseI64ArrayAttr>(kScratchAttr)[0] << "\n";
       DBGS() << "planned bytes per rank:";
       for (int a = 0; a < NumArenas; ++a)
         DBGS() << " " << kArenaNames[a] << "=" << arenaBytes[a];

@@ -6,10 +6,17 @@
 // issues them early instead (before memory planning, so the plan sees the
 // new lifetimes):
 //  - a collective of a computed value moves right after that value's
-//    definition (gradient reductions start as soon as each gradient exists);
+//    definition (gradient reductions start as soon as each gradient exists),
+//    except a reshard of a forward value that only the backward reads (the
+//    row-parallel dW's input moved to its layout, a sequence-parallel
+//    re-gather): it stays by its first reader, as Megatron-LM re-gathers in
+//    the backward, rather than hold its result from the forward across the
+//    activation peak;
 //  - a collective of a step argument (a ZeRO-3/FSDP parameter gather) moves
 //    up to the first use of the previous such gather: one layer of prefetch,
-//    so the gathered parameters of at most two layers are alive at once.
+//    so the gathered parameters of at most two layers are alive at once;
+//  - a slice (local) that is its operand's only reader moves right after
+//    the operand's definition, so the whole value dies there.
 // -rt-schedule-collectives then splits each into start/wait at the buffer
 // level.
 //
@@ -17,6 +24,7 @@
 
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
+#include "passes/train/StepPhases.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/Support/Debug.h"
@@ -67,11 +75,13 @@ struct XfSchedulePass : shardc::impl::XfScheduleBase<XfSchedulePass> {
     for (Operation &op : block)
       if (communicates(&op))
         collectives.push_back(&op);
+    StepPhases phases = classifyStep(func);
     Operation *previousGather = nullptr;
     for (Operation *op : collectives) {
       Value input = op->getOperand(0);
       if (Operation *def = input.getDefiningOp()) {
-        if (def->getBlock() == &block)
+        bool forBackward = !phases.isBackward(def) && phases.readOnlyInBackward(op->getResult(0));
+        if (def->getBlock() == &block && !forBackward)
           op->moveAfter(def);
         continue;
       }
@@ -82,6 +92,17 @@ struct XfSchedulePass : shardc::impl::XfScheduleBase<XfSchedulePass> {
           op->moveBefore(target);
       }
       previousGather = op;
+    }
+    // A slice (local: no communication) that is its operand's only reader
+    // moves right after the operand's definition: a gradient made whole on
+    // every rank and sliced to its optimizer shard (where propagation
+    // computed it whole) is then held as its shard until the update, not
+    // whole across the rest of the backward.
+    SmallVector<shard::AllSliceOp> slices(block.getOps<shard::AllSliceOp>());
+    for (shard::AllSliceOp slice : slices) {
+      Operation *def = slice.getInput().getDefiningOp();
+      if (def && def->getBlock() == &block && slice.getInput().hasOneUse())
+        slice->moveAfter(def);
     }
   }
 };

@@ -427,6 +427,23 @@ bool Propagator::decideByAgreement(Node &n, bool useHints) {
   for (unsigned j = 0; j < n.op->getNumResults(); ++j) {
     Value r = n.op->getResult(j);
     const TensorSharding *s = useHints ? knownOrHint(r) : known(r);
+    // A cast moves nothing: the layout a widening cast of the result is
+    // known to have (a bf16 weight gradient widened for its optimizer,
+    // annotated like the optimizer state) speaks for the result, so a GEMM
+    // whose operands agree on computing it whole goes to the cost phase,
+    // which can compute the shard instead.
+    for (Value v = r; !s && v;) {
+      Value next;
+      for (Operation *user : v.getUsers())
+        if (auto c = dyn_cast<xf::CastOp>(user);
+            c && !next &&
+            cast<ShapedType>(c.getResult().getType()).getShape() ==
+                cast<ShapedType>(v.getType()).getShape())
+          next = c.getResult();
+      if (next)
+        s = useHints ? knownOrHint(next) : known(next);
+      v = next;
+    }
     if (!s || !s->partial.empty())
       continue;
     // A sum passing through into a result its users split over the summed

@@ -4,6 +4,7 @@
 
 #include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
+#include "runtime/abi/OpTable.h"
 #include "runtime/abi/StateNames.h"
 
 using namespace mlir;
@@ -65,4 +66,19 @@ shardc::StepPhases shardc::classifyStep(func::FuncOp func) {
     phases.microBatch[&op] = mb;
   }
   return phases;
+}
+
+bool shardc::StepPhases::readOnlyInBackward(Value v) const {
+  if (v.use_empty())
+    return false;
+  for (Operation *user : v.getUsers()) {
+    if (isBackward(user))
+      continue;
+    const abi::OpSpec *spec = abi::findOp(user->getName().getStringRef());
+    bool view = spec && spec->viewInPlace && user->getNumOperands() == 1 &&
+                user->getNumResults() == 1;
+    if (!view || !readOnlyInBackward(user->getResult(0)))
+      return false;
+  }
+  return true;
 }

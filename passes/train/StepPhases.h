@@ -33,6 +33,9 @@ struct StepPhases {
   llvm::DenseMap<mlir::Operation *, int64_t> layer, microBatch;
 
   bool isBackward(mlir::Operation *op) const { return backward.contains(op); }
+  /// Whether `v` is read, and read only by backward ops (through in-place
+  /// views: a reshape of it read by the backward only).
+  bool readOnlyInBackward(mlir::Value v) const;
 };
 
 /// Classifies the ops of `func`'s single block.

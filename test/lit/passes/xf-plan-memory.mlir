@@ -130,3 +130,28 @@ func.func @chain(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %g: tensor<8xf32>) -
   %w = xf.matmul "ik,kj->ij" %t, %dx : tensor<8x4xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
   return %w, %dg, %db : tensor<8x8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// The collectives' staging is placed after the values (two phases): it takes
+// the lowest bytes free of every value held while it is (from the input's
+// producer to the output's first reader), and never pushes a value up. The
+// all-gather on the inner axis stages its 256-byte result (two 128-byte
+// blocks): the gathered value takes the lowest free bytes (128) and the
+// staging goes above the values held over its ops ([384, 832), 256-byte
+// aligned at 512). Placed first, the staging had taken [128, 576) and pushed
+// the gathered value to 576.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: rt.activation_bytes = 384 : i64, rt.arena_bytes = array<i64: 0, 0, 0, 128, 832, 0>
+// CHECK: xf.gelu %arg0 {rt.buffers = [array<i64: 4, 0>]}
+// CHECK: shard.all_gather {{.*}} {rt.buffers = [array<i64: 4, 128>], rt.scratch = array<i64: 512, 256>}
+// CHECK: xf.gelu %{{.*}} {rt.buffers = [array<i64: 4, 128>]}
+module {
+  shard.grid @mesh(shape = 2) {xf.axis_names = ["tp"]}
+  func.func @chain(%x: tensor<2x2x8xf32>) -> tensor<2x4x8xf32> attributes {xf.grid = @mesh} {
+    %a = xf.gelu %x : tensor<2x2x8xf32>
+    %g = shard.all_gather %a on @mesh grid_axes = [0] gather_axis = 1 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
+    %b = xf.gelu %g : tensor<2x4x8xf32>
+    return %b : tensor<2x4x8xf32>
+  }
+}

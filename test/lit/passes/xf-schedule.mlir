@@ -24,3 +24,25 @@ func.func @train_step(%w1: tensor<4x8xf32>, %w2: tensor<4x8xf32>, %w3: tensor<4x
   %r = shard.all_reduce %a on @mesh grid_axes = [0] : tensor<8x8xf32> -> tensor<8x8xf32>
   return %d, %r : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// A slice (local) that is its operand's only reader follows the operand's
+// definition, so the whole value dies there (a gradient made whole on every
+// rank and sliced to its optimizer shard); a slice of a value read elsewhere
+// too stays.
+shard.grid @mesh(shape = 2) {xf.axis_names = ["tp"]}
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[W:.*]] = xf.matmul "ij,jk->ik" %arg0, %arg1
+// CHECK-NEXT: shard.all_slice %[[W]] on @mesh grid_axes = [0] slice_axis = 1
+// CHECK-NEXT: %[[B:.*]] = xf.gelu %arg0
+// CHECK-NEXT: %[[C:.*]] = xf.gelu %[[B]]
+// CHECK-NEXT: shard.all_slice %[[B]]
+func.func @train_step(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> (tensor<8x4xf32>, tensor<8x8xf32>, tensor<8x4xf32>) {
+  %w = xf.matmul "ij,jk->ik" %x, %y : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %b = xf.gelu %x : tensor<8x8xf32>
+  %c = xf.gelu %b : tensor<8x8xf32>
+  %sb = shard.all_slice %b on @mesh grid_axes = [0] slice_axis = 1 : tensor<8x8xf32> -> tensor<8x4xf32>
+  %sw = shard.all_slice %w on @mesh grid_axes = [0] slice_axis = 1 : tensor<8x8xf32> -> tensor<8x4xf32>
+  return %sw, %c, %sb : tensor<8x4xf32>, tensor<8x8xf32>, tensor<8x4xf32>
+}
