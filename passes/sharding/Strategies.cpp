@@ -378,9 +378,10 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
   for (auto [copy, master] : masterOf)
     copyOf[master] = copy;
   bool zeroMaster = spec.zero >= 1 || spec.mics;
-  // Row-parallel weights under tensor parallelism (whose layout propagation
-  // otherwise decides): names whose optimizer state is annotated split.
-  llvm::StringSet<> rowState;
+  // Weights tensor parallelism splits (column- and row-parallel): names
+  // whose optimizer state and gradient are annotated with that split, even
+  // where propagation computes with the weight whole.
+  llvm::StringSet<> tpState;
 
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
@@ -410,7 +411,7 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     stateLayout[param.getName()] = state;
     bool splitState = tp && tp->any(arg);
     if (splitState)
-      rowState.insert(param.getName());
+      tpState.insert(param.getName());
     // How a tensor the step's ops read is stored: the master, or its copy.
     auto annotateRead = [&](Value read) {
       if (storeSplit || gatherOnce) {
@@ -443,14 +444,15 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
       annotateRead(arg);
   }
   // Optimizer moments and gradients: split like the ZeRO stage; and a
-  // row-parallel weight's like its tp layout even where propagation then
-  // computes with the weight whole (attention's output projection when the
-  // heads do not divide tp): its gradient is sliced (every tp rank made it
-  // whole), the update runs on the shard and the new weight is gathered, so
-  // its fp32 master and moments cost 12 bytes/t per weight, not 12.
+  // tp-split weight's like its tp layout even where propagation then
+  // computes with the weight whole (attention's projections when the heads
+  // do not divide tp): its gradient is made as that shard (propagation
+  // weighs the annotated layout against computing it whole), the update
+  // runs on the shard and the new weight is gathered, so its fp32 master
+  // and moments cost 12 bytes/t per weight, not 12.
   bool zeroState = spec.zero >= 1 || spec.mics;
-  auto splitsState = [&](StringRef name) { return zeroState || rowState.contains(name); };
-  if (zeroState || !rowState.empty()) {
+  auto splitsState = [&](StringRef name) { return zeroState || tpState.contains(name); };
+  if (zeroState || !tpState.empty()) {
     for (BlockArgument arg : func.getArguments()) {
       auto st = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), XfDialect::kStateAttrName);
       if (!st)
