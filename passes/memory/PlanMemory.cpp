@@ -430,9 +430,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         if (def->getBlock() != &body)
           break;
         if (!isView(def))
-          return !phases.isBackward(def) && phases.readOnlyInBackward(op.getResult(0))
-                     ? index[&op]
-                     : index[def];
+          return phases.reshardsForBackward(&op) ? index[&op] : index[def];
         v = def->getOperand(0);
       }
       return index[&op];

@@ -80,8 +80,7 @@ struct XfSchedulePass : shardc::impl::XfScheduleBase<XfSchedulePass> {
     for (Operation *op : collectives) {
       Value input = op->getOperand(0);
       if (Operation *def = input.getDefiningOp()) {
-        bool forBackward = !phases.isBackward(def) && phases.readOnlyInBackward(op->getResult(0));
-        if (def->getBlock() == &block && !forBackward)
+        if (def->getBlock() == &block && !phases.reshardsForBackward(op))
           op->moveAfter(def);
         continue;
       }

@@ -158,6 +158,28 @@ private:
     auto it = hints_.find(canonical(v));
     return it == hints_.end() ? nullptr : &it->second;
   }
+  /// The values `v` flows into unmoved: its casts (with `adds`, its adds
+  /// too) of the same shape, then theirs, following the first one whose
+  /// layout is not known yet (a gradient's widening cast, the sum the
+  /// optimizer reads).
+  SmallVector<Value, 4> flowsInto(Value v, bool adds) const {
+    SmallVector<Value, 4> out;
+    while (v) {
+      Value next;
+      for (Operation *user : v.getUsers()) {
+        if (!(isa<xf::CastOp>(user) || (adds && isa<xf::AddOp>(user))) ||
+            user->getNumResults() != 1 ||
+            cast<ShapedType>(user->getResult(0).getType()).getShape() !=
+                cast<ShapedType>(v.getType()).getShape())
+          continue;
+        out.push_back(user->getResult(0));
+        if (!next && !knownOrHint(user->getResult(0)))
+          next = user->getResult(0);
+      }
+      v = next;
+    }
+    return out;
+  }
 
   LogicalResult collectAnnotations();
   /// Tries to decide `n` from agreeing tensors; true if decided.
@@ -432,18 +454,10 @@ bool Propagator::decideByAgreement(Node &n, bool useHints) {
     // annotated like the optimizer state) speaks for the result, so a GEMM
     // whose operands agree on computing it whole goes to the cost phase,
     // which can compute the shard instead.
-    for (Value v = r; !s && v;) {
-      Value next;
-      for (Operation *user : v.getUsers())
-        if (auto c = dyn_cast<xf::CastOp>(user);
-            c && !next &&
-            cast<ShapedType>(c.getResult().getType()).getShape() ==
-                cast<ShapedType>(v.getType()).getShape())
-          next = c.getResult();
-      if (next)
-        s = useHints ? knownOrHint(next) : known(next);
-      v = next;
-    }
+    if (!s)
+      for (Value made : flowsInto(r, /*adds=*/false))
+        if ((s = useHints ? knownOrHint(made) : known(made)))
+          break;
     if (!s || !s->partial.empty())
       continue;
     // A sum passing through into a result its users split over the summed
@@ -582,24 +596,12 @@ void Propagator::decideByCost(Node &n) {
       // is a candidate for the result itself, priced as its reshard, so a
       // weight gradient is computed as the shard its update needs rather
       // than whole and sliced after, or partial and all-reduced.
-      for (Value v = n.op->getResult(j); v;) {
-        Value next;
-        for (Operation *user : v.getUsers()) {
-          if (!isa<xf::CastOp, xf::AddOp>(user) || user->getNumResults() != 1 ||
-              cast<ShapedType>(user->getResult(0).getType()).getShape() !=
-                  cast<ShapedType>(v.getType()).getShape())
-            continue;
-          Value made = user->getResult(0);
-          if (const TensorSharding *s = knownOrHint(made)) {
-            collect(rule.results[j], *s);
-            if (!llvm::is_contained(guesses[j], *s))
-              guesses[j].push_back(*s);
-          } else if (!next) {
-            next = made;
-          }
+      for (Value made : flowsInto(n.op->getResult(j), /*adds=*/true))
+        if (const TensorSharding *s = knownOrHint(made)) {
+          collect(rule.results[j], *s);
+          if (!llvm::is_contained(guesses[j], *s))
+            guesses[j].push_back(*s);
         }
-        v = next;
-      }
       for (const TensorSharding &s : siblingProposals(n.op->getResult(j), /*pending=*/true)) {
         collect(rule.results[j], s);
         // Priced only where a linear user sums the result with a pending

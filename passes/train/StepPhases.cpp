@@ -82,3 +82,18 @@ bool shardc::StepPhases::readOnlyInBackward(Value v) const {
   }
   return true;
 }
+
+bool shardc::StepPhases::reshardsForBackward(Operation *op) const {
+  if (op->getNumOperands() == 0 || op->getNumResults() != 1)
+    return false;
+  // The input's producer, behind in-place views (a reshape replayed in the
+  // backward of a kept forward value views that value).
+  Operation *def = op->getOperand(0).getDefiningOp();
+  while (def && def->getBlock() == op->getBlock()) {
+    const abi::OpSpec *spec = abi::findOp(def->getName().getStringRef());
+    if (!spec || !spec->viewInPlace || def->getNumOperands() != 1 || def->getNumResults() != 1)
+      break;
+    def = def->getOperand(0).getDefiningOp();
+  }
+  return def && !isBackward(def) && readOnlyInBackward(op->getResult(0));
+}

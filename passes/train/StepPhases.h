@@ -36,6 +36,11 @@ struct StepPhases {
   /// Whether `v` is read, and read only by backward ops (through in-place
   /// views: a reshape of it read by the backward only).
   bool readOnlyInBackward(mlir::Value v) const;
+  /// Whether collective `op` reshards a forward value for the backward
+  /// alone (its input made by a forward op, behind in-place views; its
+  /// result read only by the backward): -xf-schedule leaves it by its backward reader and
+  /// -xf-plan-memory holds its staging from there.
+  bool reshardsForBackward(mlir::Operation *op) const;
 };
 
 /// Classifies the ops of `func`'s single block.
