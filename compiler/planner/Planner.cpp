@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -35,6 +36,9 @@ std::string Candidate::mesh() const {
   if (data == "mics" && shard > 1) {
     axes.push_back("dp=" + std::to_string(dp / shard));
     axes.push_back("shard=" + std::to_string(shard));
+  } else if (shard > 1) {
+    axes.push_back("dp=" + std::to_string(dp / shard));
+    axes.push_back("dq=" + std::to_string(shard));
   } else if (dp > 1) {
     axes.push_back("dp=" + std::to_string(dp));
   }
@@ -49,7 +53,9 @@ std::string Candidate::strategy() const {
   std::vector<std::string> parts;
   if (pp > 1)
     parts.push_back("pp");
-  if (dp > 1 || (pp == 1 && tp == 1))
+  if (data != "mics" && shard > 1)
+    parts.push_back(data + "@dp,dq");
+  else if (dp > 1 || (pp == 1 && tp == 1))
     parts.push_back(data);
   if (tp > 1)
     parts.push_back("tp");
@@ -104,6 +110,18 @@ struct Raw {
   Prediction p;
   std::vector<double> stageSeconds, stageWorkspace;
   double computeSum = 0, backwardSum = 0, forwardSum = 0;
+  /// The gradient all-reduces of one mesh-axis group, as -rt-bucket-all-reduces
+  /// merges them: their ring latencies are paid once per bucket, and the
+  /// number of buckets is a step function of the bytes (not affine in the
+  /// layers), so figures put together from several reports count them anew.
+  struct Buckets {
+    double input = 0, count = 0, bucketBytes = 0, perBucket = 0, latency = 0;
+    /// The latency of `input` bytes in `count` tensors, as the report prices it.
+    double priced() const {
+      return (bucketBytes > 0 ? std::ceil(input / bucketBytes) : count) * perBucket;
+    }
+  };
+  std::map<std::string, Buckets> buckets; ///< by axes
 };
 
 double number(const llvm::json::Object &o, llvm::StringRef key) {
@@ -136,6 +154,16 @@ Raw fromReport(const llvm::json::Object &r) {
   if (const llvm::json::Object *mem = r.getObject("memory_bytes"))
     for (const auto &[k, v] : *mem)
       p.memory[k.str()] = v.getAsNumber().value_or(0);
+  if (const llvm::json::Array *groups = r.getArray("gradient_buckets"))
+    for (const llvm::json::Value &g : *groups)
+      if (const llvm::json::Object *o = g.getAsObject()) {
+        Raw::Buckets &b = raw.buckets[o->getString("axes").value_or("").str()];
+        b.input = number(*o, "input_bytes");
+        b.count = number(*o, "count");
+        b.bucketBytes = number(*o, "bucket_bytes");
+        b.perBucket = number(*o, "latency_per_bucket_seconds");
+        b.latency = number(*o, "latency_seconds");
+      }
   raw.computeSum = number(r, "compute_seconds_sum");
   raw.backwardSum = number(r, "backward_compute_seconds_sum");
   raw.forwardSum = number(r, "forward_compute_seconds_sum");
@@ -255,6 +283,33 @@ void overlap(Prediction &p) {
   p.stepSeconds = p.computeSeconds + p.exposedSeconds + p.exposedOffloadSeconds;
 }
 
+/// The gradient buckets of `a` and `b` put together by `combine` (on their
+/// bytes and tensor counts), the latencies priced anew; returns the latency
+/// to add to figures combined without it.
+double combineBuckets(const Raw &a, const Raw &b, Raw &out,
+                      const std::function<double(double, double)> &combine) {
+  out.buckets.clear();
+  double latency = 0;
+  for (const auto &[axes, y] : b.buckets) {
+    Raw::Buckets x = a.buckets.count(axes) ? a.buckets.at(axes) : Raw::Buckets{};
+    Raw::Buckets &o = out.buckets[axes];
+    o = y;
+    o.input = combine(x.input, y.input);
+    o.count = std::round(combine(x.count, y.count));
+    o.latency = o.priced();
+    latency += o.latency;
+  }
+  return latency;
+}
+
+/// The total bucket latency of a report (to combine its other parts alone).
+double bucketLatency(const Raw &r) {
+  double s = 0;
+  for (const auto &[axes, b] : r.buckets)
+    s += b.latency;
+  return s;
+}
+
 /// The bubble a pipeline of p stages has by construction with v virtual
 /// stages and m micro-batches, (p - 1)/(v m + p - 1): what -xf-pipeline's
 /// slots give for 1F1B and interleaved 1F1B.
@@ -295,9 +350,14 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   Raw out = two;
   Prediction &o = out.p;
   const Prediction &a = one.p, &b = two.p;
-  o.commSeconds = lin(a.commSeconds, b.commSeconds);
+  // Gradients are reduced once per step, whatever m: the same buckets.
+  double latency = combineBuckets(one, two, out, lin);
+  o.commSeconds = lin(a.commSeconds - bucketLatency(one), b.commSeconds - bucketLatency(two)) +
+                  latency;
   o.commBytes = lin(a.commBytes, b.commBytes);
-  o.gradientSeconds = lin(a.gradientSeconds, b.gradientSeconds);
+  o.gradientSeconds =
+      lin(a.gradientSeconds - bucketLatency(one), b.gradientSeconds - bucketLatency(two)) +
+      latency;
   o.forwardGatherSeconds = lin(a.forwardGatherSeconds, b.forwardGatherSeconds);
   o.backwardGatherSeconds = lin(a.backwardGatherSeconds, b.backwardGatherSeconds);
   o.offloadBytes = lin(a.offloadBytes, b.offloadBytes);
@@ -368,8 +428,16 @@ double affine(double three, double four, double n) { return three + (n - 3) * (f
 Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chunk
   Raw out = one;
   Prediction &p = out.p;
-  p.commSeconds = affine(one.p.commSeconds, two.p.commSeconds, n);
-  p.gradientSeconds = affine(one.p.gradientSeconds, two.p.gradientSeconds, n);
+  // Gradient bucket latencies: the buckets of the extrapolated bytes, not a
+  // line through the two reports' bucket counts (GPT-2 1.5B on 512 devices,
+  // mics+tp: 4 buckets at 3 and at 4 layers, 30 at 48).
+  double latency = combineBuckets(one, two, out, [&](double x, double y) {
+    return affine(x, y, n);
+  });
+  p.commSeconds = affine(one.p.commSeconds - bucketLatency(one),
+                         two.p.commSeconds - bucketLatency(two), n) + latency;
+  p.gradientSeconds = affine(one.p.gradientSeconds - bucketLatency(one),
+                             two.p.gradientSeconds - bucketLatency(two), n) + latency;
   p.backwardSeconds = affine(one.p.backwardSeconds, two.p.backwardSeconds, n);
   p.forwardSeconds = affine(one.p.forwardSeconds, two.p.forwardSeconds, n);
   p.forwardGatherSeconds = affine(one.p.forwardGatherSeconds, two.p.forwardGatherSeconds, n);
@@ -412,6 +480,13 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
     p.computeSeconds = p.bubble < 1 ? slowest / (1 - p.bubble) : slowest;
   } else {
     p.computeSeconds = affine(one.p.computeSeconds, two.p.computeSeconds, n);
+  }
+  // The phases' shares of the compute, as the report takes them: the sums'
+  // proportions of the (pipelined: slowest stage over 1 - bubble, not
+  // affine) compute.
+  if (out.computeSum > 0) {
+    p.backwardSeconds = p.computeSeconds * out.backwardSum / out.computeSum;
+    p.forwardSeconds = p.computeSeconds * out.forwardSum / out.computeSum;
   }
   // The report's overlap (reportStep), on the extrapolated parts.
   overlap(p);
@@ -703,7 +778,16 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
             base.dp = dp;
             base.tp = tp;
             base.data = data;
-            base.shard = data == "mics" ? micsShard : 0;
+            // ZeRO across nodes over the data axis factored, the node's
+            // share (after tp) as its own axis: each factor splits the
+            // state on its own dim (GPT-2 1.5B's [1600, 1600] weights divide
+            // by neither 128 nor 256, but by 64 x 4 rows x columns), and
+            // the reductions run inside the node first, so between nodes
+            // they move 1/dq of the gradient (planReshard's order).
+            bool factored = data != "dp" && data != "mics" && micsShard > 1 &&
+                            hw->devicesPerNode % tp == 0 && dp % micsShard == 0 &&
+                            dp / micsShard > 1;
+            base.shard = data == "mics" || factored ? micsShard : 0;
             base.sp = sp;
             base.schedule = schedule;
             base.virtualStages = v;

@@ -70,6 +70,8 @@ struct Candidate {
   std::string data = "dp"; ///< dp | zero1 | zero2 | zero3 | mics (when dp > 1)
   /// MiCS: the partition group (parameters sharded over `shard` ranks inside
   /// a node, replicated over dp / shard groups); the mesh has dp and shard.
+  /// ZeRO across nodes: the data axis factored, dp / shard across nodes and
+  /// `shard` inside one (mesh dp=R,dq=S, strategy zero1@dp,dq).
   int64_t shard = 0;
   bool sp = false;         ///< Megatron sequence parallelism (tp > 1)
   int64_t microBatches = 1;

@@ -213,12 +213,28 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
   for (Axis a : cur.partial)
     if (!llvm::is_contained(to.partial, a))
       pending.push_back(a);
+  // Where the sums go to several dims, the later mesh axes first: the mesh
+  // is row-major, so they are the ranks nearest each other (inside a node),
+  // and the reduction over the earlier, farther axes then moves only their
+  // shard (dp=64 x dq=4: over dq the whole gradient on NVLink, over dp a
+  // quarter of it on InfiniBand, not the whole of it there).
   auto reduceScatters = [&]() {
-    for (size_t d = 0; d < cur.dims.size(); ++d) {
+    while (true) {
+      int64_t best = -1;
+      Axis bestAxis = -1;
+      for (size_t e = 0; e < cur.dims.size(); ++e) {
+        AxisList t = joiningAxes(cur.dims[e], to.dims[e],
+                                 [&](Axis a) { return llvm::is_contained(pending, a); });
+        if (!t.empty() && *llvm::max_element(t) > bestAxis) {
+          best = static_cast<int64_t>(e);
+          bestAxis = *llvm::max_element(t);
+        }
+      }
+      if (best < 0)
+        break;
+      size_t d = static_cast<size_t>(best);
       AxisList take = joiningAxes(cur.dims[d], to.dims[d],
                                   [&](Axis a) { return llvm::is_contained(pending, a); });
-      if (take.empty())
-        continue;
       steps.push_back({CollectiveStep::ReduceScatter, take, static_cast<int64_t>(d), -1, cur});
       cur.dims[d].append(take.begin(), take.end());
       for (Axis a : take)
@@ -282,17 +298,33 @@ llvm::SmallVector<CollectiveStep> shardc::sharding::planReshard(const TensorShar
       cur.dims[target].push_back(a);
     }
   }
-  // 3. Axes leaving a dim (everything after the common prefix) are gathered.
-  for (size_t d = 0; d < cur.dims.size(); ++d) {
+  // 3. Axes leaving a dim (everything after the common prefix) are gathered;
+  //    where several dims gather, the earliest mesh axis first (the reverse
+  //    of the reductions' order: the farther ranks exchange the smallest
+  //    pieces).
+  auto leaving = [&](size_t d) {
     size_t common = 0;
     while (common < cur.dims[d].size() && common < to.dims[d].size() &&
            cur.dims[d][common] == to.dims[d][common])
       ++common;
-    if (common == cur.dims[d].size())
-      continue;
-    AxisList gather(cur.dims[d].begin() + common, cur.dims[d].end());
+    return AxisList(cur.dims[d].begin() + common, cur.dims[d].end());
+  };
+  while (true) {
+    int64_t best = -1;
+    Axis bestAxis = 0;
+    for (size_t e = 0; e < cur.dims.size(); ++e) {
+      AxisList g = leaving(e);
+      if (!g.empty() && (best < 0 || *llvm::min_element(g) < bestAxis)) {
+        best = static_cast<int64_t>(e);
+        bestAxis = *llvm::min_element(g);
+      }
+    }
+    if (best < 0)
+      break;
+    auto d = static_cast<size_t>(best);
+    AxisList gather = leaving(d);
     steps.push_back({CollectiveStep::AllGather, gather, static_cast<int64_t>(d), -1, cur});
-    cur.dims[d].resize(common);
+    cur.dims[d].resize(cur.dims[d].size() - gather.size());
   }
   // 4. Axes joining a dim are local slices.
   for (size_t d = 0; d < cur.dims.size(); ++d) {

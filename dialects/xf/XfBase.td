@@ -88,6 +88,11 @@ def Xf_Dialect : Dialect {
     /// On a pipelined step: its pipeline (axis, stages, schedule, the layers
     /// of each stage and the static schedule's time slots), a dictionary.
     static constexpr llvm::StringLiteral kPipelineAttrName = "xf.pipeline";
+    /// On a step -xf-propagate-sharding annotated with a ZeRO/MiCS strategy:
+    /// the parameters whose optimizer state no dim could split over some of
+    /// the strategy's axes (tensors, elements, example, axes), a dictionary
+    /// the sharding report prints.
+    static constexpr llvm::StringLiteral kStateNotSplitAttrName = "xf.state_not_split";
   }];
 }
 

@@ -446,6 +446,25 @@ LogicalResult XfPipelinePass::run() {
       int64_t c = minUsers(op);
       setOp(op, c == kNone ? 0 : c);
     }
+  // A reshard of a forward value that only the backward reads (the layout a
+  // gradient op needs: a batch gathered over one data axis of two) runs with
+  // its readers. Left with its operand's chunk, a later chunk's backward
+  // would wait on it in this chunk's backward unit, which runs after that
+  // one (a cycle); on the readers' stage it reads the operand sent there.
+  // Chains of reshards move together (latest first).
+  llvm::DenseSet<Operation *> movedReshards;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!isForward(op) || !isa<shard::ShardDialect>(op->getDialect()) || op->use_empty())
+      continue;
+    bool forBackward = llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return (!isForward(user) && !tail.contains(user)) || movedReshards.contains(user);
+    });
+    int64_t c = minUsers(op);
+    if (forBackward && c != kNone && c > opChunk(op)) {
+      setOp(op, c);
+      movedReshards.insert(op);
+    }
+  }
   for (BlockArgument arg : body.getArguments())
     if (!inputs.contains(arg) && chunkOf(arg) == kNone) {
       int64_t c = minUserChunk(arg);

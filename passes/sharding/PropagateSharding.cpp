@@ -1061,6 +1061,15 @@ public:
     if (failed(strategyAnnotations(func, *mesh, strategy, preset, &traits)))
       return signalPassFailure();
     materializeAnnotations(func, *mesh, preset);
+    // For the report: state the strategy meant to split and could not.
+    if (const StrategyTraits::ReplicatedState &r = traits.replicatedState; r.tensors > 0) {
+      Builder b(func.getContext());
+      func->setAttr(xf::XfDialect::kStateNotSplitAttrName,
+                    b.getDictionaryAttr({b.getNamedAttr("tensors", b.getI64IntegerAttr(r.tensors)),
+                                         b.getNamedAttr("elements", b.getI64IntegerAttr(r.elements)),
+                                         b.getNamedAttr("example", b.getStringAttr(r.example)),
+                                         b.getNamedAttr("axes", b.getStringAttr(r.axes))}));
+    }
     traits.reduceBeforeWidening = lowPrecisionReductions;
     cost::CostModel cost(*mesh, *hw);
     double budget = memoryBudget > 0 ? memoryBudget.getValue() : hw->memoryBytes;

@@ -20,6 +20,7 @@
 #include "passes/sharding/Partition.h"
 #include "passes/sharding/ShardingIR.h"
 #include "passes/sharding/StepReport.h"
+#include "passes/sharding/Strategies.h"
 
 #include "dialects/xf/XfDialect.h"
 #include "dialects/xf/Params.h"
@@ -161,6 +162,29 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       }
     }
   });
+
+  // ZeRO/MiCS state the strategy could not split over some of its axes (no
+  // dim divisible): replicated over them, as DP stores it.
+  llvm::json::Object stateNotSplit;
+  if (auto r = func->getAttrOfType<DictionaryAttr>(xf::XfDialect::kStateNotSplitAttrName)) {
+    auto integer = [&](StringRef k) {
+      auto a = r.getAs<IntegerAttr>(k);
+      return a ? a.getInt() : 0;
+    };
+    auto text = [&](StringRef k) {
+      auto a = r.getAs<StringAttr>(k);
+      return a ? a.getValue().str() : std::string();
+    };
+    notTaken << llvm::formatv(
+        "  optimizer state of {0} parameters ({1} elements; first {2}): no dim divides over "
+        "{3}, so it is replicated there as under DP; a mesh with that axis factored (as "
+        "dp=64,dq=4 with zero1@dp,dq) splits each factor on its own dim\n",
+        integer("tensors"), integer("elements"), text("example"), text("axes"));
+    stateNotSplit = llvm::json::Object{{"tensors", integer("tensors")},
+                                       {"elements", integer("elements")},
+                                       {"example", text("example")},
+                                       {"axes", text("axes")}};
+  }
 
   // Ops split by a spare factor (attention by its query rows, over an axis
   // its heads do not divide), per op name and axes.
@@ -371,16 +395,27 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
 
   // One bucket's ring latencies per bucketBytes of gradients (the compiled
   // step's buckets; 0: one per tensor, as without bucketing).
+  // Recorded per group (input bytes, latency per bucket) so that a figure
+  // put together from several reports (the planner's extrapolation over the
+  // layers) can count the buckets of its own total: their number is a step
+  // function of the bytes, not affine in them.
+  llvm::json::Array bucketsJson;
   for (auto &[axesName, group] : gradientInput) {
     CollectiveRow &row = rows[{kindName(CollectiveStep::AllReduce).str(), axesName}];
     int64_t n = mesh->size(group.axes);
     double buckets = options.bucketBytes > 0
                          ? std::ceil(group.input / static_cast<double>(options.bucketBytes))
                          : static_cast<double>(group.count);
-    double latency = buckets * 2.0 * static_cast<double>(n - 1) *
-                     cost.linkFor(group.axes).latency;
+    double perBucket = 2.0 * static_cast<double>(n - 1) * cost.linkFor(group.axes).latency;
+    double latency = buckets * perBucket;
     row.seconds += latency;
     gradientSeconds += latency;
+    bucketsJson.push_back(llvm::json::Object{{"axes", axesName},
+                                             {"input_bytes", group.input},
+                                             {"count", group.count},
+                                             {"bucket_bytes", options.bucketBytes},
+                                             {"latency_per_bucket_seconds", perBucket},
+                                             {"latency_seconds", latency}});
   }
   double commSeconds = 0, commBytes = 0;
   os << "\ncollectives per step (bytes per device, ring):\n";
@@ -632,8 +667,10 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                           {"communication_seconds", commSeconds},
                           {"compute_seconds", computeSeconds},
                           {"splits_not_taken", std::move(notTakenJson)},
+                          {"state_not_split", std::move(stateNotSplit)},
                           {"query_row_splits", std::move(spareJson)},
                           {"gradient_reduction_seconds", gradientSeconds},
+                          {"gradient_buckets", std::move(bucketsJson)},
                           {"backward_compute_seconds", backwardShare},
                           {"forward_compute_seconds", forwardShare},
                           // The sums the shares are taken from (every op's

@@ -304,9 +304,13 @@ LogicalResult parseSpec(func::FuncOp func, const Mesh &mesh, StringRef strategy,
   return success();
 }
 
-/// Appends `axes` to the first dim of `s` that stays divisible.
+/// Appends `axes` to the first dim of `s` that stays divisible; where no dim
+/// takes them all, each axis in turn to the first dim that still divides
+/// (a [1600, 1600] state over dp=64 x dq=4: rows over dp, columns over dq,
+/// where one axis of 256 divides neither). An axis no dim takes leaves the
+/// tensor replicated over it (`unsplit` lists those axes).
 TensorSharding splitFurther(TensorSharding s, ArrayRef<int64_t> shape, const AxisList &axes,
-                            const Mesh &mesh) {
+                            const Mesh &mesh, AxisList *unsplit = nullptr) {
   if (axes.empty())
     return s;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -315,6 +319,16 @@ TensorSharding splitFurther(TensorSharding s, ArrayRef<int64_t> shape, const Axi
       s.dims[d].append(axes.begin(), axes.end());
       return s;
     }
+  }
+  for (Axis a : axes) {
+    bool placed = false;
+    for (size_t d = 0; d < shape.size() && !placed; ++d)
+      if (shape[d] % (mesh.size(s.dims[d]) * mesh.size(AxisList{a})) == 0) {
+        s.dims[d].push_back(a);
+        placed = true;
+      }
+    if (!placed && unsplit)
+      unsplit->push_back(a);
   }
   return s;
 }
@@ -407,7 +421,17 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     if (!param)
       continue;
     TensorSharding full = tpOf(arg, /*all=*/true);
-    TensorSharding state = splitFurther(full, type.getShape(), spec.zeroAxes, mesh);
+    AxisList unsplit;
+    TensorSharding state = splitFurther(full, type.getShape(), spec.zeroAxes, mesh, &unsplit);
+    if (!unsplit.empty() && (spec.zero >= 1 || spec.mics) && traits) {
+      StrategyTraits::ReplicatedState &r = traits->replicatedState;
+      if (r.tensors++ == 0) {
+        llvm::raw_string_ostream os(r.example);
+        os << "'" << param.getName() << "' " << type;
+        r.axes = mesh.axesName(unsplit);
+      }
+      r.elements += type.getNumElements();
+    }
     stateLayout[param.getName()] = state;
     bool splitState = tp && tp->any(arg);
     if (splitState)

@@ -61,6 +61,15 @@ struct StrategyTraits {
   /// is reduced in the narrow type before it (option
   /// low-precision-reductions; set by the pass, not by a preset).
   bool reduceBeforeWidening = false;
+  /// Parameters whose ZeRO/MiCS state no dim can split over some of the
+  /// state axes (every dim's size indivisible by the axis): their state is
+  /// replicated over those axes. Recorded on the function (xf.state_not_split) for the report.
+  struct ReplicatedState {
+    int64_t tensors = 0;
+    int64_t elements = 0; ///< of the parameters concerned
+    std::string example;  ///< the first one's name and shape
+    std::string axes;     ///< the axes not split over, by name
+  } replicatedState;
 };
 
 /// The mesh axis name of the strategy's `pp` component ("pp", or the name

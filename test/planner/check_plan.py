@@ -9,8 +9,9 @@ explain --json` on the same model with the candidate's own flags (what
   - collective bytes (per mesh axis and in total) equal to the plan's,
   - the modelled step time equal to the plan's (same cost model),
 and, where the candidate was chosen by extrapolation (3 and 4 layers per
-pipeline chunk), its extrapolated collective bytes equal to the compiled
-step's (they are affine in the layer count; memory is only reported).
+pipeline chunk), its extrapolated collective bytes and step time equal to the compiled
+step's (they are affine in the layer count, the gradient buckets counted on
+the extrapolated bytes; memory is only reported).
 
 usage: check_plan.py SHARDC --preset gpt2-124m --devices 8 --global-batch 8
 """
@@ -99,6 +100,12 @@ def main():
                 if abs(e["communication_bytes"] - rep["communication_bytes"]) > 1:
                     sys.exit(f"FAIL: {label}: extrapolated bytes {e['communication_bytes']} vs "
                              f"compiled {rep['communication_bytes']}")
+                # Compute and collective time are affine in the layers too, the
+                # gradient buckets' latencies counted on the extrapolated bytes
+                # (a line through two reports' bucket counts is not).
+                if abs(e["step_seconds"] - rep["step_seconds"]) > 1e-6 * rep["step_seconds"]:
+                    sys.exit(f"FAIL: {label}: extrapolated step {e['step_seconds']} vs "
+                             f"compiled {rep['step_seconds']}")
                 worst_extrap = max(worst_extrap,
                                    abs(e["memory_bytes"]["total"] - want) / want)
             print(f"ok {i + 1}: {label}: {p['step_seconds'] * 1e3:.3f} ms, "

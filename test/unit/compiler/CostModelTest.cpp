@@ -315,6 +315,51 @@ TEST(PlanReshard, SliceThenReduceScatter) {
   EXPECT_EQ(steps[1].before, sh({{kTp}, {}}, {kDp}));
 }
 
+TEST(PlanReshard, NearerAxisReducesFirstFartherGathersFirst) {
+  // A ZeRO state split over a factored data axis (mesh dp=64,dq=4: rows over
+  // dp, columns over dq). The sum is reduce-scattered over the later mesh
+  // axis (dq: ranks inside a node) first, so the one over dp moves a quarter
+  // of the gradient between nodes; the parameter is gathered over dp first,
+  // on the smallest pieces, then over dq.
+  TensorSharding from = sh({{}, {}}, {kDp, kTp});
+  TensorSharding split = sh({{kDp}, {kTp}});
+  auto steps = planReshard(from, split);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].kind, CollectiveStep::ReduceScatter);
+  EXPECT_EQ(steps[0].axes, axes({kTp}));
+  EXPECT_EQ(steps[0].dim, 1);
+  EXPECT_EQ(steps[1].kind, CollectiveStep::ReduceScatter);
+  EXPECT_EQ(steps[1].axes, axes({kDp}));
+  EXPECT_EQ(steps[1].dim, 0);
+  EXPECT_EQ(steps[1].before, sh({{}, {kTp}}, {kDp}));
+  auto back = planReshard(split, sh({{}, {}}));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].kind, CollectiveStep::AllGather);
+  EXPECT_EQ(back[0].axes, axes({kDp}));
+  EXPECT_EQ(back[1].kind, CollectiveStep::AllGather);
+  EXPECT_EQ(back[1].axes, axes({kTp}));
+  // The same order whichever dim holds which axis.
+  auto swapped = planReshard(from, sh({{kTp}, {kDp}}));
+  ASSERT_EQ(swapped.size(), 2u);
+  EXPECT_EQ(swapped[0].axes, axes({kTp}));
+  EXPECT_EQ(swapped[0].dim, 0);
+  auto swappedBack = planReshard(sh({{kTp}, {kDp}}), sh({{}, {}}));
+  ASSERT_EQ(swappedBack.size(), 2u);
+  EXPECT_EQ(swappedBack[0].axes, axes({kDp}));
+  EXPECT_EQ(swappedBack[0].dim, 1);
+  // Fewer bytes on the farther link: on 8 nodes of 8 (dp=8 between nodes,
+  // dq=8 inside), reducing over dq first is the cheaper order.
+  CostModel cm(mesh("dp=8,dq=8"), loadShipped("h100-8x-nvlink-ib"));
+  double nearFirst = 0, farFirst = 0;
+  for (const CollectiveStep &s : steps)
+    nearFirst += cm.stepTime(s, 64 << 20);
+  CollectiveStep far{CollectiveStep::ReduceScatter, axes({kDp}), 0, -1, from};
+  CollectiveStep near{CollectiveStep::ReduceScatter, axes({kTp}), 1, -1,
+                      sh({{kDp}, {}}, {kTp})};
+  farFirst = cm.stepTime(far, 64 << 20) + cm.stepTime(near, 64 << 20);
+  EXPECT_LT(nearFirst, farFirst);
+}
+
 TEST(PlanReshard, SliceOtherDimThenReduceScatter) {
   // partial(dp) -> [dp, tp] (ZeRO-1/2 + tp: a weight gradient every tp rank
   // holds whole, where attention runs replicated over tp, reduce-scattered
