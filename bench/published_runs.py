@@ -29,8 +29,12 @@ The runs:
      --offload-activations) on 64 p4de instances (512 A100 80 GB, 400 Gb/s
      EFA per instance): 176 TFLOP/s per GPU. Its parameters (16 bytes each
      with Adam) need the whole cluster, so its partition group is the 512
-     GPUs: ZeRO-3 over dp=512 in shardc; MiCS over node groups of 8 (shard=8)
-     is shown for contrast (it does not fit in memory).
+     GPUs: ZeRO-3 over dp=512 in shardc, flat and with the data axis factored
+     (dp=64 x dq=8, zero3@dp,dq: each weight's rows over dp, columns over dq,
+     so a gather runs between nodes on 1/512 pieces, then inside the node,
+     and a reduction the other way: MiCS's hierarchical communication); MiCS
+     over node groups of 8 (shard=8) is shown for contrast (it does not fit
+     in memory).
   4. Transformer Math (seed 003), the 3D-parallel ZeRO-1 memory formula:
      parameters/(pp tp) + optimizer/N + gradients/pp (bytes: 2N, 12N, 2N in
      mixed precision) against shardc's planned parameter, gradient and
@@ -108,6 +112,9 @@ def main():
                      "--vocab", "50264", "--seq", "1024", "--positions", "1024", "--batch",
                      str(8 * 512))
             for mesh, strategy, note in (("dp=512", "zero3", "partition group = all 512 GPUs"),
+                                         ("dp=64,dq=8", "zero3@dp,dq",
+                                          "partition group = all 512 GPUs, the data axis "
+                                          "factored: gathers between nodes, then inside"),
                                          ("dp=64,shard=8", "mics",
                                           "partition groups of one node (does not fit)")):
                 r = explain(a.shardc, t1, mesh, strategy, P4DE, "bf16", "--recompute", "full",

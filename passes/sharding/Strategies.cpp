@@ -304,7 +304,8 @@ LogicalResult parseSpec(func::FuncOp func, const Mesh &mesh, StringRef strategy,
   return success();
 }
 
-/// Appends `axes` to the first dim of `s` that stays divisible; where no dim
+/// Appends `axes` to the first dim of `s` that stays divisible (several axes:
+/// each on a dim of its own first, where the dims allow); where no dim
 /// takes them all, each axis in turn to the first dim that still divides
 /// (a [1600, 1600] state over dp=64 x dq=4: rows over dp, columns over dq,
 /// where one axis of 256 divides neither). An axis no dim takes leaves the
@@ -313,6 +314,26 @@ TensorSharding splitFurther(TensorSharding s, ArrayRef<int64_t> shape, const Axi
                             const Mesh &mesh, AxisList *unsplit = nullptr) {
   if (axes.empty())
     return s;
+  // Several axes (a data axis given as factors): one dim each where the
+  // tensor has enough dims that divide, so that each collective over the
+  // state runs over one axis (reductions inside the node first, gathers
+  // between nodes on the smallest pieces: two rings, not one over all).
+  if (axes.size() > 1) {
+    TensorSharding t = s;
+    SmallVector<bool> used(shape.size(), false);
+    bool all = true;
+    for (Axis a : axes) {
+      bool placed = false;
+      for (size_t d = 0; d < shape.size() && !placed; ++d)
+        if (!used[d] && shape[d] % (mesh.size(t.dims[d]) * mesh.size(AxisList{a})) == 0) {
+          t.dims[d].push_back(a);
+          used[d] = placed = true;
+        }
+      all &= placed;
+    }
+    if (all)
+      return t;
+  }
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t parts = mesh.size(s.dims[d]) * mesh.size(axes);
     if (shape[d] % parts == 0) {
