@@ -17,11 +17,14 @@ namespace shardc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-/// The fusions of the rank-local step, in order: one optimizer call per
-/// stage (-xf-fuse-optimizer), then the GEMM epilogues (-xf-fuse-epilogues),
-/// on `function`. What a compiled step runs after partitioning; the
-/// simulated mesh (shardc-shard) and `shardc explain` run the same list.
-void addRankLocalFusions(mlir::OpPassManager &functionPasses, llvm::StringRef function);
+/// The fusions of the rank-local step, in order: ZeRO's gradient
+/// reduce-scatters merged into buckets of `bucketBytes`
+/// (-xf-bucket-reduce-scatters; 0: none), one optimizer call per stage
+/// (-xf-fuse-optimizer), then the GEMM epilogues (-xf-fuse-epilogues), on
+/// `function`. What a compiled step runs after partitioning; the simulated
+/// mesh (shardc-shard) and `shardc explain` run the same list.
+void addRankLocalFusions(mlir::OpPassManager &functionPasses, llvm::StringRef function,
+                         int64_t bucketBytes = 25 * 1024 * 1024);
 
 } // namespace shardc
 

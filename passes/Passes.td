@@ -663,6 +663,42 @@ def XfLowerToRt : Pass<"xf-lower-to-rt", "mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::rt_dialect::RtDialect"];
 }
 
+def XfBucketReduceScatters : Pass<"xf-bucket-reduce-scatters", "mlir::func::FuncOp"> {
+  let summary = "merges ZeRO's gradient reduce-scatters into buckets";
+  let description = [{
+    Runs on the partitioned (rank-local) step. Sum reduce-scatters over the
+    same mesh axes, of one element type and pipeline stage, whose results
+    only the optimizer reads (AdamW, the gradient norm, through widening
+    casts) and whose scattered blocks are contiguous (no dim of size above
+    one before the scattered one) become one reduce-scatter of the inputs
+    side by side: each gradient viewed as [n, size / n] (n the group's
+    ranks), concatenated along the second dim, scattered along the first,
+    and split back. A bucket closes at `bucket-bytes` of inputs, before
+    anything else reads a member, and at the end. Bit-identical to the
+    separate reductions (DeepSpeed's reduce buckets). `bucket-bytes=0`
+    disables it.
+
+    ```mlir
+    %a = shard.reduce_scatter %ga on @mesh grid_axes = [0] scatter_axis = 0 : tensor<8x16xf32> -> tensor<4x16xf32>
+    %b = shard.reduce_scatter %gb on @mesh grid_axes = [0] scatter_axis = 0 : tensor<32xf32> -> tensor<16xf32>
+    // becomes
+    %ra = xf.reshape %ga : tensor<8x16xf32> -> tensor<2x64xf32>
+    %rb = xf.reshape %gb : tensor<32xf32> -> tensor<2x16xf32>
+    %c = xf.concat %ra, %rb dim = 1 : tensor<2x64xf32>, tensor<2x16xf32> -> tensor<2x80xf32>
+    %s = shard.reduce_scatter %c on @mesh grid_axes = [0] scatter_axis = 0 : tensor<2x80xf32> -> tensor<1x80xf32>
+    %pa, %pb = xf.split %s dim = 1 : tensor<1x80xf32> -> tensor<1x64xf32>, tensor<1x16xf32>
+    %a = xf.reshape %pa : tensor<1x64xf32> -> tensor<4x16xf32>
+    %b = xf.reshape %pb : tensor<1x16xf32> -> tensor<16xf32>
+    ```
+  }];
+  let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::shard::ShardDialect"];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the step; empty: every function">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "25 * 1024 * 1024",
+           "largest bucket in input bytes (0: no buckets)">,
+  ];
+}
+
 def RtBucketAllReduces : Pass<"rt-bucket-all-reduces", "mlir::func::FuncOp"> {
   let summary = "merges consecutive gradient all-reduces into buckets";
   let description = [{

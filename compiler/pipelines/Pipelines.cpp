@@ -69,7 +69,7 @@ void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::St
   if (o.mesh.empty()) {
     // One rank: the step is its own rank-local step.
     if (partition)
-      addRankLocalFusions(pm.nest<func::FuncOp>(), function);
+      addRankLocalFusions(pm.nest<func::FuncOp>(), function, o.bucketBytes);
     return;
   }
   // The mesh string is parsed once, into the module's grid; the function
@@ -101,7 +101,7 @@ void buildShardingPipeline(OpPassManager &pm, const PipelineOptions &o, llvm::St
     pipeline.cuts = o.pipelineCuts;
     fpm.addPass(createXfPipeline(pipeline));
   }
-  addRankLocalFusions(fpm, function);
+  addRankLocalFusions(fpm, function, o.bucketBytes);
 }
 
 void buildLoweringPipeline(OpPassManager &pm, const PipelineOptions &o) {

@@ -308,7 +308,12 @@ private:
 
 } // namespace
 
-void shardc::addRankLocalFusions(OpPassManager &functionPasses, StringRef function) {
+void shardc::addRankLocalFusions(OpPassManager &functionPasses, StringRef function,
+                                 int64_t bucketBytes) {
+  XfBucketReduceScattersOptions buckets;
+  buckets.function = function.str();
+  buckets.bucketBytes = bucketBytes;
+  functionPasses.addPass(createXfBucketReduceScatters(buckets));
   XfFuseOptimizerOptions optimizer;
   optimizer.function = function.str();
   functionPasses.addPass(createXfFuseOptimizer(optimizer));

@@ -225,7 +225,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     pipeline.cuts = options.cuts;
     stages.nest<func::FuncOp>().addPass(createXfPipeline(pipeline));
   }
-  addRankLocalFusions(stages.nest<func::FuncOp>(), options.function);
+  addRankLocalFusions(stages.nest<func::FuncOp>(), options.function, options.bucketBytes);
   if (failed(stages.run(*copy)))
     return failure();
   std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
@@ -273,11 +273,12 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     bytesPerAxis[axesName] += bytes;
   };
   // Read only by the optimizer (through casts: a gradient reduced in bf16 and
-  // then widened to its f32 master, --low-precision-reductions).
+  // then widened to its f32 master, --low-precision-reductions; and through
+  // the split and views of a bucket of them, -xf-bucket-reduce-scatters).
   std::function<bool(Operation *)> isGradientReduction = [&](Operation *op) {
     return !op->use_empty() && llvm::all_of(op->getUsers(), [&](Operation *user) {
       return isa<xf::AdamWOp, xf::MultiAdamWOp, xf::SumSquaresOp, xf::MultiSumSquaresOp>(user) ||
-             (isa<xf::CastOp>(user) && isGradientReduction(user));
+             (isa<xf::CastOp, xf::SplitOp, xf::ReshapeOp>(user) && isGradientReduction(user));
     });
   };
   // Backward compute (what gradient reductions can hide behind): ops after
