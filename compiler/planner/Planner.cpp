@@ -714,6 +714,50 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     return scheduleBubble(c.pp, c.virtualStages, c.microBatches);
   };
   auto lowerBound = [&](const Candidate &c) { return 0.95 * idealCompute / (1 - bubbleOf(c)); };
+  // And a communication floor, from the compiler: a step is at least its
+  // communication (what the backward and forward cannot hide is exposed,
+  // and they are part of the compute), and a pipeline of m micro-batches
+  // communicates at least what the same pipeline does with one micro-batch
+  // of the same size: the gradient reductions are the same (once per step),
+  // the tensor-parallel collectives and the stage transfers are m calls of
+  // that one's (each at least its time on the cost model's rings), an
+  // interleaved schedule crosses more stage boundaries, recomputation
+  // replays collectives. So each (mesh, strategy, micro-batch size) is
+  // compiled once with one micro-batch, 1F1B, nothing recomputed — one copy
+  // of the layers where the candidates hold m — and its communication time,
+  // at 0.99, bounds every schedule, count and memory policy of it. Computed
+  // only where the other bounds leave a candidate that could be skipped.
+  std::map<std::tuple<std::string, std::string, int64_t>, double> &floors = plan.floorSeconds;
+  auto communicationFloor = [&](const Candidate &c) -> double {
+    Candidate one = c;
+    one.microBatches = 1;
+    one.schedule = "1f1b";
+    one.virtualStages = 1;
+    one.recompute = "none";
+    one.offload = false;
+    int64_t batch = plan.globalBatch / c.microBatches;
+    auto key = std::make_tuple(one.mesh(), one.strategy(), batch);
+    if (auto it = floors.find(key); it != floors.end())
+      return it->second;
+    std::string error;
+    int64_t unit = one.chunks();
+    FailureOr<Raw> raw = failure();
+    if (plan.extrapolated && plan.layers / unit > 4) {
+      FailureOr<Raw> three =
+          evaluateRaw(modelWith(3 * unit, batch), one, request, 3 * unit, error, &steps);
+      if (succeeded(three)) {
+        FailureOr<Raw> four =
+            evaluateRaw(modelWith(4 * unit, batch), one, request, 4 * unit, error, &steps);
+        if (succeeded(four))
+          raw = extrapolate(*three, *four, static_cast<double>(plan.layers / unit));
+      }
+    } else {
+      raw = evaluateRaw(modelWith(plan.layers, batch), one, request, plan.layers, error, &steps);
+    }
+    double floor = succeeded(raw) ? 0.99 * raw->p.commSeconds : 0.0;
+    ++plan.floors;
+    return floors[key] = floor;
+  };
   auto incumbent = [&]() {
     std::vector<double> steps;
     for (const Evaluated &e : plan.evaluated)
@@ -827,6 +871,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                                                     it->second.computeSeconds *
                                                         (1 - it->second.bubble) /
                                                         (1 - bubbleOf(c))));
+                  if (bound <= incumbent() && std::isfinite(incumbent()))
+                    bound = std::max(bound, communicationFloor(c));
                   if (bound > incumbent()) {
                     ++plan.bounded;
                     break;
@@ -982,7 +1028,7 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
   os << llvm::formatv("on {0} devices: {1}; memory per device {2} GiB\n", request.devices,
                       plan.hardwareName, gib(plan.memoryLimit));
   os << llvm::formatv("evaluated {0} candidates ({1}{7}): {2} fit, {3} over memory, {4} rejected "
-                      "by the compiler; {5} dominated and {6} bounded out, not evaluated\n",
+                      "by the compiler; {5} dominated and {6} bounded out, not evaluated{8}\n",
                       plan.evaluated.size(),
                       plan.extrapolated ? "compiled at 3 and 4 layers per pipeline chunk and "
                                           "extrapolated"
@@ -992,7 +1038,12 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
                                                     "steps with 2 and 3 micro-batches",
                                                     plan.composed)
                                           .str()
-                                    : std::string());
+                                    : std::string(),
+                      plan.floors ? llvm::formatv(" ({0} pipelines compiled with one micro-batch "
+                                                  "for their communication floor)",
+                                                  plan.floors)
+                                        .str()
+                                  : std::string());
   if (plan.ranking.empty()) {
     double least = 0;
     std::string which;
@@ -1142,6 +1193,12 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
     ranked.push_back(candidateJson(plan.evaluated[i]));
   for (const Evaluated &e : plan.evaluated)
     all.push_back(candidateJson(e));
+  llvm::json::Array floorsJson;
+  for (const auto &[key, seconds] : plan.floorSeconds)
+    floorsJson.push_back(llvm::json::Object{{"mesh", std::get<0>(key)},
+                                            {"strategy", std::get<1>(key)},
+                                            {"micro_batch_size", std::get<2>(key)},
+                                            {"seconds", seconds}});
   return llvm::json::Object{{"model", plan.model},
                             {"layers", plan.layers},
                             {"parameters", plan.parameters},
@@ -1157,6 +1214,8 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
                             {"extrapolated", plan.extrapolated},
                             {"dominated_not_evaluated", plan.skipped},
                             {"bounded_not_evaluated", plan.bounded},
+                            {"communication_floors", plan.floors},
+                            {"floors", std::move(floorsJson)},
                             {"composed_pipelines", plan.composed},
                             {"over_memory_when_compiled_in_full", plan.overMemoryWhenExact},
                             {"ranked", std::move(ranked)},

@@ -45,6 +45,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace shardc::planner {
@@ -140,6 +141,12 @@ struct Plan {
   int64_t overMemoryWhenExact = 0; ///< finalists the full compile pushed over memory
   /// 1F1B pipelines screened from their steps with one and two micro-batches.
   int64_t composed = 0;
+  /// Pipelines compiled with one micro-batch for the communication floor
+  /// that bounds their schedules, counts and policies.
+  int64_t floors = 0;
+  /// Those floors: (mesh, strategy, micro-batch size) -> seconds (0.99 of
+  /// the one-micro-batch step's communication).
+  std::map<std::tuple<std::string, std::string, int64_t>, double> floorSeconds;
 };
 
 /// Plans; diagnostics (through the module's context) and failure when the

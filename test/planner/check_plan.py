@@ -11,7 +11,9 @@ explain --json` on the same model with the candidate's own flags (what
 and, where the candidate was chosen by extrapolation (3 and 4 layers per
 pipeline chunk), its extrapolated collective bytes and step time equal to the compiled
 step's (they are affine in the layer count, the gradient buckets counted on
-the extrapolated bytes; memory is only reported).
+the extrapolated bytes; memory is only reported); and every communication
+floor the planner bounded pipelines by at most the screened step of each
+evaluated candidate it applies to.
 
 usage: check_plan.py SHARDC --preset gpt2-124m --devices 8 --global-batch 8
 """
@@ -111,6 +113,24 @@ def main():
             print(f"ok {i + 1}: {label}: {p['step_seconds'] * 1e3:.3f} ms, "
                   f"{mem / 2**30:.3f} GiB (compiled {want / 2**30:.3f}), "
                   f"{round(p['communication_bytes'])} bytes")
+        # The communication floor a pipeline is skipped by (its one-micro-batch
+        # step's communication, at 0.99): never above the screened step of
+        # an evaluated candidate of the same mesh, strategy and micro-batch.
+        floors = {(f["mesh"], f["strategy"], f["micro_batch_size"]): f["seconds"]
+                  for f in plan.get("floors", [])}
+        floored = 0
+        for c in plan["evaluated"]:
+            f = floors.get((c["mesh"], c["strategy"], c["micro_batch_size"]))
+            if f is None or "prediction" not in c:
+                continue
+            step = c.get("extrapolated", c["prediction"])["step_seconds"]
+            if f > step * (1 + 1e-12):
+                sys.exit(f"FAIL: {' '.join(c['flags'])}: communication floor {f} exceeds its "
+                         f"step {step}")
+            floored += 1
+        if plan["communication_floors"] != len(floors):
+            sys.exit("FAIL: the floors counted and listed differ")
+        print(f"communication floors: {len(floors)}, at most the step of {floored} candidates")
         print(f"{a.preset} on {a.devices} devices, global batch {a.global_batch}: "
               f"{len(ranked)} ranked of {len(plan['evaluated'])} evaluated; memory within "
               f"{worst_mem:.2%}; extrapolated memory within {worst_extrap:.2%}")
