@@ -315,6 +315,14 @@ TEST(PlanReshard, SliceThenReduceScatter) {
   EXPECT_EQ(steps[1].before, sh({{kTp}, {}}, {kDp}));
 }
 
+/// One step of a reshard: its kind, axes and dim.
+void expectStep(const CollectiveStep &s, CollectiveStep::Kind kind, const AxisList &on,
+                int64_t dim) {
+  EXPECT_EQ(s.kind, kind);
+  EXPECT_EQ(s.axes, on);
+  EXPECT_EQ(s.dim, dim);
+}
+
 TEST(PlanReshard, NearerAxisReducesFirstFartherGathersFirst) {
   // A ZeRO state split over a factored data axis (mesh dp=64,dq=4: rows over
   // dp, columns over dq). The sum is reduce-scattered over the later mesh
@@ -325,12 +333,8 @@ TEST(PlanReshard, NearerAxisReducesFirstFartherGathersFirst) {
   TensorSharding split = sh({{kDp}, {kTp}});
   auto steps = planReshard(from, split);
   ASSERT_EQ(steps.size(), 2u);
-  EXPECT_EQ(steps[0].kind, CollectiveStep::ReduceScatter);
-  EXPECT_EQ(steps[0].axes, axes({kTp}));
-  EXPECT_EQ(steps[0].dim, 1);
-  EXPECT_EQ(steps[1].kind, CollectiveStep::ReduceScatter);
-  EXPECT_EQ(steps[1].axes, axes({kDp}));
-  EXPECT_EQ(steps[1].dim, 0);
+  expectStep(steps[0], CollectiveStep::ReduceScatter, axes({kTp}), 1);
+  expectStep(steps[1], CollectiveStep::ReduceScatter, axes({kDp}), 0);
   EXPECT_EQ(steps[1].before, sh({{}, {kTp}}, {kDp}));
   auto back = planReshard(split, sh({{}, {}}));
   ASSERT_EQ(back.size(), 2u);
@@ -370,12 +374,8 @@ TEST(PlanReshard, SliceOtherDimThenReduceScatter) {
   TensorSharding to = sh({{kDp}, {kTp}});
   auto steps = planReshard(from, to);
   ASSERT_EQ(steps.size(), 2u);
-  EXPECT_EQ(steps[0].kind, CollectiveStep::AllSlice);
-  EXPECT_EQ(steps[0].axes, axes({kTp}));
-  EXPECT_EQ(steps[0].dim, 1);
-  EXPECT_EQ(steps[1].kind, CollectiveStep::ReduceScatter);
-  EXPECT_EQ(steps[1].axes, axes({kDp}));
-  EXPECT_EQ(steps[1].dim, 0);
+  expectStep(steps[0], CollectiveStep::AllSlice, axes({kTp}), 1);
+  expectStep(steps[1], CollectiveStep::ReduceScatter, axes({kDp}), 0);
   EXPECT_EQ(steps[1].before, sh({{}, {kTp}}, {kDp}));
   CostModel cm(mesh("dp=4,tp=2"), loadShipped("h100-8x-nvlink-ib"));
   double bytes = 0;
