@@ -175,11 +175,24 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       auto a = r.getAs<StringAttr>(k);
       return a ? a.getValue().str() : std::string();
     };
+    // The remedy where an axis has factors to give (a prime one has none).
+    bool factorable = false;
+    std::string axesText = text("axes");
+    SmallVector<StringRef> names;
+    StringRef(axesText).split(names, ',');
+    for (StringRef name : names) {
+      int a = mesh->axisIndex(name.trim().str());
+      int64_t n = a >= 0 ? mesh->size(AxisList{static_cast<Axis>(a)}) : 0;
+      for (int64_t f = 2; f * f <= n && !factorable; ++f)
+        factorable = n % f == 0;
+    }
     notTaken << llvm::formatv(
         "  optimizer state of {0} parameters ({1} elements; first {2}): no dim divides over "
-        "{3}, so it is replicated there as under DP; a mesh with that axis factored (as "
-        "dp=64,dq=4 with zero1@dp,dq) splits each factor on its own dim\n",
-        integer("tensors"), integer("elements"), text("example"), text("axes"));
+        "{3}, so it is replicated there as under DP{4}\n",
+        integer("tensors"), integer("elements"), text("example"), text("axes"),
+        factorable ? "; a mesh with that axis factored (as dp=64,dq=4 with zero1@dp,dq) "
+                     "splits each factor on its own dim"
+                   : "");
     stateNotSplit = llvm::json::Object{{"tensors", integer("tensors")},
                                        {"elements", integer("elements")},
                                        {"example", text("example")},
