@@ -619,6 +619,23 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   auto fullModel = [&](const Candidate &c) {
     return modelWith(plan.layers, plan.globalBatch / c.microBatches);
   };
+  // A candidate of `unit` layers per extrapolation unit, compiled by `at` (a
+  // model, its layers) at 3 and 4 layers per chunk and extrapolated, or with
+  // four layers per chunk or fewer in full (as cheap).
+  auto extrapolates = [&](int64_t unit) { return plan.extrapolated && plan.layers / unit > 4; };
+  auto atDepths = [&](int64_t unit, int64_t batch,
+                      llvm::function_ref<FailureOr<Raw>(ModuleOp, int64_t)> at)
+      -> FailureOr<Raw> {
+    if (!extrapolates(unit))
+      return at(modelWith(plan.layers, batch), plan.layers);
+    FailureOr<Raw> three = at(modelWith(3 * unit, batch), 3 * unit);
+    if (failed(three))
+      return failure();
+    FailureOr<Raw> four = at(modelWith(4 * unit, batch), 4 * unit);
+    if (failed(four))
+      return failure();
+    return extrapolate(*three, *four, static_cast<double>(plan.layers / unit));
+  };
   double tokens = static_cast<double>(plan.globalBatch) * plan.seq;
   auto finish = [&](Prediction &p) {
     p.tokensPerSecond = p.stepSeconds > 0 ? tokens / p.stepSeconds : 0;
@@ -661,20 +678,10 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     };
     // At 3 and 4 layers per chunk, extrapolated; or the full model.
     auto depths = [&]() -> FailureOr<Raw> {
-      if (plan.extrapolated && plan.layers / unit > 4) {
-        FailureOr<Raw> three = at(modelWith(3 * unit, batch), 3 * unit);
-        if (failed(three))
-          return failure();
-        FailureOr<Raw> four = at(modelWith(4 * unit, batch), 4 * unit);
-        if (failed(four))
-          return failure();
-        return extrapolate(*three, *four, static_cast<double>(plan.layers / unit));
-      }
-      // Four layers per chunk or fewer: the full model is as cheap.
-      FailureOr<Raw> full = at(fullModel(c), plan.layers);
-      if (succeeded(full) && !compose)
-        full->p.exact = true;
-      return full;
+      FailureOr<Raw> r = atDepths(unit, batch, at);
+      if (succeeded(r) && !extrapolates(unit) && !compose)
+        r->p.exact = true;
+      return r;
     };
     FailureOr<Raw> raw = depths();
     if (succeeded(raw) && compose) {
@@ -740,20 +747,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     if (auto it = floors.find(key); it != floors.end())
       return it->second;
     std::string error;
-    int64_t unit = one.chunks();
-    FailureOr<Raw> raw = failure();
-    if (plan.extrapolated && plan.layers / unit > 4) {
-      FailureOr<Raw> three =
-          evaluateRaw(modelWith(3 * unit, batch), one, request, 3 * unit, error, &steps);
-      if (succeeded(three)) {
-        FailureOr<Raw> four =
-            evaluateRaw(modelWith(4 * unit, batch), one, request, 4 * unit, error, &steps);
-        if (succeeded(four))
-          raw = extrapolate(*three, *four, static_cast<double>(plan.layers / unit));
-      }
-    } else {
-      raw = evaluateRaw(modelWith(plan.layers, batch), one, request, plan.layers, error, &steps);
-    }
+    FailureOr<Raw> raw = atDepths(one.chunks(), batch, [&](ModuleOp m, int64_t layers) {
+      return evaluateRaw(m, one, request, layers, error, &steps);
+    });
     double floor = succeeded(raw) ? 0.99 * raw->p.commSeconds : 0.0;
     ++plan.floors;
     return floors[key] = floor;
@@ -808,8 +804,10 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       // devices (after tp), replicated across groups; only where there are
       // several groups (on one node it is ZeRO-3).
       int64_t micsShard = std::max<int64_t>(1, hw->devicesPerNode / tp);
-      if (pp == 1 && hw->devicesPerNode % tp == 0 && micsShard > 1 && dp % micsShard == 0 &&
-          dp / micsShard > 1)
+      // The data ranks span several nodes, in groups of a node's devices.
+      bool acrossNodes = hw->devicesPerNode % tp == 0 && micsShard > 1 && dp % micsShard == 0 &&
+                         dp / micsShard > 1;
+      if (pp == 1 && acrossNodes)
         datas.push_back("mics");
       std::vector<std::pair<std::string, int64_t>> schedules = {{"1f1b", 1}};
       if (pp > 1 && plan.layers % (2 * pp) == 0)
@@ -828,9 +826,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
             // by neither 128 nor 256, but by 64 x 4 rows x columns), and
             // the reductions run inside the node first, so between nodes
             // they move 1/dq of the gradient (planReshard's order).
-            bool factored = data != "dp" && data != "mics" && micsShard > 1 &&
-                            hw->devicesPerNode % tp == 0 && dp % micsShard == 0 &&
-                            dp / micsShard > 1;
+            bool factored = data != "dp" && data != "mics" && acrossNodes;
             base.shard = data == "mics" || factored ? micsShard : 0;
             base.sp = sp;
             base.schedule = schedule;

@@ -24,6 +24,7 @@
 
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
+#include "passes/train/StepPhases.h"
 
 #include "dialects/xf/XfDialect.h"
 #include "dialects/xf/XfOps.h"
@@ -43,14 +44,6 @@ using namespace shardc;
 using namespace shardc::xf;
 
 namespace {
-
-/// Only the optimizer reads `op`'s results (through widening casts).
-bool feedsOnlyTheOptimizer(Operation *op) {
-  return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
-    return isa<AdamWOp, MultiAdamWOp, SumSquaresOp, MultiSumSquaresOp>(user) ||
-           (isa<CastOp>(user) && feedsOnlyTheOptimizer(user));
-  });
-}
 
 /// Ranks in `rs`'s group: its input's scattered dim over its result's.
 int64_t groupSize(shard::ReduceScatterOp rs) {

@@ -21,6 +21,7 @@
 #include "passes/sharding/ShardingIR.h"
 #include "passes/sharding/StepReport.h"
 #include "passes/sharding/Strategies.h"
+#include "passes/train/StepPhases.h"
 
 #include "dialects/xf/XfDialect.h"
 #include "dialects/xf/Params.h"
@@ -285,15 +286,6 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     row.elements += elements;
     bytesPerAxis[axesName] += bytes;
   };
-  // Read only by the optimizer (through casts: a gradient reduced in bf16 and
-  // then widened to its f32 master, --low-precision-reductions; and through
-  // the split and views of a bucket of them, -xf-bucket-reduce-scatters).
-  std::function<bool(Operation *)> isGradientReduction = [&](Operation *op) {
-    return !op->use_empty() && llvm::all_of(op->getUsers(), [&](Operation *user) {
-      return isa<xf::AdamWOp, xf::MultiAdamWOp, xf::SumSquaresOp, xf::MultiSumSquaresOp>(user) ||
-             (isa<xf::CastOp, xf::SplitOp, xf::ReshapeOp>(user) && isGradientReduction(user));
-    });
-  };
   // Backward compute (what gradient reductions can hide behind): ops after
   // the loss gradient, the optimizer excluded.
   llvm::DenseSet<Operation *> backward;
@@ -344,11 +336,11 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       return;
     if (auto ar = dyn_cast<shard::AllReduceOp>(op))
       account(CollectiveStep::AllReduce, ar.getGridAxes(), tensorBytes(ar.getInput().getType()),
-              elems(ar.getInput().getType()), isGradientReduction(op));
+              elems(ar.getInput().getType()), feedsOnlyTheOptimizer(op));
     else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op))
       account(CollectiveStep::ReduceScatter, rs.getGridAxes(),
               tensorBytes(rs.getInput().getType()), elems(rs.getInput().getType()),
-              isGradientReduction(op));
+              feedsOnlyTheOptimizer(op));
     else if (auto a2a = dyn_cast<shard::AllToAllOp>(op))
       account(CollectiveStep::AllToAll, a2a.getGridAxes(),
               tensorBytes(a2a.getInput().getType()), elems(a2a.getInput().getType()));

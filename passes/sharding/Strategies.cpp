@@ -314,24 +314,31 @@ TensorSharding splitFurther(TensorSharding s, ArrayRef<int64_t> shape, const Axi
                             const Mesh &mesh, AxisList *unsplit = nullptr) {
   if (axes.empty())
     return s;
+  // Each axis in turn on the first dim it still divides; `ownDim`: only dims
+  // no earlier axis took. The axes no dim takes are returned.
+  auto placeEach = [&](TensorSharding &t, bool ownDim) {
+    SmallVector<bool> used(shape.size(), false);
+    AxisList left;
+    for (Axis a : axes) {
+      bool placed = false;
+      for (size_t d = 0; d < shape.size() && !placed; ++d)
+        if (!(ownDim && used[d]) &&
+            shape[d] % (mesh.size(t.dims[d]) * mesh.size(AxisList{a})) == 0) {
+          t.dims[d].push_back(a);
+          used[d] = placed = true;
+        }
+      if (!placed)
+        left.push_back(a);
+    }
+    return left;
+  };
   // Several axes (a data axis given as factors): one dim each where the
   // tensor has enough dims that divide, so that each collective over the
   // state runs over one axis (reductions inside the node first, gathers
   // between nodes on the smallest pieces: two rings, not one over all).
   if (axes.size() > 1) {
     TensorSharding t = s;
-    SmallVector<bool> used(shape.size(), false);
-    bool all = true;
-    for (Axis a : axes) {
-      bool placed = false;
-      for (size_t d = 0; d < shape.size() && !placed; ++d)
-        if (!used[d] && shape[d] % (mesh.size(t.dims[d]) * mesh.size(AxisList{a})) == 0) {
-          t.dims[d].push_back(a);
-          used[d] = placed = true;
-        }
-      all &= placed;
-    }
-    if (all)
+    if (placeEach(t, /*ownDim=*/true).empty())
       return t;
   }
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -341,16 +348,9 @@ TensorSharding splitFurther(TensorSharding s, ArrayRef<int64_t> shape, const Axi
       return s;
     }
   }
-  for (Axis a : axes) {
-    bool placed = false;
-    for (size_t d = 0; d < shape.size() && !placed; ++d)
-      if (shape[d] % (mesh.size(s.dims[d]) * mesh.size(AxisList{a})) == 0) {
-        s.dims[d].push_back(a);
-        placed = true;
-      }
-    if (!placed && unsplit)
-      unsplit->push_back(a);
-  }
+  AxisList left = placeEach(s, /*ownDim=*/false);
+  if (unsplit)
+    unsplit->append(left.begin(), left.end());
   return s;
 }
 

@@ -97,3 +97,10 @@ bool shardc::StepPhases::reshardsForBackward(Operation *op) const {
   }
   return def && !isBackward(def) && readOnlyInBackward(op->getResult(0));
 }
+
+bool shardc::feedsOnlyTheOptimizer(Operation *op) {
+  return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
+    return isa<AdamWOp, MultiAdamWOp, SumSquaresOp, MultiSumSquaresOp>(user) ||
+           (isa<CastOp, SplitOp, ReshapeOp>(user) && feedsOnlyTheOptimizer(user));
+  });
+}

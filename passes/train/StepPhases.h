@@ -46,6 +46,11 @@ struct StepPhases {
 /// Classifies the ops of `func`'s single block.
 StepPhases classifyStep(mlir::func::FuncOp func);
 
+/// Only the optimizer reads `op`'s results (AdamW, the gradient norm's sums
+/// of squares, single or multi-tensor), through widening casts and the split
+/// and views of a bucket of gradients: a gradient reduction.
+bool feedsOnlyTheOptimizer(mlir::Operation *op);
+
 } // namespace shardc
 
 #endif // SHARDC_PASSES_TRAIN_STEPPHASES_H
