@@ -104,24 +104,16 @@ std::string label(const Candidate &c) {
 //===----------------------------------------------------------------------===//
 
 /// What the extrapolation and the micro-batch composition need beyond the
-/// prediction: per pipeline stage its compute and its workspace (activations
-/// and scratch); the compute sums the report's phase shares are taken from.
+/// prediction: per pipeline stage its costs (communication, the compute sums
+/// the phase shares are taken from), its compute and its workspace
+/// (activations and scratch). The prediction's communication figures are
+/// the busiest stage's (modelStep, as the report takes them).
 struct Raw {
   Prediction p;
+  std::vector<StageCost> stages; ///< one per pipeline stage; one unpipelined
   std::vector<double> stageSeconds, stageWorkspace;
-  double computeSum = 0, backwardSum = 0, forwardSum = 0;
-  /// The gradient all-reduces of one mesh-axis group, as -rt-bucket-all-reduces
-  /// merges them: their ring latencies are paid once per bucket, and the
-  /// number of buckets is a step function of the bytes (not affine in the
-  /// layers), so figures put together from several reports count them anew.
-  struct Buckets {
-    double input = 0, count = 0, bucketBytes = 0, perBucket = 0, latency = 0;
-    /// The latency of `input` bytes in `count` tensors, as the report prices it.
-    double priced() const {
-      return (bucketBytes > 0 ? std::ceil(input / bucketBytes) : count) * perBucket;
-    }
-  };
-  std::map<std::string, Buckets> buckets; ///< by axes
+  double hostBandwidth = 0;
+  int64_t pipelineMicroBatches = 0; ///< 0: not pipelined
 };
 
 double number(const llvm::json::Object &o, llvm::StringRef key) {
@@ -132,43 +124,45 @@ double number(const llvm::json::Object &o, llvm::StringRef key) {
   return 0;
 }
 
+/// The prediction's step and communication from the stages' costs and the
+/// compute, by the report's own model (modelStep).
+void finishStep(Raw &raw) {
+  Prediction &p = raw.p;
+  ModelledStep m =
+      modelStep(raw.stages, p.computeSeconds, raw.hostBandwidth, raw.pipelineMicroBatches);
+  p.stepSeconds = m.stepSeconds;
+  p.exposedSeconds = m.exposedSeconds;
+  p.forwardSeconds = m.forwardShare;
+  p.backwardSeconds = m.backwardShare;
+  p.offloadSeconds = m.offloadSeconds;
+  p.exposedOffloadSeconds = m.exposedOffloadSeconds;
+  if (raw.stages.empty())
+    return;
+  const StageCost &s = raw.stages[m.busiest];
+  p.commSeconds = s.commSeconds;
+  p.commBytes = s.commBytes;
+  p.bytesPerAxis = s.bytesPerAxis;
+  p.gradientSeconds = s.gradientSeconds;
+  p.forwardGatherSeconds = s.forwardGatherSeconds;
+  p.backwardGatherSeconds = s.backwardGatherSeconds;
+  p.offloadBytes = s.offloadBytes;
+}
+
 Raw fromReport(const llvm::json::Object &r) {
   Raw raw;
   Prediction &p = raw.p;
-  p.stepSeconds = number(r, "step_seconds");
   p.computeSeconds = number(r, "compute_seconds");
-  p.commSeconds = number(r, "communication_seconds");
-  p.commBytes = number(r, "communication_bytes");
-  p.exposedSeconds = number(r, "exposed_communication_seconds");
-  p.gradientSeconds = number(r, "gradient_reduction_seconds");
-  p.backwardSeconds = number(r, "backward_compute_seconds");
-  p.forwardSeconds = number(r, "forward_compute_seconds");
-  p.forwardGatherSeconds = number(r, "forward_parameter_gather_seconds");
-  p.backwardGatherSeconds = number(r, "backward_parameter_gather_seconds");
-  p.offloadBytes = number(r, "offload_bytes");
-  p.offloadSeconds = number(r, "offload_seconds");
-  p.exposedOffloadSeconds = number(r, "exposed_offload_seconds");
-  if (const llvm::json::Object *axes = r.getObject("bytes_per_axis"))
-    for (const auto &[k, v] : *axes)
-      p.bytesPerAxis[k.str()] = v.getAsNumber().value_or(0);
+  raw.hostBandwidth = number(r, "host_bandwidth");
   if (const llvm::json::Object *mem = r.getObject("memory_bytes"))
     for (const auto &[k, v] : *mem)
       p.memory[k.str()] = v.getAsNumber().value_or(0);
-  if (const llvm::json::Array *groups = r.getArray("gradient_buckets"))
-    for (const llvm::json::Value &g : *groups)
-      if (const llvm::json::Object *o = g.getAsObject()) {
-        Raw::Buckets &b = raw.buckets[o->getString("axes").value_or("").str()];
-        b.input = number(*o, "input_bytes");
-        b.count = number(*o, "count");
-        b.bucketBytes = number(*o, "bucket_bytes");
-        b.perBucket = number(*o, "latency_per_bucket_seconds");
-        b.latency = number(*o, "latency_seconds");
-      }
-  raw.computeSum = number(r, "compute_seconds_sum");
-  raw.backwardSum = number(r, "backward_compute_seconds_sum");
-  raw.forwardSum = number(r, "forward_compute_seconds_sum");
+  if (const llvm::json::Array *stages = r.getArray("stage_costs"))
+    for (const llvm::json::Value &s : *stages)
+      if (const llvm::json::Object *o = s.getAsObject())
+        raw.stages.push_back(stageCostFromJson(*o));
   if (const llvm::json::Object *pipe = r.getObject("pipeline")) {
     p.bubble = number(*pipe, "bubble");
+    raw.pipelineMicroBatches = static_cast<int64_t>(number(*pipe, "micro_batches"));
     auto read = [&](llvm::StringRef key, std::vector<double> &out) {
       if (const llvm::json::Array *s = pipe->getArray(key))
         for (const llvm::json::Value &v : *s)
@@ -177,6 +171,7 @@ Raw fromReport(const llvm::json::Object &r) {
     read("compute_seconds_per_stage", raw.stageSeconds);
     read("activation_bytes_per_stage", raw.stageWorkspace);
   }
+  finishStep(raw);
   return raw;
 }
 
@@ -268,46 +263,63 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   return fromReport(report->json);
 }
 
-/// The report's overlap (reportStep) on figures put together here: gradient
-/// reductions and backward parameter gathers hide behind the backward's
-/// compute, forward gathers behind the forward's; offload copies behind
-/// each phase.
-void overlap(Prediction &p) {
-  p.exposedSeconds = std::max(
-      0.0, p.commSeconds - std::min(p.forwardGatherSeconds, p.forwardSeconds) -
-               std::min(p.gradientSeconds + p.backwardGatherSeconds, p.backwardSeconds));
-  p.exposedOffloadSeconds = p.offloadSeconds > 0
-                                ? std::max(0.0, p.offloadSeconds - p.forwardSeconds) +
-                                      std::max(0.0, p.offloadSeconds - p.backwardSeconds)
-                                : 0.0;
-  p.stepSeconds = p.computeSeconds + p.exposedSeconds + p.exposedOffloadSeconds;
-}
-
-/// The gradient buckets of `a` and `b` put together by `combine` (on their
-/// bytes and tensor counts), the latencies priced anew; returns the latency
-/// to add to figures combined without it.
-double combineBuckets(const Raw &a, const Raw &b, Raw &out,
-                      const std::function<double(double, double)> &combine) {
-  out.buckets.clear();
-  double latency = 0;
-  for (const auto &[axes, y] : b.buckets) {
-    Raw::Buckets x = a.buckets.count(axes) ? a.buckets.at(axes) : Raw::Buckets{};
-    Raw::Buckets &o = out.buckets[axes];
-    o = y;
-    o.input = combine(x.input, y.input);
-    o.count = std::round(combine(x.count, y.count));
-    o.latency = o.priced();
-    latency += o.latency;
+/// The stages of `a` and `b` put together by `combine`, figure by figure
+/// (both reports of the same pipeline: the same stages). A gradient bucket
+/// group's bytes and tensor counts combine and its ring latencies are priced
+/// anew on them (their number is a step function of the bytes: GPT-2 1.5B
+/// on 512 devices, mics+tp, 4 buckets at 3 and at 4 layers, 30 at 48), the
+/// communication and gradient times combined without them.
+FailureOr<std::vector<StageCost>>
+combineStages(const Raw &a, const Raw &b, const std::function<double(double, double)> &combine) {
+  if (a.stages.size() != b.stages.size())
+    return failure();
+  auto latency = [](const StageCost &s) {
+    double t = 0;
+    for (const auto &[axes, g] : s.buckets)
+      t += g.latency;
+    return t;
+  };
+  std::vector<StageCost> out;
+  for (size_t i = 0; i < a.stages.size(); ++i) {
+    const StageCost &x = a.stages[i], &y = b.stages[i];
+    StageCost o;
+    for (const auto *from : {&x, &y})
+      for (const auto &[axes, g] : from->buckets) {
+        if (o.buckets.count(axes))
+          continue;
+        GradientBuckets gx = x.buckets.count(axes) ? x.buckets.at(axes) : GradientBuckets{};
+        GradientBuckets gy = y.buckets.count(axes) ? y.buckets.at(axes) : GradientBuckets{};
+        GradientBuckets &c = o.buckets[axes];
+        c = g;
+        c.input = combine(gx.input, gy.input);
+        c.count = std::round(combine(gx.count, gy.count));
+        c.latency = c.priced();
+      }
+    double lx = latency(x), ly = latency(y), lo = latency(o);
+    o.commSeconds = combine(x.commSeconds - lx, y.commSeconds - ly) + lo;
+    o.gradientSeconds = combine(x.gradientSeconds - lx, y.gradientSeconds - ly) + lo;
+    o.commBytes = combine(x.commBytes, y.commBytes);
+    for (const auto *from : {&x, &y})
+      for (const auto &[axes, bytes] : from->bytesPerAxis)
+        o.bytesPerAxis[axes] = combine(x.bytesPerAxis.count(axes) ? x.bytesPerAxis.at(axes) : 0,
+                                       y.bytesPerAxis.count(axes) ? y.bytesPerAxis.at(axes) : 0);
+    o.forwardGatherSeconds = combine(x.forwardGatherSeconds, y.forwardGatherSeconds);
+    o.backwardGatherSeconds = combine(x.backwardGatherSeconds, y.backwardGatherSeconds);
+    o.computeSum = combine(x.computeSum, y.computeSum);
+    o.backwardSum = combine(x.backwardSum, y.backwardSum);
+    o.forwardSum = combine(x.forwardSum, y.forwardSum);
+    o.offloadBytes = combine(x.offloadBytes, y.offloadBytes);
+    out.push_back(std::move(o));
   }
-  return latency;
+  return out;
 }
 
-/// The total bucket latency of a report (to combine its other parts alone).
-double bucketLatency(const Raw &r) {
-  double s = 0;
-  for (const auto &[axes, b] : r.buckets)
-    s += b.latency;
-  return s;
+/// The most any stage communicates per step (seconds).
+double busiestCommunication(const Raw &r) {
+  double most = 0;
+  for (const StageCost &s : r.stages)
+    most = std::max(most, s.commSeconds);
+  return most;
 }
 
 /// The bubble a pipeline of p stages has by construction with v virtual
@@ -350,35 +362,20 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   Raw out = two;
   Prediction &o = out.p;
   const Prediction &a = one.p, &b = two.p;
-  // Gradients are reduced once per step, whatever m: the same buckets.
-  double latency = combineBuckets(one, two, out, lin);
-  o.commSeconds = lin(a.commSeconds - bucketLatency(one), b.commSeconds - bucketLatency(two)) +
-                  latency;
-  o.commBytes = lin(a.commBytes, b.commBytes);
-  o.gradientSeconds =
-      lin(a.gradientSeconds - bucketLatency(one), b.gradientSeconds - bucketLatency(two)) +
-      latency;
-  o.forwardGatherSeconds = lin(a.forwardGatherSeconds, b.forwardGatherSeconds);
-  o.backwardGatherSeconds = lin(a.backwardGatherSeconds, b.backwardGatherSeconds);
-  o.offloadBytes = lin(a.offloadBytes, b.offloadBytes);
-  o.offloadSeconds = lin(a.offloadSeconds, b.offloadSeconds);
-  for (const auto &[axes, bytes] : b.bytesPerAxis)
-    o.bytesPerAxis[axes] = lin(a.bytesPerAxis.count(axes) ? a.bytesPerAxis.at(axes) : 0, bytes);
-  out.computeSum = lin(one.computeSum, two.computeSum);
-  out.backwardSum = lin(one.backwardSum, two.backwardSum);
-  out.forwardSum = lin(one.forwardSum, two.forwardSum);
+  // Per stage; gradients are reduced once per step, whatever m: the same
+  // buckets.
+  FailureOr<std::vector<StageCost>> stageCosts = combineStages(one, two, lin);
+  if (failed(stageCosts))
+    return failure();
+  out.stages = std::move(*stageCosts);
   double slowest = 0;
   for (size_t s = 0; s < p; ++s) {
     out.stageSeconds[s] = lin(one.stageSeconds[s], two.stageSeconds[s]);
     slowest = std::max(slowest, out.stageSeconds[s]);
   }
   o.bubble = scheduleBubble(stages, 1, m);
+  out.pipelineMicroBatches = m;
   o.computeSeconds = slowest / (1 - o.bubble);
-  // The report's phase shares: the pipelined compute split as the sums are.
-  o.backwardSeconds =
-      out.computeSum > 0 ? o.computeSeconds * out.backwardSum / out.computeSum : 0;
-  o.forwardSeconds = out.computeSum > 0 ? o.computeSeconds * out.forwardSum / out.computeSum : 0;
-  overlap(o);
   // Memory: the arenas stored once (parameters, gradients, optimizer state)
   // and the inputs (every micro-batch's) are affine; the workspace is its
   // largest stage's, each stage's grown by the micro-batches it holds.
@@ -415,6 +412,7 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   }
   o.memory["total"] = total;
   o.exact = false;
+  finishStep(out);
   return out;
 }
 
@@ -425,35 +423,14 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
 /// activations at 2 layers, 795 at 3, 852 at 4.)
 double affine(double three, double four, double n) { return three + (n - 3) * (four - three); }
 
-Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chunk
+FailureOr<Raw> extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chunk
   Raw out = one;
   Prediction &p = out.p;
-  // Gradient bucket latencies: the buckets of the extrapolated bytes, not a
-  // line through the two reports' bucket counts (GPT-2 1.5B on 512 devices,
-  // mics+tp: 4 buckets at 3 and at 4 layers, 30 at 48).
-  double latency = combineBuckets(one, two, out, [&](double x, double y) {
-    return affine(x, y, n);
-  });
-  p.commSeconds = affine(one.p.commSeconds - bucketLatency(one),
-                         two.p.commSeconds - bucketLatency(two), n) + latency;
-  p.gradientSeconds = affine(one.p.gradientSeconds - bucketLatency(one),
-                             two.p.gradientSeconds - bucketLatency(two), n) + latency;
-  p.backwardSeconds = affine(one.p.backwardSeconds, two.p.backwardSeconds, n);
-  p.forwardSeconds = affine(one.p.forwardSeconds, two.p.forwardSeconds, n);
-  p.forwardGatherSeconds = affine(one.p.forwardGatherSeconds, two.p.forwardGatherSeconds, n);
-  p.backwardGatherSeconds = affine(one.p.backwardGatherSeconds, two.p.backwardGatherSeconds, n);
-  out.computeSum = affine(one.computeSum, two.computeSum, n);
-  out.backwardSum = affine(one.backwardSum, two.backwardSum, n);
-  out.forwardSum = affine(one.forwardSum, two.forwardSum, n);
-  p.commBytes = affine(one.p.commBytes, two.p.commBytes, n);
-  // Offload: bytes grow with the layers; what the phases cannot hide, as the
-  // report computes it (reportStep).
-  p.offloadBytes = affine(one.p.offloadBytes, two.p.offloadBytes, n);
-  p.offloadSeconds = affine(one.p.offloadSeconds, two.p.offloadSeconds, n);
-  for (auto &[k, v] : two.p.bytesPerAxis) {
-    double a = one.p.bytesPerAxis.count(k) ? one.p.bytesPerAxis.at(k) : 0;
-    p.bytesPerAxis[k] = affine(a, v, n);
-  }
+  FailureOr<std::vector<StageCost>> stageCosts =
+      combineStages(one, two, [&](double x, double y) { return affine(x, y, n); });
+  if (failed(stageCosts))
+    return failure();
+  out.stages = std::move(*stageCosts);
   double total = 0;
   for (auto &[k, v] : two.p.memory) {
     if (k == "total")
@@ -481,15 +458,8 @@ Raw extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chun
   } else {
     p.computeSeconds = affine(one.p.computeSeconds, two.p.computeSeconds, n);
   }
-  // The phases' shares of the compute, as the report takes them: the sums'
-  // proportions of the (pipelined: slowest stage over 1 - bubble, not
-  // affine) compute.
-  if (out.computeSum > 0) {
-    p.backwardSeconds = p.computeSeconds * out.backwardSum / out.computeSum;
-    p.forwardSeconds = p.computeSeconds * out.forwardSum / out.computeSum;
-  }
-  // The report's overlap (reportStep), on the extrapolated parts.
-  overlap(p);
+  // The step on the extrapolated parts, as the report models it.
+  finishStep(out);
   return out;
 }
 
@@ -750,7 +720,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     FailureOr<Raw> raw = atDepths(one.chunks(), batch, [&](ModuleOp m, int64_t layers) {
       return evaluateRaw(m, one, request, layers, error, &steps);
     });
-    double floor = succeeded(raw) ? 0.99 * raw->p.commSeconds : 0.0;
+    double floor = succeeded(raw) ? 0.99 * busiestCommunication(*raw) : 0.0;
     ++plan.floors;
     return floors[key] = floor;
   };

@@ -35,6 +35,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -67,6 +69,102 @@ std::string valueName(Value v, AsmState &state) {
 }
 
 } // namespace
+
+double GradientBuckets::priced() const {
+  return (bucketBytes > 0 ? std::ceil(input / bucketBytes) : count) * perBucket;
+}
+
+ModelledStep shardc::modelStep(ArrayRef<StageCost> stages, double computeSeconds,
+                               double hostBandwidth, int64_t pipelineMicroBatches) {
+  ModelledStep best;
+  for (auto [s, stage] : llvm::enumerate(stages)) {
+    ModelledStep m;
+    m.busiest = s;
+    m.backwardShare =
+        stage.computeSum > 0 ? computeSeconds * stage.backwardSum / stage.computeSum : 0.0;
+    m.forwardShare =
+        stage.computeSum > 0 ? computeSeconds * stage.forwardSum / stage.computeSum : 0.0;
+    double gradientWindow = m.backwardShare;
+    if (pipelineMicroBatches > 0)
+      gradientWindow *= std::min(1.0, static_cast<double>(s + 1) /
+                                          static_cast<double>(pipelineMicroBatches));
+    m.exposedSeconds =
+        std::max(0.0, stage.commSeconds -
+                          std::min(stage.forwardGatherSeconds, m.forwardShare) -
+                          std::min(stage.backwardGatherSeconds, m.backwardShare) -
+                          std::min(stage.gradientSeconds,
+                                   std::max(0.0, gradientWindow -
+                                                     std::min(stage.backwardGatherSeconds,
+                                                              m.backwardShare))));
+    // Activation offload: the copies out run during the forward, the
+    // copies back during the backward, on the host link (the copy engine,
+    // beside the compute and the network); what exceeds its phase is exposed.
+    if (stage.offloadBytes > 0 && hostBandwidth > 0) {
+      m.offloadSeconds = stage.offloadBytes / hostBandwidth;
+      m.exposedOffloadSeconds = std::max(0.0, m.offloadSeconds - m.forwardShare) +
+                                std::max(0.0, m.offloadSeconds - m.backwardShare);
+    }
+    m.stepSeconds = computeSeconds + m.exposedSeconds + m.exposedOffloadSeconds;
+    if (s == 0 || m.stepSeconds > best.stepSeconds)
+      best = m;
+  }
+  if (stages.empty())
+    best.stepSeconds = computeSeconds;
+  return best;
+}
+
+llvm::json::Object shardc::stageCostJson(const StageCost &stage) {
+  llvm::json::Object axes, buckets;
+  for (const auto &[k, v] : stage.bytesPerAxis)
+    axes[k] = v;
+  for (const auto &[k, b] : stage.buckets)
+    buckets[k] = llvm::json::Object{{"input_bytes", b.input},
+                                    {"count", b.count},
+                                    {"bucket_bytes", b.bucketBytes},
+                                    {"latency_per_bucket_seconds", b.perBucket},
+                                    {"latency_seconds", b.latency}};
+  return llvm::json::Object{{"communication_seconds", stage.commSeconds},
+                            {"communication_bytes", stage.commBytes},
+                            {"bytes_per_axis", std::move(axes)},
+                            {"gradient_reduction_seconds", stage.gradientSeconds},
+                            {"forward_parameter_gather_seconds", stage.forwardGatherSeconds},
+                            {"backward_parameter_gather_seconds", stage.backwardGatherSeconds},
+                            {"compute_seconds_sum", stage.computeSum},
+                            {"backward_compute_seconds_sum", stage.backwardSum},
+                            {"forward_compute_seconds_sum", stage.forwardSum},
+                            {"offload_bytes", stage.offloadBytes},
+                            {"gradient_buckets", std::move(buckets)}};
+}
+
+StageCost shardc::stageCostFromJson(const llvm::json::Object &o) {
+  auto number = [](const llvm::json::Object &obj, StringRef key) {
+    return obj.getNumber(key).value_or(0.0);
+  };
+  StageCost s;
+  s.commSeconds = number(o, "communication_seconds");
+  s.commBytes = number(o, "communication_bytes");
+  s.gradientSeconds = number(o, "gradient_reduction_seconds");
+  s.forwardGatherSeconds = number(o, "forward_parameter_gather_seconds");
+  s.backwardGatherSeconds = number(o, "backward_parameter_gather_seconds");
+  s.computeSum = number(o, "compute_seconds_sum");
+  s.backwardSum = number(o, "backward_compute_seconds_sum");
+  s.forwardSum = number(o, "forward_compute_seconds_sum");
+  s.offloadBytes = number(o, "offload_bytes");
+  if (const llvm::json::Object *axes = o.getObject("bytes_per_axis"))
+    for (const auto &[k, v] : *axes)
+      s.bytesPerAxis[k.str()] = v.getAsNumber().value_or(0);
+  if (const llvm::json::Object *buckets = o.getObject("gradient_buckets"))
+    for (const auto &[k, v] : *buckets)
+      if (const llvm::json::Object *b = v.getAsObject()) {
+        GradientBuckets &g = s.buckets[k.str()];
+        g.input = number(*b, "input_bytes");
+        g.count = number(*b, "count");
+        g.bucketBytes = number(*b, "bucket_bytes");
+        g.perBucket = number(*b, "latency_per_bucket_seconds");
+        g.latency = number(*b, "latency_seconds");
+      }
+  return s;
+}
 
 FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOptions &options) {
   auto module = func->getParentOfType<ModuleOp>();
@@ -242,9 +340,16 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   addRankLocalFusions(stages.nest<func::FuncOp>(), options.function, options.bucketBytes);
   if (failed(stages.run(*copy)))
     return failure();
-  std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
-  std::map<std::string, double> bytesPerAxis;
-  double computeSeconds = 0;
+  // Per pipeline stage: a device runs its stage's collectives (an
+  // unpipelined step is one stage, key -1). Ops with no stage in a
+  // pipelined step (scalar reductions over every rank) count on each.
+  const bool pipelined = work->hasAttr(xf::XfDialect::kPipelineAttrName);
+  auto stageKey = [&](Operation *op) -> int64_t {
+    if (!pipelined)
+      return -1;
+    auto s = op->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName);
+    return s ? s.getInt() : -1;
+  };
   // One collective over `axes` whose input is `inBytes` per device.
   // Gradient reductions (all-reduces and ZeRO's reduce-scatters whose
   // results feed only the optimizer) can run while the rest of the backward
@@ -257,39 +362,76 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     double input = 0; ///< bytes
     int64_t count = 0;
   };
-  std::map<std::string, GradientGroup> gradientInput; // by axes
-  double gradientSeconds = 0;
-  auto account = [&](CollectiveStep::Kind kind, ArrayRef<Axis> axes, double inBytes,
-                     double elements, bool gradient = false) {
+  struct StageAccount {
+    std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
+    std::map<std::string, double> bytesPerAxis;
+    std::map<std::string, GradientGroup> gradientInput; // by axes
+    double gradientSeconds = 0, computeSum = 0, backwardSum = 0, forwardSum = 0;
+    double forwardGathers = 0, backwardGathers = 0, offloadBytes = 0;
+
+    CollectiveRow &row(const std::string &kind, const std::string &axes) {
+      CollectiveRow &r = rows[{kind, axes}];
+      r.kind = kind;
+      r.axes = axes;
+      return r;
+    }
+    /// Adds `o` (what every stage runs) to this stage.
+    void add(const StageAccount &o) {
+      for (const auto &[key, r] : o.rows) {
+        CollectiveRow &mine = row(r.kind, r.axes);
+        mine.count += r.count;
+        mine.bytes += r.bytes;
+        mine.seconds += r.seconds;
+        mine.elements += r.elements;
+      }
+      for (const auto &[axes, b] : o.bytesPerAxis)
+        bytesPerAxis[axes] += b;
+      for (const auto &[axes, g] : o.gradientInput) {
+        GradientGroup &mine = gradientInput[axes];
+        mine.axes = g.axes;
+        mine.input += g.input;
+        mine.count += g.count;
+      }
+      gradientSeconds += o.gradientSeconds;
+      computeSum += o.computeSum;
+      backwardSum += o.backwardSum;
+      forwardSum += o.forwardSum;
+      forwardGathers += o.forwardGathers;
+      backwardGathers += o.backwardGathers;
+      offloadBytes += o.offloadBytes;
+    }
+  };
+  std::map<int64_t, StageAccount> accounts;
+  auto account = [&](Operation *op, CollectiveStep::Kind kind, ArrayRef<Axis> axes,
+                     double inBytes, double elements, bool gradient = false) {
+    StageAccount &acc = accounts[stageKey(op)];
     CollectiveStep step;
     step.kind = kind;
     step.axes.assign(axes.begin(), axes.end());
     step.before = TensorSharding::replicated(0);
     double bytes = cost.stepBytes(step, inBytes);
     std::string axesName = mesh->axesName(axes);
-    CollectiveRow &row = rows[{kindName(kind).str(), axesName}];
-    row.kind = kindName(kind).str();
-    row.axes = axesName;
+    CollectiveRow &row = acc.row(kindName(kind).str(), axesName);
     row.count += 1;
     row.bytes += bytes;
     double seconds = cost.stepTime(step, inBytes);
     if (gradient && kind == CollectiveStep::AllReduce && mesh->size(step.axes) > 1) {
       seconds = bytes / cost.linkFor(step.axes).bandwidth;
-      GradientGroup &group = gradientInput[axesName];
+      GradientGroup &group = acc.gradientInput[axesName];
       group.axes = step.axes;
       group.input += inBytes;
       group.count += 1;
     }
     if (gradient)
-      gradientSeconds += seconds;
+      acc.gradientSeconds += seconds;
     row.seconds += seconds;
     row.elements += elements;
-    bytesPerAxis[axesName] += bytes;
+    acc.bytesPerAxis[axesName] += bytes;
   };
   // Backward compute (what gradient reductions can hide behind): ops after
   // the loss gradient, the optimizer excluded.
   llvm::DenseSet<Operation *> backward;
-  double backwardSeconds = 0, forwardSeconds = 0, computeSum = 0;
+  double computeSeconds = 0, computeSum = 0;
   // FLOPs of the whole step and of its replays (-xf-recompute's clones).
   double computeFlops = 0, recomputeFlops = 0, recomputeSum = 0;
   // Parameter gathers (ZeRO-3/FSDP, MiCS: an all-gather of a state argument)
@@ -303,20 +445,20 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   std::map<int64_t, double> stageSeconds;
   work.walk([&](Operation *op) {
     if (auto t = dyn_cast<xf::TransferOp>(op)) {
-      // A send: its bytes once over the link of the pipeline axis.
+      // A send: its bytes once over the link of the pipeline axis, on the
+      // sending stage.
       AxisList axes(t.getGridAxes().begin(), t.getGridAxes().end());
       std::string name = "send/recv " + std::to_string(t.getFrom()) + "->" +
                          std::to_string(t.getTo());
-      CollectiveRow &row = rows[{name, mesh->axesName(axes)}];
+      StageAccount &acc = accounts[stageKey(op)];
+      CollectiveRow &row = acc.row(name, mesh->axesName(axes));
       double bytes = tensorBytes(t.getInput().getType());
       const cost::Link &link = cost.linkFor(axes);
-      row.kind = name;
-      row.axes = mesh->axesName(axes);
       row.count += 1;
       row.bytes += bytes;
       row.seconds += link.latency + bytes / link.bandwidth;
       row.elements += elems(t.getInput().getType());
-      bytesPerAxis[row.axes] += bytes;
+      acc.bytesPerAxis[row.axes] += bytes;
       return;
     }
     if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op))
@@ -335,14 +477,15 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     if (isa<xf::TransferOp>(op))
       return;
     if (auto ar = dyn_cast<shard::AllReduceOp>(op))
-      account(CollectiveStep::AllReduce, ar.getGridAxes(), tensorBytes(ar.getInput().getType()),
-              elems(ar.getInput().getType()), feedsOnlyTheOptimizer(op));
+      account(op, CollectiveStep::AllReduce, ar.getGridAxes(),
+              tensorBytes(ar.getInput().getType()), elems(ar.getInput().getType()),
+              feedsOnlyTheOptimizer(op));
     else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op))
-      account(CollectiveStep::ReduceScatter, rs.getGridAxes(),
+      account(op, CollectiveStep::ReduceScatter, rs.getGridAxes(),
               tensorBytes(rs.getInput().getType()), elems(rs.getInput().getType()),
               feedsOnlyTheOptimizer(op));
     else if (auto a2a = dyn_cast<shard::AllToAllOp>(op))
-      account(CollectiveStep::AllToAll, a2a.getGridAxes(),
+      account(op, CollectiveStep::AllToAll, a2a.getGridAxes(),
               tensorBytes(a2a.getInput().getType()), elems(a2a.getInput().getType()));
     else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
       if (isa<BlockArgument>(ag.getInput())) {
@@ -352,15 +495,17 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
         step.before = TensorSharding::replicated(0);
         parameterGathers.push_back({op, cost.stepTime(step, tensorBytes(ag.getInput().getType()))});
       }
-      account(CollectiveStep::AllGather, ag.getGridAxes(), tensorBytes(ag.getInput().getType()),
-              elems(ag.getResult().getType()));
+      account(op, CollectiveStep::AllGather, ag.getGridAxes(),
+              tensorBytes(ag.getInput().getType()), elems(ag.getResult().getType()));
     }
     else if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
       xf::OpShardingRule rule = iface.getShardingRule();
       auto d = readDecision(op, rule.factors.size());
       double seconds = cost.computeTime(rule.flops, cost::pricingType(op));
+      StageAccount &acc = accounts[stageKey(op)];
       computeSeconds += seconds;
       computeSum += seconds;
+      acc.computeSum += seconds;
       computeFlops += rule.flops;
       if (op->hasAttr(xf::XfDialect::kRecomputedAttrName)) {
         recomputeFlops += rule.flops;
@@ -374,9 +519,9 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
           isa<xf::AdamWOp, xf::MultiAdamWOp, xf::SumSquaresOp, xf::MultiSumSquaresOp>(op);
       if (isBackward && !optimizer) {
         backward.insert(op);
-        backwardSeconds += seconds;
+        acc.backwardSum += seconds;
       } else if (!optimizer) {
-        forwardSeconds += seconds;
+        acc.forwardSum += seconds;
       }
       if (!d)
         return;
@@ -390,62 +535,27 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
           rows *= rule.factors[f].size;
         }
       if (!tokenAxes.empty())
-        account(CollectiveStep::AllReduce, tokenAxes, 4, 1);
+        account(op, CollectiveStep::AllReduce, tokenAxes, 4, 1);
       for (size_t f = 0; f < rule.factors.size(); ++f)
         if (rule.factors[f].logSumExp && !d->factorAxes[f].empty()) {
           double scalars = rows * rule.lseStatisticsPerRow;
-          account(CollectiveStep::AllReduce, d->factorAxes[f], scalars * 4, scalars);
+          account(op, CollectiveStep::AllReduce, d->factorAxes[f], scalars * 4, scalars);
         }
     }
   });
+  for (auto [gather, seconds] : parameterGathers) {
+    // A whole-step gather (ZeRO-1/2, xf.gather_once) is issued for the
+    // forward; a per-run one for the phase whose ops read it.
+    bool forBackward = !gather->hasAttr(kGatherOnceAttr) &&
+                       llvm::any_of(gather->getUsers(), [&](Operation *user) {
+                         return backward.contains(user) ||
+                                llvm::any_of(user->getUsers(),
+                                             [&](Operation *u) { return backward.contains(u); });
+                       });
+    StageAccount &acc = accounts[stageKey(gather)];
+    (forBackward ? acc.backwardGathers : acc.forwardGathers) += seconds;
+  }
 
-  // One bucket's ring latencies per bucketBytes of gradients (the compiled
-  // step's buckets; 0: one per tensor, as without bucketing).
-  // Recorded per group (input bytes, latency per bucket) so that a figure
-  // put together from several reports (the planner's extrapolation over the
-  // layers) can count the buckets of its own total: their number is a step
-  // function of the bytes, not affine in them.
-  llvm::json::Array bucketsJson;
-  for (auto &[axesName, group] : gradientInput) {
-    CollectiveRow &row = rows[{kindName(CollectiveStep::AllReduce).str(), axesName}];
-    int64_t n = mesh->size(group.axes);
-    double buckets = options.bucketBytes > 0
-                         ? std::ceil(group.input / static_cast<double>(options.bucketBytes))
-                         : static_cast<double>(group.count);
-    double perBucket = 2.0 * static_cast<double>(n - 1) * cost.linkFor(group.axes).latency;
-    double latency = buckets * perBucket;
-    row.seconds += latency;
-    gradientSeconds += latency;
-    bucketsJson.push_back(llvm::json::Object{{"axes", axesName},
-                                             {"input_bytes", group.input},
-                                             {"count", group.count},
-                                             {"bucket_bytes", options.bucketBytes},
-                                             {"latency_per_bucket_seconds", perBucket},
-                                             {"latency_seconds", latency}});
-  }
-  double commSeconds = 0, commBytes = 0;
-  os << "\ncollectives per step (bytes per device, ring):\n";
-  os << llvm::formatv("  {0,-16} {1,-10} {2,6} {3,16} {4,12}\n", "kind", "axes", "count",
-                      "bytes", "time (ms)");
-  llvm::json::Array collectives;
-  for (auto &[key, row] : rows) {
-    os << llvm::formatv("  {0,-16} {1,-10} {2,6} {3,16} {4,12:F3}\n", row.kind, row.axes,
-                        row.count, static_cast<int64_t>(row.bytes), row.seconds * 1e3);
-    commSeconds += row.seconds;
-    commBytes += row.bytes;
-    collectives.push_back(llvm::json::Object{{"kind", row.kind},
-                                             {"axes", row.axes},
-                                             {"count", row.count},
-                                             {"bytes", row.bytes},
-                                             {"elements", row.elements},
-                                             {"seconds", row.seconds}});
-  }
-  llvm::json::Object perAxis;
-  os << "\nbytes per mesh axis:\n";
-  for (auto &[axes, bytes] : bytesPerAxis) {
-    os << llvm::formatv("  {0,-10} {1}\n", axes, static_cast<int64_t>(bytes));
-    perAxis[axes] = bytes;
-  }
   // Memory per device: the compiled step's own plan. The partitioned copy
   // goes through what `shardc compile` runs next (-xf-schedule, then
   // -xf-plan-memory), so these are the arenas a compiled step allocates:
@@ -471,6 +581,63 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     work.emitError("xf-report-sharding: the memory plan wrote no arena sizes");
     return failure();
   }
+  // The bytes each rank copies out (and back) per step, on its stage.
+  work.walk([&](xf::OffloadOp op) {
+    accounts[pipelined ? xf::stageOf(op.getResult()) : -1].offloadBytes +=
+        static_cast<double>(memory::byteSize(cast<ShapedType>(op.getType())));
+  });
+
+  // The stages' costs: each stage's own account and what every stage runs;
+  // its gradient all-reduces' ring latencies once per bucket of its own
+  // gradients (each stage's ranks bucket theirs).
+  std::vector<StageAccount> stageAccounts;
+  if (pipelined) {
+    int64_t stages = work->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName)
+                         .getAs<IntegerAttr>("stages")
+                         .getInt();
+    for (int64_t s = 0; s < stages; ++s) {
+      StageAccount acc = accounts.count(s) ? accounts[s] : StageAccount{};
+      if (accounts.count(-1))
+        acc.add(accounts[-1]);
+      stageAccounts.push_back(std::move(acc));
+    }
+  } else {
+    stageAccounts.push_back(accounts[-1]);
+  }
+  std::vector<StageCost> stageCosts;
+  for (StageAccount &acc : stageAccounts) {
+    StageCost sc;
+    for (auto &[axesName, group] : acc.gradientInput) {
+      CollectiveRow &row = acc.row(kindName(CollectiveStep::AllReduce).str(), axesName);
+      GradientBuckets &b = sc.buckets[axesName];
+      b.input = group.input;
+      b.count = static_cast<double>(group.count);
+      b.bucketBytes = static_cast<double>(options.bucketBytes);
+      b.perBucket = 2.0 * static_cast<double>(mesh->size(group.axes) - 1) *
+                    cost.linkFor(group.axes).latency;
+      b.latency = b.priced();
+      row.seconds += b.latency;
+      acc.gradientSeconds += b.latency;
+    }
+    for (auto &[key, row] : acc.rows) {
+      sc.commSeconds += row.seconds;
+      sc.commBytes += row.bytes;
+    }
+    sc.bytesPerAxis = acc.bytesPerAxis;
+    sc.gradientSeconds = acc.gradientSeconds;
+    sc.forwardGatherSeconds = acc.forwardGathers;
+    sc.backwardGatherSeconds = acc.backwardGathers;
+    sc.computeSum = acc.computeSum;
+    sc.backwardSum = acc.backwardSum;
+    sc.forwardSum = acc.forwardSum;
+    sc.offloadBytes = acc.offloadBytes;
+    stageCosts.push_back(std::move(sc));
+  }
+
+  // The rest of the text after the collectives (which are the busiest
+  // stage's, known once the pipeline's compute is).
+  std::string laterText;
+  llvm::raw_string_ostream later(laterText);
   // The workspace: the activations' own peak, what the kernels' scratch (the
   // fused loss's logit chunks, ...) adds to it, and what the collectives'
   // staging adds to that.
@@ -490,36 +657,26 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       {"collective staging", workspace - unstaged}};
   llvm::json::Object memory;
   int64_t total = 0;
-  os << "\nmemory per device (the compiled step's plan):\n";
+  later << "\nmemory per device (the compiled step's plan):\n";
   for (auto [name, bytes] : memoryRows) {
-    os << llvm::formatv("  {0,-16} {1,14}\n", name, bytes);
+    later << llvm::formatv("  {0,-16} {1,14}\n", name, bytes);
     memory[name] = bytes;
     total += bytes;
   }
   memory["total"] = total;
-  os << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
+  later << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
   // Offloaded activations live in host memory, outside the device's total.
   memory["host"] = arenaBytes[memory::Host];
-  // The bytes each rank copies out (and back) per step: on the busiest
-  // pipeline stage.
-  std::map<int64_t, double> offloadPerStage;
-  work.walk([&](xf::OffloadOp op) {
-    offloadPerStage[xf::stageOf(op.getResult())] +=
-        static_cast<double>(memory::byteSize(cast<ShapedType>(op.getType())));
-  });
-  double offloadBytes = 0;
-  for (auto [stage, bytes] : offloadPerStage)
-    offloadBytes = std::max(offloadBytes, bytes);
   if (options.offloadActivations)
-    os << llvm::formatv("  {0,-16} {1,14}  (offloaded activations, host memory)\n", "host",
-                        arenaBytes[memory::Host]);
+    later << llvm::formatv("  {0,-16} {1,14}  (offloaded activations, host memory)\n", "host",
+                           arenaBytes[memory::Host]);
   if (!notTakenText.empty())
-    os << "\nsplits not taken:\n" << notTakenText;
+    later << "\nsplits not taken:\n" << notTakenText;
   llvm::json::Object spareJson;
   if (!spareSplits.empty()) {
-    os << "\nsplit by query rows (each shard attends its rows to every key):\n";
+    later << "\nsplit by query rows (each shard attends its rows to every key):\n";
     for (const auto &[what, n] : spareSplits) {
-      os << llvm::formatv("  {0}: {1} ops\n", what, n);
+      later << llvm::formatv("  {0}: {1} ops\n", what, n);
       spareJson[what] = n;
     }
   }
@@ -534,18 +691,18 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     double bubble = pipeline.getAs<FloatAttr>("bubble").getValueAsDouble();
     int64_t stages = pipeline.getAs<IntegerAttr>("stages").getInt();
     int64_t mbs = pipeline.getAs<IntegerAttr>("micro_batches").getInt();
-    os << llvm::formatv("\npipeline: {0} stages over axis '{1}', schedule {2}, {3} "
-                        "micro-batches",
-                        stages, pipeline.getAs<StringAttr>("axis_name").getValue(),
-                        pipeline.getAs<StringAttr>("schedule").getValue(), mbs);
+    later << llvm::formatv("\npipeline: {0} stages over axis '{1}', schedule {2}, {3} "
+                           "micro-batches",
+                           stages, pipeline.getAs<StringAttr>("axis_name").getValue(),
+                           pipeline.getAs<StringAttr>("schedule").getValue(), mbs);
     if (virtualStagesUsed > 1)
-      os << ", " << virtualStagesUsed << " virtual stages";
-    os << "\n  layers per chunk:";
+      later << ", " << virtualStagesUsed << " virtual stages";
+    later << "\n  layers per chunk:";
     for (auto [c, range] : llvm::enumerate(pipeline.getAs<ArrayAttr>("chunk_layers"))) {
       auto r = cast<DenseI64ArrayAttr>(range);
-      os << llvm::formatv(" [{0}] {1}-{2}", c, r[0], r[1]);
+      later << llvm::formatv(" [{0}] {1}-{2}", c, r[0], r[1]);
     }
-    os << "\n";
+    later << "\n";
     int width = virtualStagesUsed > 1 ? 6 : 4;
     for (auto [s, row] : llvm::enumerate(slots)) {
       std::vector<std::string> cells(makespan, std::string("."));
@@ -557,41 +714,45 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
         for (int64_t t = u[0]; t < u[0] + u[1] && t < makespan; ++t)
           cells[t] = label;
       }
-      os << llvm::formatv("  stage {0,-2}|", s);
+      later << llvm::formatv("  stage {0,-2}|", s);
       for (const std::string &c : cells)
-        os << c << std::string(std::max<size_t>(1, width - c.size()), ' ');
-      os << "\n";
+        later << c << std::string(std::max<size_t>(1, width - c.size()), ' ');
+      later << "\n";
     }
     double formula = static_cast<double>(stages - 1) /
                      static_cast<double>(virtualStagesUsed * mbs + stages - 1);
-    os << llvm::formatv("  bubble {0:F4} of the step (formula (p-1)/(v*m+p-1) = {1:F4})\n",
-                        bubble, formula);
+    later << llvm::formatv("  bubble {0:F4} of the step (formula (p-1)/(v*m+p-1) = {1:F4})\n",
+                           bubble, formula);
     llvm::json::Array boundary, perStage;
-    os << "  bytes sent per step across stage boundaries:\n";
+    later << "  bytes sent per step across stage boundaries:\n";
     for (Attribute a : pipeline.getAs<ArrayAttr>("transfer_bytes")) {
       auto b = cast<DenseI64ArrayAttr>(a);
-      os << llvm::formatv("    {0} -> {1}  {2}\n", b[0], b[1], b[2]);
+      later << llvm::formatv("    {0} -> {1}  {2}\n", b[0], b[1], b[2]);
       boundary.push_back(llvm::json::Object{{"from", b[0]}, {"to", b[1]}, {"bytes", b[2]}});
     }
     llvm::json::Array stageMemory, stageWorkspace;
     if (auto bytesAttr = work->getAttrOfType<DenseI64ArrayAttr>(memory::kStageBytesAttr)) {
       auto ws = work->getAttrOfType<DenseI64ArrayAttr>(memory::kStageWorkspaceAttr);
-      os << "  memory per stage (all arenas / activations):";
+      later << "  memory per stage (all arenas / activations):";
       for (int64_t s = 0; s < bytesAttr.size(); ++s) {
-        os << llvm::formatv(" [{0}] {1} / {2}", s, bytesAttr[s], ws ? ws[s] : 0);
+        later << llvm::formatv(" [{0}] {1} / {2}", s, bytesAttr[s], ws ? ws[s] : 0);
         stageMemory.push_back(bytesAttr[s]);
         stageWorkspace.push_back(ws ? ws[s] : 0);
       }
-      os << "\n";
+      later << "\n";
     }
     double slowest = 0;
-    os << "  compute per stage (ms):";
+    later << "  compute per stage (ms):";
     for (auto &[s, secs] : stageSeconds) {
-      os << llvm::formatv(" [{0}] {1:F3}", s, secs * 1e3);
+      later << llvm::formatv(" [{0}] {1:F3}", s, secs * 1e3);
       perStage.push_back(secs);
       slowest = std::max(slowest, secs);
     }
-    os << "\n";
+    later << "\n  communication per stage (ms, bytes per device):";
+    for (auto [s, sc] : llvm::enumerate(stageCosts))
+      later << llvm::formatv(" [{0}] {1:F3} {2}", s, sc.commSeconds * 1e3,
+                             static_cast<int64_t>(sc.commBytes));
+    later << "\n";
     // A stage computes its share; the bubble idles it for that fraction.
     computeSeconds = bubble < 1 ? slowest / (1 - bubble) : slowest;
     pipelineJson = llvm::json::Object{{"stages", stages},
@@ -607,65 +768,93 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                                       {"activation_bytes_per_stage", std::move(stageWorkspace)},
                                       {"slots", attrJson(slots)}};
   }
-  // Gradient reductions overlap the backward (its share of the compute
-  // charged to the step); everything else is on the critical path.
-  double backwardShare = computeSum > 0 ? computeSeconds * backwardSeconds / computeSum : 0.0;
-  double forwardShare = computeSum > 0 ? computeSeconds * forwardSeconds / computeSum : 0.0;
-  double forwardGathers = 0, backwardGathers = 0;
-  for (auto [gather, seconds] : parameterGathers) {
-    // A whole-step gather (ZeRO-1/2, xf.gather_once) is issued for the
-    // forward; a per-run one for the phase whose ops read it.
-    bool forBackward = !gather->hasAttr(kGatherOnceAttr) &&
-                       llvm::any_of(gather->getUsers(), [&](Operation *user) {
-                         return backward.contains(user) ||
-                                llvm::any_of(user->getUsers(),
-                                             [&](Operation *u) { return backward.contains(u); });
-                       });
-    (forBackward ? backwardGathers : forwardGathers) += seconds;
+  // The step: each stage's communication against its phases' shares of the
+  // compute; the busiest stage bounds it.
+  int64_t pipelineMicroBatches = 0;
+  if (auto pipeline = work->getAttrOfType<DictionaryAttr>(xf::XfDialect::kPipelineAttrName))
+    pipelineMicroBatches = pipeline.getAs<IntegerAttr>("micro_batches").getInt();
+  ModelledStep modelled =
+      modelStep(stageCosts, computeSeconds, hw->hostBandwidth, pipelineMicroBatches);
+  const StageCost &busiest = stageCosts[modelled.busiest];
+  const StageAccount &busiestAccount = stageAccounts[modelled.busiest];
+  double commSeconds = busiest.commSeconds, commBytes = busiest.commBytes;
+  if (pipelined)
+    os << llvm::formatv("\ncollectives per step of stage {0}, the busiest (bytes per device, "
+                        "ring):\n",
+                        modelled.busiest);
+  else
+    os << "\ncollectives per step (bytes per device, ring):\n";
+  os << llvm::formatv("  {0,-16} {1,-10} {2,6} {3,16} {4,12}\n", "kind", "axes", "count",
+                      "bytes", "time (ms)");
+  llvm::json::Array collectives;
+  for (auto &[key, row] : busiestAccount.rows) {
+    os << llvm::formatv("  {0,-16} {1,-10} {2,6} {3,16} {4,12:F3}\n", row.kind, row.axes,
+                        row.count, static_cast<int64_t>(row.bytes), row.seconds * 1e3);
+    collectives.push_back(llvm::json::Object{{"kind", row.kind},
+                                             {"axes", row.axes},
+                                             {"count", row.count},
+                                             {"bytes", row.bytes},
+                                             {"elements", row.elements},
+                                             {"seconds", row.seconds}});
   }
-  double exposed = commSeconds - std::min(forwardGathers, forwardShare) -
-                   std::min(gradientSeconds + backwardGathers, backwardShare);
-  // Activation offload: the copies out run during the forward, the copies
-  // back during the backward, on the host link (the copy engine, beside the
-  // compute and the network); what exceeds its phase is exposed.
-  double offloadSeconds = 0, exposedOffload = 0;
-  if (offloadBytes > 0 && hw->hostBandwidth > 0) {
-    offloadSeconds = offloadBytes / hw->hostBandwidth;
-    exposedOffload = std::max(0.0, offloadSeconds - forwardShare) +
-                     std::max(0.0, offloadSeconds - backwardShare);
+  llvm::json::Object perAxis;
+  os << "\nbytes per mesh axis:\n";
+  for (auto &[axes, bytes] : busiest.bytesPerAxis) {
+    os << llvm::formatv("  {0,-10} {1}\n", axes, static_cast<int64_t>(bytes));
+    perAxis[axes] = bytes;
   }
+  os << laterText;
   if (recomputeFlops > 0)
     os << llvm::formatv("\nrecomputation: {0:E3} FLOP replayed per step, {1:F1}% of the step's "
                         "{2:E3} ({3:F3} ms of the modelled compute)\n",
                         recomputeFlops, 100.0 * recomputeFlops / computeFlops, computeFlops,
                         computeSum > 0 ? computeSeconds * recomputeSum / computeSum * 1e3 : 0.0);
-  if (offloadBytes > 0) {
+  if (busiest.offloadBytes > 0) {
     if (hw->hostBandwidth > 0)
       os << llvm::formatv("\nactivation offload: {0} bytes out and back per step over the host "
                           "link ({1:F1} GB/s): {2:F3} ms each way, exposed {3:F3} ms\n",
-                          static_cast<int64_t>(offloadBytes), hw->hostBandwidth / 1e9,
-                          offloadSeconds * 1e3, exposedOffload * 1e3);
+                          static_cast<int64_t>(busiest.offloadBytes), hw->hostBandwidth / 1e9,
+                          modelled.offloadSeconds * 1e3, modelled.exposedOffloadSeconds * 1e3);
     else
       os << llvm::formatv("\nactivation offload: {0} bytes out and back per step (not priced: "
                           "the hardware file gives no host_bandwidth)\n",
-                          static_cast<int64_t>(offloadBytes));
+                          static_cast<int64_t>(busiest.offloadBytes));
   }
   os << llvm::formatv("\nmodelled step: compute {0:F3} ms + exposed communication {1:F3} ms "
                       "{10}= {2:F3} ms (communication {3:F3} ms; the gradient reductions' {4:F3} "
                       "ms and parameter gathers' {5:F3} ms overlap the backward's {6:F3} ms, "
                       "parameter gathers' {7:F3} ms the forward's {8:F3} ms{9})\n",
-                      computeSeconds * 1e3, exposed * 1e3,
-                      (computeSeconds + exposed + exposedOffload) * 1e3,
-                      commSeconds * 1e3, gradientSeconds * 1e3, backwardGathers * 1e3,
-                      backwardShare * 1e3, forwardGathers * 1e3, forwardShare * 1e3,
-                      pipelineJson.empty() ? "" : "; compute: slowest stage over 1 - bubble",
-                      exposedOffload > 0
-                          ? llvm::formatv("+ exposed offload {0:F3} ms ", exposedOffload * 1e3).str()
+                      computeSeconds * 1e3, modelled.exposedSeconds * 1e3,
+                      modelled.stepSeconds * 1e3, commSeconds * 1e3,
+                      busiest.gradientSeconds * 1e3, busiest.backwardGatherSeconds * 1e3,
+                      modelled.backwardShare * 1e3, busiest.forwardGatherSeconds * 1e3,
+                      modelled.forwardShare * 1e3,
+                      pipelineJson.empty()
+                          ? ""
+                          : llvm::formatv("; compute: slowest stage over 1 - bubble; "
+                                          "communication: stage {0}'s",
+                                          modelled.busiest)
+                                .str(),
+                      modelled.exposedOffloadSeconds > 0
+                          ? llvm::formatv("+ exposed offload {0:F3} ms ",
+                                          modelled.exposedOffloadSeconds * 1e3)
+                                .str()
                           : std::string());
 
+  llvm::json::Array bucketsJson, stageCostsJson;
+  for (const auto &[axesName, b] : busiest.buckets)
+    bucketsJson.push_back(llvm::json::Object{{"axes", axesName},
+                                             {"input_bytes", b.input},
+                                             {"count", b.count},
+                                             {"bucket_bytes", b.bucketBytes},
+                                             {"latency_per_bucket_seconds", b.perBucket},
+                                             {"latency_seconds", b.latency}});
+  for (const StageCost &sc : stageCosts)
+    stageCostsJson.push_back(stageCostJson(sc));
   llvm::json::Object root{{"function", options.function},
                           {"mesh", mesh->str()},
                           {"hardware", hw->name},
+                          {"host_bandwidth", hw->hostBandwidth},
                           {"values", std::move(values)},
                           {"collectives", std::move(collectives)},
                           {"bytes_per_axis", std::move(perAxis)},
@@ -675,25 +864,27 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                           {"splits_not_taken", std::move(notTakenJson)},
                           {"state_not_split", std::move(stateNotSplit)},
                           {"query_row_splits", std::move(spareJson)},
-                          {"gradient_reduction_seconds", gradientSeconds},
+                          {"gradient_reduction_seconds", busiest.gradientSeconds},
                           {"gradient_buckets", std::move(bucketsJson)},
-                          {"backward_compute_seconds", backwardShare},
-                          {"forward_compute_seconds", forwardShare},
+                          {"backward_compute_seconds", modelled.backwardShare},
+                          {"forward_compute_seconds", modelled.forwardShare},
                           // The sums the shares are taken from (every op's
                           // time, the backward's, the forward's; for a
-                          // pipeline over all stages, before the bubble).
-                          {"compute_seconds_sum", computeSum},
-                          {"backward_compute_seconds_sum", backwardSeconds},
-                          {"forward_compute_seconds_sum", forwardSeconds},
-                          {"forward_parameter_gather_seconds", forwardGathers},
-                          {"backward_parameter_gather_seconds", backwardGathers},
-                          {"exposed_communication_seconds", exposed},
+                          // pipeline the busiest stage's, before the bubble).
+                          {"compute_seconds_sum", busiest.computeSum},
+                          {"backward_compute_seconds_sum", busiest.backwardSum},
+                          {"forward_compute_seconds_sum", busiest.forwardSum},
+                          {"forward_parameter_gather_seconds", busiest.forwardGatherSeconds},
+                          {"backward_parameter_gather_seconds", busiest.backwardGatherSeconds},
+                          {"exposed_communication_seconds", modelled.exposedSeconds},
                           {"compute_flops", computeFlops},
                           {"recompute_flops", recomputeFlops},
-                          {"offload_bytes", offloadBytes},
-                          {"offload_seconds", offloadSeconds},
-                          {"exposed_offload_seconds", exposedOffload},
-                          {"step_seconds", computeSeconds + exposed + exposedOffload},
+                          {"offload_bytes", busiest.offloadBytes},
+                          {"offload_seconds", modelled.offloadSeconds},
+                          {"exposed_offload_seconds", modelled.exposedOffloadSeconds},
+                          {"step_seconds", modelled.stepSeconds},
+                          {"stage_costs", std::move(stageCostsJson)},
+                          {"busiest_stage", static_cast<int64_t>(modelled.busiest)},
                           {"memory_bytes", std::move(memory)}};
   if (!pipelineJson.empty())
     root["pipeline"] = std::move(pipelineJson);

@@ -17,7 +17,9 @@
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace shardc {
 
@@ -41,11 +43,71 @@ struct StepReportOptions {
   int64_t offloadMinBytes = 65536;
 };
 
+/// The gradient all-reduces of one set of mesh axes, as -rt-bucket-all-reduces
+/// merges them: their ring latencies are paid once per bucket, and the number
+/// of buckets is a step function of the bytes (not affine in them), so a
+/// figure put together from several reports (the planner's extrapolation over
+/// the layers) prices its own total again.
+struct GradientBuckets {
+  double input = 0;       ///< bytes per device
+  double count = 0;       ///< tensors
+  double bucketBytes = 0; ///< 0: one bucket per tensor
+  double perBucket = 0;   ///< seconds of ring latency per bucket
+  double latency = 0;     ///< seconds, as priced
+  /// The latency of `input` bytes in `count` tensors.
+  double priced() const;
+};
+
+/// What one pipeline stage communicates and computes per step, per device
+/// (every rank of a stage runs the same ops); an unpipelined step is one
+/// stage. Collectives with no stage (a pipelined step's scalar reductions
+/// over every rank) count on every stage.
+struct StageCost {
+  double commSeconds = 0; ///< every collective and send, bucket latencies included
+  double commBytes = 0;
+  std::map<std::string, double> bytesPerAxis;
+  /// The part of commSeconds the backward can hide: gradient reductions.
+  double gradientSeconds = 0;
+  /// Parameter gathers (ZeRO-3/FSDP, MiCS), by the phase that reads them.
+  double forwardGatherSeconds = 0, backwardGatherSeconds = 0;
+  /// Every op's compute time, the backward's, the forward's (before the
+  /// pipeline's bubble): the phase shares are taken in these proportions.
+  double computeSum = 0, backwardSum = 0, forwardSum = 0;
+  double offloadBytes = 0; ///< activations copied out (and back) per step
+  std::map<std::string, GradientBuckets> buckets; ///< by axes
+};
+
+/// The modelled step from its stages' costs and the (pipelined: slowest
+/// stage over 1 - bubble) compute time: each stage hides its parameter
+/// gathers behind its phase's share of the compute and its gradient
+/// reductions and backward gathers behind the backward's share; what is
+/// left is exposed, and so is offload traffic beyond each phase on the host
+/// link. The step is the busiest stage's (the first of equals). In a
+/// pipeline of m micro-batches a stage's gradients are complete only after
+/// its last micro-batch's backward, so its reductions hide behind that
+/// backward and the drain after it (the s stages before it each running one
+/// more): (1 + s)/m of its backward share, at most all of it.
+struct ModelledStep {
+  size_t busiest = 0;
+  double forwardShare = 0, backwardShare = 0;
+  double exposedSeconds = 0, offloadSeconds = 0, exposedOffloadSeconds = 0;
+  double stepSeconds = 0;
+};
+ModelledStep modelStep(llvm::ArrayRef<StageCost> stages, double computeSeconds,
+                       double hostBandwidth, int64_t pipelineMicroBatches = 0);
+
+/// A stage's costs as the report's JSON writes them (`stage_costs`) and reads
+/// them back (the planner).
+llvm::json::Object stageCostJson(const StageCost &stage);
+StageCost stageCostFromJson(const llvm::json::Object &o);
+
 /// The report: `json` as `shardc explain --json` writes it (keys function,
 /// mesh, hardware, values, collectives, bytes_per_axis, communication_bytes,
 /// communication_seconds, compute_seconds, splits_not_taken, query_row_splits,
-/// step_seconds, memory_bytes and, pipelined, pipeline), `text` as `shardc
-/// explain` prints.
+/// step_seconds, memory_bytes, stage_costs, busiest_stage and, pipelined,
+/// pipeline), `text` as `shardc explain` prints. A pipelined step's
+/// communication figures are its busiest stage's: a device runs one stage's
+/// collectives, not the whole pipeline's.
 struct StepReport {
   llvm::json::Object json;
   std::string text;
