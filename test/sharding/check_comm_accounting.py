@@ -17,6 +17,15 @@ embedding three times (embedding, logits forward, logits backward) and the
 position table once; every gradient is reduce-scattered exactly once.
 Elements are per device: the gathered (full) tensor of an all-gather, the
 input of a reduce-scatter or all-reduce.
+
+Pipeline x tensor parallel (pp=2 x tp=2, L = 4 cut after 2 layers, m = 2
+micro-batches of b sequences): a device runs its own stage's collectives, so
+each stage's all-reduces over tp are its layers' 4*b*s*h per micro-batch plus
+its end of the model's (stage 0 the embedding's b*s*h and the clipping norm's
+scalar; stage 1 the logit GEMM's dx b*s*h and the cross-entropy's 5 scalars
+per token), and the report's figures are its busiest stage's. Together the
+stages move m times the unpipelined step's per-micro-batch collectives (the
+norm's scalar once).
 """
 import argparse
 import json
@@ -95,6 +104,31 @@ def main():
            2 * (12 * h * h + 2 * h) + 11 * h)
     expect("zero3: reduce-scattered elements per layer (1x the layer's parameters)",
            z3[3][("reduce_scatter", "dp")] - z3[2][("reduce_scatter", "dp")], 12 * h * h + 13 * h)
+    # Pipeline stages.
+    path = os.path.join(args.workdir, "gpt2-tiny-4.mlir")
+    subprocess.run([args.shardc, "gen", "--preset", "gpt2-tiny", "--layers", "4", "-o", path],
+                   check=True, stdout=subprocess.DEVNULL)
+    out = subprocess.run([args.shardc, "explain", path, "--mesh", "pp=2,tp=2", "--strategy",
+                          "pp+tp", "--micro-batches", "2", "--pipeline-cuts", "2", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if out.returncode != 0:
+        sys.exit(f"shardc explain failed:\n{out.stderr}")
+    report = json.loads(out.stdout)
+    m, tokens = 2, b * s
+    # fp32; a ring all-reduce over 2 ranks moves 2 (n - 1)/n = 1x its tensor.
+    per_stage = [st["bytes_per_axis"].get("tp", 0) / 4 for st in report["stage_costs"]]
+    expect("pp=2 x tp=2, stage 0: elements all-reduced over tp", per_stage[0],
+           m * (2 * 4 * b * s * h + b * s * h) + 1)
+    expect("pp=2 x tp=2, stage 1: elements all-reduced over tp", per_stage[1],
+           m * (2 * 4 * b * s * h + b * s * h + 5 * tokens))
+    unpipelined = explain(args, path, "tp=2", "tp")[("all_reduce", "tp")]
+    expect("pp=2 x tp=2: both stages' elements (m x the unpipelined step's, the norm once)",
+           sum(per_stage), m * (unpipelined - 1) + 1)
+    busiest = report["stage_costs"][report["busiest_stage"]]
+    if report["bytes_per_axis"] != busiest["bytes_per_axis"] or \
+            report["communication_bytes"] != busiest["communication_bytes"]:
+        failures.append("pipeline: the report's bytes are not its busiest stage's")
+        print("pipeline: the report's bytes are not its busiest stage's [FAIL]")
     sys.exit(1 if failures else 0)
 
 
