@@ -203,7 +203,8 @@ FailureOr<OwningOpRef<ModuleOp>> trainStep(ModuleOp model, const Candidate &c,
 using StepCache = std::map<std::tuple<Operation *, int64_t, std::string>, OwningOpRef<ModuleOp>>;
 
 FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &request,
-                           int64_t layers, std::string &error, StepCache *cache = nullptr) {
+                           int64_t layers, std::string &error, StepCache *cache = nullptr,
+                           const std::string &pricingMesh = "") {
   MLIRContext *ctx = model.getContext();
   // The first diagnostic is the reason; nothing reaches stderr.
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
@@ -257,6 +258,7 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   ro.values = false;
   ro.verifyPasses = false;
   ro.offloadActivations = c.offload;
+  ro.pricingMesh = pricingMesh;
   FailureOr<StepReport> report = reportStep(sharded, ro);
   if (failed(report))
     return failure();
@@ -309,8 +311,45 @@ combineStages(const Raw &a, const Raw &b, const std::function<double(double, dou
     o.backwardSum = combine(x.backwardSum, y.backwardSum);
     o.forwardSum = combine(x.forwardSum, y.forwardSum);
     o.offloadBytes = combine(x.offloadBytes, y.offloadBytes);
+    for (const auto *from : {&x, &y})
+      for (const auto &[to, send] : from->sendsTo) {
+        StageCost::Sends sx = x.sendsTo.count(to) ? x.sendsTo.at(to) : StageCost::Sends{};
+        StageCost::Sends sy = y.sendsTo.count(to) ? y.sendsTo.at(to) : StageCost::Sends{};
+        StageCost::Sends &c = o.sendsTo[to];
+        c.axes = send.axes;
+        c.seconds = combine(sx.seconds, sy.seconds);
+        c.bytes = combine(sx.bytes, sy.bytes);
+      }
     out.push_back(std::move(o));
   }
+  return out;
+}
+
+/// Stage s of a pipeline of `stages` stages as compiled stage kind: the
+/// first, a middle one (1) or the last (the same stage when every stage was
+/// compiled).
+size_t stageKind(size_t s, size_t stages, size_t compiled) {
+  return compiled == stages ? s : s == 0 ? 0 : s + 1 == stages ? compiled - 1 : 1;
+}
+
+/// The stages' costs of a pipeline of `stages` stages from one compiled with
+/// four (or every stage): each stage its kind's; the first stage also sends
+/// each further middle stage what it sends compiled stage 2 (the scalars it
+/// broadcasts: the learning rate, the clipping factor), the only send that
+/// grows with the pipeline.
+std::vector<StageCost> expandStageCosts(const std::vector<StageCost> &compiled, size_t stages) {
+  const size_t q = compiled.size();
+  std::vector<StageCost> out;
+  for (size_t s = 0; s < stages; ++s)
+    out.push_back(compiled[stageKind(s, stages, q)]);
+  if (q < stages && !out.empty())
+    if (auto it = compiled[0].sendsTo.find(2); it != compiled[0].sendsTo.end() && q >= 4) {
+      double extra = static_cast<double>(stages - q);
+      StageCost &first = out[0];
+      first.commSeconds += extra * it->second.seconds;
+      first.commBytes += extra * it->second.bytes;
+      first.bytesPerAxis[it->second.axes] += extra * it->second.bytes;
+    }
   return out;
 }
 
@@ -352,10 +391,12 @@ constexpr int64_t kComposeLow = 2, kComposeHigh = 3;
 /// micro-batch it holds at once, min(m, p - s) for stage s (an
 /// approximation: the planner's placement is not exactly additive). Only
 /// screens: a finalist is compiled with its m copies.
-FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, int64_t stages) {
-  const size_t p = static_cast<size_t>(stages);
-  if (one.stageSeconds.size() != p || two.stageSeconds.size() != p ||
-      one.stageWorkspace.size() != p || two.stageWorkspace.size() != p)
+FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, int64_t stages,
+                                   int64_t compiled) {
+  const size_t p = static_cast<size_t>(stages), q = static_cast<size_t>(compiled);
+  if (one.stageSeconds.size() != q || two.stageSeconds.size() != q ||
+      one.stageWorkspace.size() != q || two.stageWorkspace.size() != q ||
+      one.stages.size() != q || two.stages.size() != q || (q < p && q < 4))
     return failure();
   const double k = static_cast<double>(m - kComposeLow) / (kComposeHigh - kComposeLow);
   auto lin = [&](double x1, double x2) { return x1 + k * (x2 - x1); };
@@ -367,10 +408,14 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   FailureOr<std::vector<StageCost>> stageCosts = combineStages(one, two, lin);
   if (failed(stageCosts))
     return failure();
-  out.stages = std::move(*stageCosts);
+  auto kindOf = [&](size_t s) { return stageKind(s, p, q); };
+  out.stages = expandStageCosts(*stageCosts, p);
+  out.stageSeconds.assign(p, 0);
+  out.stageWorkspace.assign(p, 0);
   double slowest = 0;
   for (size_t s = 0; s < p; ++s) {
-    out.stageSeconds[s] = lin(one.stageSeconds[s], two.stageSeconds[s]);
+    size_t k = kindOf(s);
+    out.stageSeconds[s] = lin(one.stageSeconds[k], two.stageSeconds[k]);
     slowest = std::max(slowest, out.stageSeconds[s]);
   }
   o.bubble = scheduleBubble(stages, 1, m);
@@ -378,18 +423,26 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   o.computeSeconds = slowest / (1 - o.bubble);
   // Memory: the arenas stored once (parameters, gradients, optimizer state)
   // and the inputs (every micro-batch's) are affine; the workspace is its
-  // largest stage's, each stage's grown by the micro-batches it holds.
+  // largest stage's, each stage's grown by the micro-batches it holds (a
+  // middle stage of a longer pipeline than compiled by the first stage's
+  // growth per micro-batch: the same layers).
+  auto growth = [&](size_t k) -> std::optional<double> {
+    auto kk = static_cast<int64_t>(k);
+    int64_t low = heldUnder1F1B(kk, compiled, kComposeLow);
+    int64_t high = heldUnder1F1B(kk, compiled, kComposeHigh);
+    if (high == low)
+      return std::nullopt;
+    return (two.stageWorkspace[k] - one.stageWorkspace[k]) / static_cast<double>(high - low);
+  };
   double workspace = 0;
   for (size_t s = 0; s < p; ++s) {
-    auto st = static_cast<int64_t>(s);
-    int64_t heldLow = heldUnder1F1B(st, stages, kComposeLow);
-    int64_t heldHigh = heldUnder1F1B(st, stages, kComposeHigh);
-    int64_t heldM = heldUnder1F1B(st, stages, m);
-    double w = two.stageWorkspace[s];
-    if (heldHigh > heldLow)
-      w += static_cast<double>(heldM - heldHigh) *
-           (two.stageWorkspace[s] - one.stageWorkspace[s]) /
-           static_cast<double>(heldHigh - heldLow);
+    size_t k = kindOf(s);
+    int64_t heldHigh = heldUnder1F1B(static_cast<int64_t>(k), compiled, kComposeHigh);
+    int64_t heldM = heldUnder1F1B(static_cast<int64_t>(s), stages, m);
+    std::optional<double> perMicroBatch = growth(k) ? growth(k) : growth(0);
+    double w = two.stageWorkspace[k];
+    if (heldM != heldHigh && perMicroBatch)
+      w += static_cast<double>(heldM - heldHigh) * *perMicroBatch;
     out.stageWorkspace[s] = w;
     workspace = std::max(workspace, w);
   }
@@ -412,6 +465,37 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   }
   o.memory["total"] = total;
   o.exact = false;
+  finishStep(out);
+  return out;
+}
+
+/// A pipeline of `stages` stages from the same one compiled with fewer
+/// (`raw`: its first, middle and last stages; every middle stage of a
+/// generated transformer's pipeline runs the same ops), for a schedule of
+/// v virtual stages and m micro-batches: the stages' costs and compute by
+/// kind, the bubble the schedule has by construction, the compute the
+/// slowest stage over 1 - bubble. The workspace is the compiled stages'
+/// (what a stage holds at once under the interleaved schedule is not
+/// extrapolated: a screening figure the finalists' full compiles replace).
+FailureOr<Raw> expandStages(const Raw &raw, int64_t stages, int64_t v, int64_t m) {
+  const size_t p = static_cast<size_t>(stages), q = raw.stages.size();
+  if (q < 4 || raw.stageSeconds.size() != q || raw.stageWorkspace.size() != q)
+    return failure();
+  Raw out = raw;
+  out.stages = expandStageCosts(raw.stages, p);
+  out.stageSeconds.assign(p, 0);
+  out.stageWorkspace.assign(p, 0);
+  double slowest = 0;
+  for (size_t s = 0; s < p; ++s) {
+    size_t k = stageKind(s, p, q);
+    out.stageSeconds[s] = raw.stageSeconds[k];
+    out.stageWorkspace[s] = raw.stageWorkspace[k];
+    slowest = std::max(slowest, out.stageSeconds[s]);
+  }
+  out.p.bubble = scheduleBubble(stages, v, m);
+  out.p.computeSeconds = slowest / (1 - out.p.bubble);
+  out.pipelineMicroBatches = m;
+  out.p.exact = false;
   finishStep(out);
   return out;
 }
@@ -589,22 +673,46 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   auto fullModel = [&](const Candidate &c) {
     return modelWith(plan.layers, plan.globalBatch / c.microBatches);
   };
-  // A candidate of `unit` layers per extrapolation unit, compiled by `at` (a
-  // model, its layers) at 3 and 4 layers per chunk and extrapolated, or with
-  // four layers per chunk or fewer in full (as cheap).
-  auto extrapolates = [&](int64_t unit) { return plan.extrapolated && plan.layers / unit > 4; };
-  auto atDepths = [&](int64_t unit, int64_t batch,
+  // A candidate of `chunks` pipeline chunks (one unpipelined), compiled by
+  // `at` (a model, its layers) with `compiled` chunks (fewer where a longer
+  // pipeline is reported from its first, middle and last stages) at 3 and 4
+  // layers per chunk and extrapolated to its layers per chunk; with four per
+  // chunk or fewer at that depth (as cheap); a model the planner cannot
+  // regenerate as given.
+  auto extrapolates = [&](int64_t chunks) { return plan.extrapolated && plan.layers / chunks > 4; };
+  auto atDepths = [&](int64_t chunks, int64_t compiled, int64_t batch,
                       llvm::function_ref<FailureOr<Raw>(ModuleOp, int64_t)> at)
       -> FailureOr<Raw> {
-    if (!extrapolates(unit))
+    if (!plan.extrapolated)
       return at(modelWith(plan.layers, batch), plan.layers);
-    FailureOr<Raw> three = at(modelWith(3 * unit, batch), 3 * unit);
+    int64_t perChunk = plan.layers / chunks;
+    if (!extrapolates(chunks))
+      return at(modelWith(perChunk * compiled, batch), perChunk * compiled);
+    FailureOr<Raw> three = at(modelWith(3 * compiled, batch), 3 * compiled);
     if (failed(three))
       return failure();
-    FailureOr<Raw> four = at(modelWith(4 * unit, batch), 4 * unit);
+    FailureOr<Raw> four = at(modelWith(4 * compiled, batch), 4 * compiled);
     if (failed(four))
       return failure();
-    return extrapolate(*three, *four, static_cast<double>(plan.layers / unit));
+    return extrapolate(*three, *four, static_cast<double>(perChunk));
+  };
+  // The stages a pipeline is compiled with to report it: every middle stage
+  // of a generated transformer's pipeline runs the same ops, so a pipeline
+  // of more than four stages (1F1B composed from two and three
+  // micro-batches, or of one: the communication floor; interleaved where
+  // four divides its micro-batches, which run in groups of the stages) is
+  // compiled with four, its first, two middle and its last stage
+  // (expandStageCosts: the first stage's broadcast to the further middle
+  // ones added); the links keep the candidate's mesh (the report's pricing
+  // mesh). Off with --no-stage-reduction.
+  auto compiledStages = [&](const Candidate &c, bool composed) -> int64_t {
+    if (!request.reduceStages || !plan.extrapolated || c.recompute != "none" || c.offload)
+      return c.pp;
+    if (c.schedule == "1f1b" && c.pp > 4 && (composed || c.microBatches == 1))
+      return 4;
+    if (c.schedule == "interleaved" && c.pp > 4 && c.microBatches % 4 == 0)
+      return 4;
+    return c.pp;
   };
   double tokens = static_cast<double>(plan.globalBatch) * plan.seq;
   auto finish = [&](Prediction &p) {
@@ -630,26 +738,34 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                    c.microBatches > kComposeHigh && c.pp > 1 && c.schedule == "1f1b" &&
                    !c.offload;
     auto at = [&](ModuleOp m, int64_t layers) -> FailureOr<Raw> {
-      if (!compose)
-        return evaluateRaw(m, c, request, layers, e.error, &steps);
-      Candidate one = c, two = c;
+      int64_t stages = compiledStages(c, compose);
+      Candidate cc = c;
+      cc.pp = stages;
+      std::string pricing = stages == c.pp ? "" : c.mesh();
+      if (!compose) {
+        FailureOr<Raw> r = evaluateRaw(m, cc, request, layers, e.error, &steps, pricing);
+        if (failed(r) || stages == c.pp)
+          return r;
+        return expandStages(*r, c.pp, c.virtualStages, c.microBatches);
+      }
+      Candidate one = cc, two = cc;
       one.microBatches = kComposeLow;
       two.microBatches = kComposeHigh;
-      FailureOr<Raw> r1 = evaluateRaw(m, one, request, layers, e.error, &steps);
+      FailureOr<Raw> r1 = evaluateRaw(m, one, request, layers, e.error, &steps, pricing);
       if (failed(r1))
         return failure();
-      FailureOr<Raw> r2 = evaluateRaw(m, two, request, layers, e.error, &steps);
+      FailureOr<Raw> r2 = evaluateRaw(m, two, request, layers, e.error, &steps, pricing);
       if (failed(r2))
         return failure();
-      FailureOr<Raw> composed = composeMicroBatches(*r1, *r2, c.microBatches, c.pp);
-      if (failed(composed)) // no per-stage figures: the m copies after all
+      FailureOr<Raw> composed = composeMicroBatches(*r1, *r2, c.microBatches, c.pp, stages);
+      if (failed(composed) && stages == c.pp) // no per-stage figures: the m copies after all
         return evaluateRaw(m, c, request, layers, e.error, &steps);
       return composed;
     };
     // At 3 and 4 layers per chunk, extrapolated; or the full model.
     auto depths = [&]() -> FailureOr<Raw> {
-      FailureOr<Raw> r = atDepths(unit, batch, at);
-      if (succeeded(r) && !extrapolates(unit) && !compose)
+      FailureOr<Raw> r = atDepths(unit, compiledStages(c, compose) * c.virtualStages, batch, at);
+      if (succeeded(r) && !extrapolates(unit) && !compose && compiledStages(c, compose) == c.pp)
         r->p.exact = true;
       return r;
     };
@@ -717,9 +833,17 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     if (auto it = floors.find(key); it != floors.end())
       return it->second;
     std::string error;
-    FailureOr<Raw> raw = atDepths(one.chunks(), batch, [&](ModuleOp m, int64_t layers) {
-      return evaluateRaw(m, one, request, layers, error, &steps);
+    // Compiled with its first, a middle and its last stage: the most a stage
+    // communicates is one of theirs.
+    int64_t stages = compiledStages(one, false);
+    Candidate cc = one;
+    cc.pp = stages;
+    std::string pricing = stages == one.pp ? "" : one.mesh();
+    FailureOr<Raw> raw = atDepths(one.chunks(), cc.chunks(), batch, [&](ModuleOp m, int64_t layers) {
+      return evaluateRaw(m, cc, request, layers, error, &steps, pricing);
     });
+    if (succeeded(raw) && stages != one.pp)
+      raw->stages = expandStageCosts(raw->stages, static_cast<size_t>(one.pp));
     double floor = succeeded(raw) ? 0.99 * busiestCommunication(*raw) : 0.0;
     ++plan.floors;
     return floors[key] = floor;

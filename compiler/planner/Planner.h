@@ -63,6 +63,11 @@ struct Request {
   /// their steps with two and three (composed), not with their m copies
   /// compiled; 0: never. The finalists are compiled in full either way.
   int64_t composeFrom = 8;
+  /// Pipelines of more than four stages are screened from the same pipeline
+  /// compiled with four (its first, two middle and its last stage), the
+  /// links priced on the candidate's mesh; false: every stage compiled. The
+  /// finalists are compiled in full either way.
+  bool reduceStages = true;
 };
 
 /// One way to run the step.

@@ -114,9 +114,12 @@ ModelledStep shardc::modelStep(ArrayRef<StageCost> stages, double computeSeconds
 }
 
 llvm::json::Object shardc::stageCostJson(const StageCost &stage) {
-  llvm::json::Object axes, buckets;
+  llvm::json::Object axes, buckets, sends;
   for (const auto &[k, v] : stage.bytesPerAxis)
     axes[k] = v;
+  for (const auto &[to, send] : stage.sendsTo)
+    sends[std::to_string(to)] = llvm::json::Object{
+        {"seconds", send.seconds}, {"bytes", send.bytes}, {"axes", send.axes}};
   for (const auto &[k, b] : stage.buckets)
     buckets[k] = llvm::json::Object{{"input_bytes", b.input},
                                     {"count", b.count},
@@ -133,7 +136,8 @@ llvm::json::Object shardc::stageCostJson(const StageCost &stage) {
                             {"backward_compute_seconds_sum", stage.backwardSum},
                             {"forward_compute_seconds_sum", stage.forwardSum},
                             {"offload_bytes", stage.offloadBytes},
-                            {"gradient_buckets", std::move(buckets)}};
+                            {"gradient_buckets", std::move(buckets)},
+                            {"sends", std::move(sends)}};
 }
 
 StageCost shardc::stageCostFromJson(const llvm::json::Object &o) {
@@ -163,6 +167,17 @@ StageCost shardc::stageCostFromJson(const llvm::json::Object &o) {
         g.perBucket = number(*b, "latency_per_bucket_seconds");
         g.latency = number(*b, "latency_seconds");
       }
+  if (const llvm::json::Object *sends = o.getObject("sends"))
+    for (const auto &[k, v] : *sends)
+      if (const llvm::json::Object *send = v.getAsObject()) {
+        int64_t to = 0;
+        if (StringRef(k).getAsInteger(10, to))
+          continue;
+        StageCost::Sends &t = s.sendsTo[to];
+        t.seconds = number(*send, "seconds");
+        t.bytes = number(*send, "bytes");
+        t.axes = send->getString("axes").value_or("").str();
+      }
   return s;
 }
 
@@ -174,7 +189,24 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   FailureOr<cost::HardwareDesc> hw = loadHardware(func, options.hardware);
   if (failed(hw))
     return failure();
-  cost::CostModel cost(*mesh, *hw);
+  // Links from the pricing mesh where one is given (the same axes and
+  // sizes but for the pipeline axis).
+  Mesh pricing = *mesh;
+  if (!options.pricingMesh.empty()) {
+    std::string error;
+    FailureOr<Mesh> m = Mesh::parse(options.pricingMesh, error);
+    bool same = succeeded(m) && m->rank() == mesh->rank();
+    for (size_t a = 0; same && a < mesh->names.size(); ++a)
+      same = m->names[a] == mesh->names[a] &&
+             (m->sizes[a] == mesh->sizes[a] || m->names[a] == options.pipelineAxis);
+    if (!same)
+      return func.emitError() << "xf-report-sharding: pricing mesh '" << options.pricingMesh
+                              << "' does not match " << mesh->str()
+                              << " but for the pipeline axis" << (error.empty() ? "" : ": ")
+                              << error;
+    pricing = *m;
+  }
+  cost::CostModel cost(pricing, *hw);
 
   // Every value's sharding (from the annotations).
   llvm::json::Array values;
@@ -368,6 +400,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     std::map<std::string, GradientGroup> gradientInput; // by axes
     double gradientSeconds = 0, computeSum = 0, backwardSum = 0, forwardSum = 0;
     double forwardGathers = 0, backwardGathers = 0, offloadBytes = 0;
+    std::map<int64_t, StageCost::Sends> sendsTo;
 
     CollectiveRow &row(const std::string &kind, const std::string &axes) {
       CollectiveRow &r = rows[{kind, axes}];
@@ -399,6 +432,12 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       forwardGathers += o.forwardGathers;
       backwardGathers += o.backwardGathers;
       offloadBytes += o.offloadBytes;
+      for (const auto &[to, send] : o.sendsTo) {
+        StageCost::Sends &mine = sendsTo[to];
+        mine.axes = send.axes;
+        mine.seconds += send.seconds;
+        mine.bytes += send.bytes;
+      }
     }
   };
   std::map<int64_t, StageAccount> accounts;
@@ -459,6 +498,10 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       row.seconds += link.latency + bytes / link.bandwidth;
       row.elements += elems(t.getInput().getType());
       acc.bytesPerAxis[row.axes] += bytes;
+      StageCost::Sends &send = acc.sendsTo[t.getTo()];
+      send.axes = row.axes;
+      send.seconds += link.latency + bytes / link.bandwidth;
+      send.bytes += bytes;
       return;
     }
     if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op))
@@ -631,6 +674,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     sc.backwardSum = acc.backwardSum;
     sc.forwardSum = acc.forwardSum;
     sc.offloadBytes = acc.offloadBytes;
+    sc.sendsTo = acc.sendsTo;
     stageCosts.push_back(std::move(sc));
   }
 

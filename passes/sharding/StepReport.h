@@ -41,6 +41,12 @@ struct StepReportOptions {
   /// the host arena, reported apart from the device's memory).
   bool offloadActivations = false;
   int64_t offloadMinBytes = 65536;
+  /// The mesh whose links price the collectives and sends ("": the step's
+  /// own). The planner reports a pipeline of many stages from the same one
+  /// compiled with four (the first, two middle and the last stage): that
+  /// step's mesh has a shorter pipeline axis, which may span fewer nodes.
+  /// The same axes, and sizes but for the pipeline axis.
+  std::string pricingMesh;
 };
 
 /// The gradient all-reduces of one set of mesh axes, as -rt-bucket-all-reduces
@@ -75,6 +81,12 @@ struct StageCost {
   double computeSum = 0, backwardSum = 0, forwardSum = 0;
   double offloadBytes = 0; ///< activations copied out (and back) per step
   std::map<std::string, GradientBuckets> buckets; ///< by axes
+  /// A pipeline stage's sends (part of commSeconds), by receiving stage.
+  struct Sends {
+    double seconds = 0, bytes = 0;
+    std::string axes;
+  };
+  std::map<int64_t, Sends> sendsTo;
 };
 
 /// The modelled step from its stages' costs and the (pipelined: slowest

@@ -14,7 +14,16 @@ and rank the same candidates (the finalists are compiled in full either way);
 and the planner's bound for a pipeline at more micro-batches, taken from the
 same candidate at fewer, is at most the step it bounds on every such pair.
 
+With --stages, the same for pipelines of more stages screened from their
+first, two middle and last stages (four compiled; the links priced on the
+candidate's mesh) against the same
+candidates with every stage compiled (`--no-stage-reduction`): bytes and
+time equal, memory within --memory-tolerance (a middle stage's micro-batches
+held at once are extrapolated), the communication floors equal, the same
+ranking.
+
 usage: check_compose.py SHARDC --preset gpt2-124m --devices 8 --global-batch 32
+       check_compose.py SHARDC --preset gpt2-tiny --layers 16 --devices 64 --global-batch 64 --stages
 """
 import json
 import os
@@ -38,22 +47,56 @@ def main():
     # Enough ranked rows that the bounds (the (2 x top)-th best step) leave
     # the pipelines of many micro-batches evaluated.
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--layers", type=int, help="generate the preset with this many layers")
+    ap.add_argument("--stages", action="store_true",
+                    help="check the stage reduction instead of the composition")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "model.mlir")
-        run([a.shardc, "gen", "--preset", a.preset, "--batch", str(a.global_batch), "-o", model])
+        gen = [a.shardc, "gen", "--preset", a.preset, "--batch", str(a.global_batch), "-o", model]
+        run(gen + (["--layers", str(a.layers)] if a.layers else []))
         cmd = [a.shardc, "plan", model, "--devices", str(a.devices), "--top", str(a.top), "--json"]
-        composed = json.loads(run(cmd + ["--compose-from", str(a.compose_from)]))
-        exact = json.loads(run(cmd + ["--compose-from", "0"]))
+        if a.stages:
+            composed = json.loads(run(cmd))
+            exact = json.loads(run(cmd + ["--no-stage-reduction"]))
+        else:
+            composed = json.loads(run(cmd + ["--compose-from", str(a.compose_from)]))
+            exact = json.loads(run(cmd + ["--compose-from", "0"]))
     n = composed["composed_pipelines"]
     if n < a.min_composed:
         sys.exit(f"FAIL: {n} candidates composed, expected at least {a.min_composed}")
-    if exact["composed_pipelines"] != 0:
+    if not a.stages and exact["composed_pipelines"] != 0:
         sys.exit("FAIL: --compose-from 0 composed candidates")
+
+    def reduced(c):
+        """Whether the default plan screened `c` from fewer stages."""
+        pp = int(c["mesh"].split(",")[0][3:]) if c["mesh"].startswith("pp=") else 1
+        if c["recompute"] != "none" or c["offload_activations"]:
+            return False
+        if c["schedule"] == "1f1b":
+            return pp > 4 and c["micro_batches"] >= a.compose_from
+        return c["schedule"] == "interleaved" and pp > 4 and c["micro_batches"] % 4 == 0
+
+    if a.stages:
+        floors = {(f["mesh"], f["strategy"], f["micro_batch_size"]): f["seconds"]
+                  for f in exact.get("floors", [])}
+        same = 0
+        for f in composed.get("floors", []):
+            g = floors.get((f["mesh"], f["strategy"], f["micro_batch_size"]))
+            if g is not None:
+                if abs(f["seconds"] - g) > 1e-9 * max(g, 1e-12):
+                    sys.exit(f"FAIL: floor of {f['mesh']} {f['strategy']}: {f['seconds']} from "
+                             f"four stages, {g} from all")
+                same += 1
+        print(f"communication floors equal from four stages and from all: {same}")
     by_key = {key(c): c for c in exact["evaluated"]}
     checked, worst = 0, 0.0
     for c in composed["evaluated"]:
-        if c["schedule"] != "1f1b" or c["micro_batches"] < a.compose_from or "prediction" not in c:
+        if "prediction" not in c:
+            continue
+        if a.stages and not reduced(c):
+            continue
+        if not a.stages and (c["schedule"] != "1f1b" or c["micro_batches"] < a.compose_from):
             continue
         e = by_key.get(key(c))
         if e is None or "prediction" not in e:
@@ -81,7 +124,7 @@ def main():
         print(f"ok {label}: {p['step_seconds'] * 1e3:.3f} ms, "
               f"{round(p['communication_bytes'])} bytes, memory {(mem - want) / want:+.2%}")
     if checked < a.min_composed:
-        sys.exit(f"FAIL: {checked} composed candidates compared")
+        sys.exit(f"FAIL: {checked} {'reduced' if a.stages else 'composed'} candidates compared")
     # The planner's bound for a pipeline at more micro-batches from the same
     # candidate at fewer (what it skips candidates by): never above the step
     # it bounds.
@@ -104,8 +147,10 @@ def main():
     print(f"the micro-batch bound holds on {bounds} pairs")
     if [key(c) for c in composed["ranked"]] != [key(c) for c in exact["ranked"]]:
         sys.exit("FAIL: the composed and the exact screening rank differently")
-    print(f"{a.preset} on {a.devices} devices, global batch {a.global_batch}: {checked} composed "
-          f"candidates equal in bytes and time to their m-copy steps, memory within {worst:.2%}")
+    what = ("candidates from four stages equal in bytes and time to every stage compiled"
+            if a.stages else "composed candidates equal in bytes and time to their m-copy steps")
+    print(f"{a.preset} on {a.devices} devices, global batch {a.global_batch}: {checked} {what}, "
+          f"memory within {worst:.2%}")
 
 
 if __name__ == "__main__":

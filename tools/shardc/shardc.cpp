@@ -933,7 +933,11 @@ int cmdPlan(const std::vector<std::string> &argv) {
       .option("compose-from", "m",
               "screen 1F1B pipelines of m or more micro-batches from their steps with 2 and 3 "
               "(0: never; the finalists are compiled in full either way)",
-              "8");
+              "8")
+      .flag("no-stage-reduction",
+            "screen every pipeline with all its stages compiled (default: one of more than four "
+            "stages from its first, two middle and its last stage; the finalists are compiled in full "
+            "either way)");
   if (!args.parse(argv))
     return 0;
   if (args.positional().size() != 1)
@@ -941,6 +945,7 @@ int cmdPlan(const std::vector<std::string> &argv) {
   planner::Request request = planRequest(args, args.str("precision"));
   request.top = args.integer("top", 1);
   request.composeFrom = args.integer("compose-from", 0);
+  request.reduceStages = !args.isSet("no-stage-reduction");
 
   MLIRContext ctx;
   registerDialects(ctx);
