@@ -820,8 +820,13 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // of the layers where the candidates hold m — and its communication time,
   // at 0.99, bounds every schedule, count and memory policy of it. Computed
   // only where the other bounds leave a candidate that could be skipped.
+  // A stage's tensor-parallel collectives, sends and scalar reductions can
+  // hide behind nothing, and m micro-batches run at least the one's, so 0.99
+  // of the most any stage of the one-micro-batch step communicates beyond
+  // its gradient reductions and parameter gathers bounds the exposed
+  // communication too: a step is at least the compute bound plus that.
   std::map<std::tuple<std::string, std::string, int64_t>, double> &floors = plan.floorSeconds;
-  auto communicationFloor = [&](const Candidate &c) -> double {
+  auto communicationFloor = [&](const Candidate &c) -> std::pair<double, double> {
     Candidate one = c;
     one.microBatches = 1;
     one.schedule = "1f1b";
@@ -831,7 +836,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     int64_t batch = plan.globalBatch / c.microBatches;
     auto key = std::make_tuple(one.mesh(), one.strategy(), batch);
     if (auto it = floors.find(key); it != floors.end())
-      return it->second;
+      return {it->second, plan.floorExposed[key]};
     std::string error;
     // Compiled with its first, a middle and its last stage: the most a stage
     // communicates is one of theirs.
@@ -845,8 +850,15 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     if (succeeded(raw) && stages != one.pp)
       raw->stages = expandStageCosts(raw->stages, static_cast<size_t>(one.pp));
     double floor = succeeded(raw) ? 0.99 * busiestCommunication(*raw) : 0.0;
+    double exposed = 0;
+    if (succeeded(raw))
+      for (const StageCost &st : raw->stages)
+        exposed = std::max(exposed, 0.99 * (st.commSeconds - st.gradientSeconds -
+                                            st.forwardGatherSeconds - st.backwardGatherSeconds));
     ++plan.floors;
-    return floors[key] = floor;
+    plan.floorExposed[key] = exposed;
+    floors[key] = floor;
+    return {floor, exposed};
   };
   auto incumbent = [&]() {
     std::vector<double> steps;
@@ -878,6 +890,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   static const Policy kPolicies[] = {
       {"none", false}, {"selective", false}, {"none", true}, {"full", false}, {"full", true}};
   constexpr size_t kNumPolicies = std::size(kPolicies);
+  // Pipelined layouts (mesh, strategy, schedule) and their micro-batch counts.
+  std::vector<std::pair<Candidate, std::vector<int64_t>>> pipelines;
   for (int64_t pp : divisors(request.devices)) {
     if (pp > 1 && (!config || plan.layers < 1 || plan.layers % pp != 0))
       continue;
@@ -938,43 +952,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
             if (mbs.empty())
               continue;
             if (pp > 1) {
-              // The bubble shrinks with more micro-batches: every count, unless
-              // a bound says the candidate cannot make the ranking: the
-              // compute bound, or the same candidate at fewer micro-batches.
-              // Splitting the global batch into more micro-batches moves the
-              // same bytes in more, smaller collectives (no less time on the
-              // cost model's rings), leaves a stage's compute as it was but
-              // for the bubble, and so hides no more communication behind
-              // the backward (its share of a shorter pipelined compute):
-              // step(m') >= exposed(m) + compute(m) (1 - bubble(m)) /
-              // (1 - bubble(m')), taken at 0.99.
-              std::map<size_t, Prediction> fewer; // by policy
-              for (int64_t m : mbs)
-                for (size_t r = 0; r < kNumPolicies; ++r) {
-                  Candidate c = base;
-                  c.microBatches = m;
-                  c.recompute = kPolicies[r].recompute;
-                  c.offload = kPolicies[r].offload;
-                  double bound = lowerBound(c);
-                  if (auto it = fewer.find(r); it != fewer.end() && it->second.bubble < 1)
-                    bound = std::max(bound, 0.99 * (it->second.exposedSeconds +
-                                                    it->second.computeSeconds *
-                                                        (1 - it->second.bubble) /
-                                                        (1 - bubbleOf(c))));
-                  if (bound <= incumbent() && std::isfinite(incumbent()))
-                    bound = std::max(bound, communicationFloor(c));
-                  if (bound > incumbent()) {
-                    ++plan.bounded;
-                    break;
-                  }
-                  Evaluated &e = run(c);
-                  if (e.error.empty())
-                    fewer[r] = e.prediction;
-                  if (e.fits || !e.error.empty()) {
-                    plan.skipped += static_cast<int64_t>(kNumPolicies - 1 - r);
-                    break;
-                  }
-                }
+              // Evaluated after every unpipelined candidate, best bound
+              // first (below).
+              pipelines.push_back({base, mbs});
               continue;
             }
             // Without a pipeline: per policy the fewest micro-batches that
@@ -998,6 +978,67 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
             }
           }
     }
+  }
+  // The pipelines, best bound first: each layout's bound at its fewest
+  // micro-batches with nothing recomputed (the compute bound, its
+  // communication floors), so that the ranking's (2 x top)-th step, which
+  // bounds the rest out, is found early. The order changes only the work:
+  // every bound is a lower bound.
+  std::vector<std::pair<double, size_t>> order;
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    Candidate c = pipelines[i].first;
+    c.microBatches = pipelines[i].second.front();
+    double bound = lowerBound(c);
+    if (!plan.evaluated.empty()) {
+      auto [floor, exposed] = communicationFloor(c);
+      bound = std::max({bound, floor, lowerBound(c) + exposed});
+    }
+    order.push_back({bound, i});
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto [first, i] : order) {
+    const Candidate &base = pipelines[i].first;
+    const std::vector<int64_t> &mbs = pipelines[i].second;
+    // The bubble shrinks with more micro-batches: every count, unless
+    // a bound says the candidate cannot make the ranking: the
+    // compute bound, or the same candidate at fewer micro-batches.
+    // Splitting the global batch into more micro-batches moves the
+    // same bytes in more, smaller collectives (no less time on the
+    // cost model's rings), leaves a stage's compute as it was but
+    // for the bubble, and so hides no more communication behind
+    // the backward (its share of a shorter pipelined compute):
+    // step(m') >= exposed(m) + compute(m) (1 - bubble(m)) /
+    // (1 - bubble(m')), taken at 0.99.
+    std::map<size_t, Prediction> fewer; // by policy
+    for (int64_t m : mbs)
+      for (size_t r = 0; r < kNumPolicies; ++r) {
+        Candidate c = base;
+        c.microBatches = m;
+        c.recompute = kPolicies[r].recompute;
+        c.offload = kPolicies[r].offload;
+        double bound = lowerBound(c);
+        if (auto it = fewer.find(r); it != fewer.end() && it->second.bubble < 1)
+          bound = std::max(bound, 0.99 * (it->second.exposedSeconds +
+                                          it->second.computeSeconds *
+                                              (1 - it->second.bubble) /
+                                              (1 - bubbleOf(c))));
+        if (bound <= incumbent() && std::isfinite(incumbent())) {
+          auto [floor, exposed] = communicationFloor(c);
+          bound = std::max({bound, floor, lowerBound(c) + exposed});
+        }
+        if (bound > incumbent()) {
+          ++plan.bounded;
+          break;
+        }
+        Evaluated &e = run(c);
+        if (e.error.empty())
+          fewer[r] = e.prediction;
+        if (e.fits || !e.error.empty()) {
+          plan.skipped += static_cast<int64_t>(kNumPolicies - 1 - r);
+          break;
+        }
+      }
   }
   if (plan.evaluated.empty())
     return emitError(loc) << "plan: no candidate for " << request.devices
@@ -1285,10 +1326,13 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
     all.push_back(candidateJson(e));
   llvm::json::Array floorsJson;
   for (const auto &[key, seconds] : plan.floorSeconds)
-    floorsJson.push_back(llvm::json::Object{{"mesh", std::get<0>(key)},
-                                            {"strategy", std::get<1>(key)},
-                                            {"micro_batch_size", std::get<2>(key)},
-                                            {"seconds", seconds}});
+    floorsJson.push_back(llvm::json::Object{
+        {"mesh", std::get<0>(key)},
+        {"strategy", std::get<1>(key)},
+        {"micro_batch_size", std::get<2>(key)},
+        {"seconds", seconds},
+        {"exposed_seconds",
+         plan.floorExposed.count(key) ? plan.floorExposed.at(key) : 0.0}});
   return llvm::json::Object{{"model", plan.model},
                             {"layers", plan.layers},
                             {"parameters", plan.parameters},

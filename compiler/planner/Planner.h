@@ -152,6 +152,10 @@ struct Plan {
   /// Those floors: (mesh, strategy, micro-batch size) -> seconds (0.99 of
   /// the one-micro-batch step's communication).
   std::map<std::tuple<std::string, std::string, int64_t>, double> floorSeconds;
+  /// And 0.99 of the most any stage of that step communicates that nothing
+  /// can hide (neither gradient reductions nor parameter gathers): a floor
+  /// on the exposed communication of every candidate it applies to.
+  std::map<std::tuple<std::string, std::string, int64_t>, double> floorExposed;
 };
 
 /// Plans; diagnostics (through the module's context) and failure when the
