@@ -699,6 +699,43 @@ def XfBucketReduceScatters : Pass<"xf-bucket-reduce-scatters", "mlir::func::Func
   ];
 }
 
+def XfBucketAllGathers : Pass<"xf-bucket-all-gathers", "mlir::func::FuncOp"> {
+  let summary = "merges ZeRO-1/2's whole-step parameter gathers into buckets";
+  let description = [{
+    Runs on the partitioned (rank-local) step. Whole-step all-gathers
+    (`xf.gather_once`: ZeRO-1/2's gathers of the updated parameters) of step
+    arguments over the same mesh axes, of one element type, pipeline stage
+    and group size, whose blocks are contiguous (no dim of size above one
+    before the gathered one), become one all-gather of the blocks side by
+    side: each viewed as [1, size], concatenated along the second dim,
+    gathered along the first ([n, total], n the group's ranks), split back
+    along the second and reshaped. In the order the step reads them, a
+    bucket closes at `bucket-bytes` of gathered bytes; its gather runs where
+    its first member did. Bit-identical to the separate gathers (DeepSpeed's
+    and Megatron's distributed optimizer's parameter buckets).
+    `bucket-bytes=0` disables it.
+
+    ```mlir
+    %a = shard.all_gather %pa on @mesh grid_axes = [0] gather_axis = 0 {xf.gather_once} : tensor<4x16xf32> -> tensor<8x16xf32>
+    %b = shard.all_gather %pb on @mesh grid_axes = [0] gather_axis = 0 {xf.gather_once} : tensor<16xf32> -> tensor<32xf32>
+    // becomes
+    %ra = xf.reshape %pa : tensor<4x16xf32> -> tensor<1x64xf32>
+    %rb = xf.reshape %pb : tensor<16xf32> -> tensor<1x16xf32>
+    %c = xf.concat %ra, %rb dim = 1 : tensor<1x64xf32>, tensor<1x16xf32> -> tensor<1x80xf32>
+    %g = shard.all_gather %c on @mesh grid_axes = [0] gather_axis = 0 {xf.gather_once} : tensor<1x80xf32> -> tensor<2x80xf32>
+    %ga, %gb = xf.split %g dim = 1 : tensor<2x80xf32> -> tensor<2x64xf32>, tensor<2x16xf32>
+    %a = xf.reshape %ga : tensor<2x64xf32> -> tensor<8x16xf32>
+    %b = xf.reshape %gb : tensor<2x16xf32> -> tensor<32xf32>
+    ```
+  }];
+  let dependentDialects = ["::shardc::xf::XfDialect", "::mlir::shard::ShardDialect"];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"", "the step; empty: every function">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "25 * 1024 * 1024",
+           "largest bucket in gathered bytes (0: no buckets)">,
+  ];
+}
+
 def RtBucketAllReduces : Pass<"rt-bucket-all-reduces", "mlir::func::FuncOp"> {
   let summary = "merges consecutive gradient all-reduces into buckets";
   let description = [{

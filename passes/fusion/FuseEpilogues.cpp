@@ -314,6 +314,10 @@ void shardc::addRankLocalFusions(OpPassManager &functionPasses, StringRef functi
   buckets.function = function.str();
   buckets.bucketBytes = bucketBytes;
   functionPasses.addPass(createXfBucketReduceScatters(buckets));
+  XfBucketAllGathersOptions gathers;
+  gathers.function = function.str();
+  gathers.bucketBytes = bucketBytes;
+  functionPasses.addPass(createXfBucketAllGathers(gathers));
   XfFuseOptimizerOptions optimizer;
   optimizer.function = function.str();
   functionPasses.addPass(createXfFuseOptimizer(optimizer));

@@ -531,7 +531,10 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       account(op, CollectiveStep::AllToAll, a2a.getGridAxes(),
               tensorBytes(a2a.getInput().getType()), elems(a2a.getInput().getType()));
     else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
-      if (isa<BlockArgument>(ag.getInput())) {
+      // A gather of step arguments (a bucket of them: reshaped, side by side).
+      if (xf::isArgumentLayout(ag.getInput(), [](Operation *def) {
+            return isa<xf::ReshapeOp, xf::ConcatOp>(def);
+          })) {
         CollectiveStep step;
         step.kind = CollectiveStep::AllGather;
         step.axes.assign(ag.getGridAxes().begin(), ag.getGridAxes().end());

@@ -1101,7 +1101,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
       .option("emit-mlir", "file", "write the rt-level module (after -xf-lower-to-rt)")
       .option("emit-llvm", "file", "write the LLVM-dialect module (after -rt-to-llvm)")
       .option("emit-object", "file", "keep the object file")
-      .option("bucket-mb", "x", "gradient all-reduce buckets of at most x MiB (0: none)", "25")
+      .option("bucket-mb", "x", "gradient all-reduce, ZeRO reduce-scatter and parameter-gather buckets of at most x MiB (0: none)", "25")
       .option("plan", "file|auto",
               "take mesh, strategy, micro-batches, schedule, cuts, recomputation and offload from "
               "`shardc plan --json` output, or plan here (auto, with --devices)")
