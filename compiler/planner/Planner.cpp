@@ -1214,7 +1214,7 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
   const Prediction &bp = best.prediction;
   os << llvm::formatv("\n#1: compute {0:F2} ms{1} + exposed communication {2:F2} ms = {3:F2} ms "
                       "per step (communication {4:F2} ms, {5:F2} GB per device; gradient "
-                      "reductions {6:F2} ms overlap the backward's {7:F2} ms); {8} GiB per "
+                      "reductions {6:F2} ms overlap {10}the backward's {7:F2} ms); {8} GiB per "
                       "device of {9}\n",
                       bp.computeSeconds * 1e3,
                       best.candidate.pp > 1
@@ -1222,7 +1222,8 @@ std::string shardc::planner::formatPlan(const Plan &plan, const Request &request
                           : std::string(),
                       bp.exposedSeconds * 1e3, bp.stepSeconds * 1e3, bp.commSeconds * 1e3,
                       bp.commBytes / 1e9, bp.gradientSeconds * 1e3, bp.backwardSeconds * 1e3,
-                      gib(bp.memory.at("total")), gib(plan.memoryLimit));
+                      gib(bp.memory.at("total")), gib(plan.memoryLimit),
+                      best.candidate.pp > 1 ? "(1 + s)/m (stage s, m micro-batches) of " : "");
   if (plan.ranking.size() > 1) {
     const Prediction &sp = plan.evaluated[plan.ranking[1]].prediction;
     auto signed2 = [](double x) { return llvm::formatv("{0}{1:F2}", x >= 0 ? "+" : "", x).str(); };
