@@ -275,37 +275,50 @@ FailureOr<std::vector<StageCost>>
 combineStages(const Raw &a, const Raw &b, const std::function<double(double, double)> &combine) {
   if (a.stages.size() != b.stages.size())
     return failure();
-  auto latency = [](const StageCost &s) {
+  using Buckets = std::map<std::string, GradientBuckets>;
+  auto latency = [](const Buckets &buckets) {
     double t = 0;
-    for (const auto &[axes, g] : s.buckets)
+    for (const auto &[axes, g] : buckets)
       t += g.latency;
     return t;
   };
-  std::vector<StageCost> out;
-  for (size_t i = 0; i < a.stages.size(); ++i) {
-    const StageCost &x = a.stages[i], &y = b.stages[i];
-    StageCost o;
-    for (const auto *from : {&x, &y})
-      for (const auto &[axes, g] : from->buckets) {
-        if (o.buckets.count(axes))
+  // Each group's bytes and count combined, its latency priced on them.
+  auto reprice = [&](const Buckets &x, const Buckets &y, Buckets &o) {
+    for (const Buckets *from : {&x, &y})
+      for (const auto &[axes, g] : *from) {
+        if (o.count(axes))
           continue;
-        GradientBuckets gx = x.buckets.count(axes) ? x.buckets.at(axes) : GradientBuckets{};
-        GradientBuckets gy = y.buckets.count(axes) ? y.buckets.at(axes) : GradientBuckets{};
-        GradientBuckets &c = o.buckets[axes];
+        GradientBuckets gx = x.count(axes) ? x.at(axes) : GradientBuckets{};
+        GradientBuckets gy = y.count(axes) ? y.at(axes) : GradientBuckets{};
+        GradientBuckets &c = o[axes];
         c = g;
         c.input = combine(gx.input, gy.input);
         c.count = std::round(combine(gx.count, gy.count));
         c.latency = c.priced();
       }
-    double lx = latency(x), ly = latency(y), lo = latency(o);
-    o.commSeconds = combine(x.commSeconds - lx, y.commSeconds - ly) + lo;
+  };
+  std::vector<StageCost> out;
+  for (size_t i = 0; i < a.stages.size(); ++i) {
+    const StageCost &x = a.stages[i], &y = b.stages[i];
+    StageCost o;
+    reprice(x.buckets, y.buckets, o.buckets);
+    reprice(x.gatherBuckets, y.gatherBuckets, o.gatherBuckets);
+    reprice(x.scatterBuckets, y.scatterBuckets, o.scatterBuckets);
+    // Gradient reductions: the all-reduces' and the reduce-scatters' buckets.
+    double lx = latency(x.buckets) + latency(x.scatterBuckets),
+           ly = latency(y.buckets) + latency(y.scatterBuckets),
+           lo = latency(o.buckets) + latency(o.scatterBuckets);
+    double gx = latency(x.gatherBuckets), gy = latency(y.gatherBuckets),
+           go = latency(o.gatherBuckets);
+    o.commSeconds = combine(x.commSeconds - lx - gx, y.commSeconds - ly - gy) + lo + go;
     o.gradientSeconds = combine(x.gradientSeconds - lx, y.gradientSeconds - ly) + lo;
     o.commBytes = combine(x.commBytes, y.commBytes);
     for (const auto *from : {&x, &y})
       for (const auto &[axes, bytes] : from->bytesPerAxis)
         o.bytesPerAxis[axes] = combine(x.bytesPerAxis.count(axes) ? x.bytesPerAxis.at(axes) : 0,
                                        y.bytesPerAxis.count(axes) ? y.bytesPerAxis.at(axes) : 0);
-    o.forwardGatherSeconds = combine(x.forwardGatherSeconds, y.forwardGatherSeconds);
+    o.forwardGatherSeconds =
+        combine(x.forwardGatherSeconds - gx, y.forwardGatherSeconds - gy) + go;
     o.backwardGatherSeconds = combine(x.backwardGatherSeconds, y.backwardGatherSeconds);
     o.computeSum = combine(x.computeSum, y.computeSum);
     o.backwardSum = combine(x.backwardSum, y.backwardSum);

@@ -24,9 +24,11 @@
 
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
+#include "passes/schedule/Buckets.h"
 
 #include "compiler/sharding/Sharding.h"
 #include "dialects/xf/XfDialect.h"
+#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -53,18 +55,27 @@ int64_t groupSize(shard::AllGatherOp ag) {
   return in.getDimSize(d) > 0 ? out.getDimSize(d) / in.getDimSize(d) : 0;
 }
 
-/// A bucket member: a whole-step gather of a step argument whose blocks
-/// are contiguous.
-bool isMember(shard::AllGatherOp ag) {
+} // namespace
+
+bool shardc::isBucketableAllGather(shard::AllGatherOp ag) {
   auto in = dyn_cast<RankedTensorType>(ag.getInput().getType());
-  if (!in || !in.hasStaticShape() || !isa<BlockArgument>(ag.getInput()) ||
-      !ag->hasAttr(sharding::kGatherOnceAttr))
+  if (!in || !in.hasStaticShape() || !ag->hasAttr(sharding::kGatherOnceAttr) ||
+      !isArgumentLayout(ag.getInput(),
+                        [](Operation *def) { return isa<ReshapeOp, ConcatOp>(def); }))
     return false;
   int64_t d = ag.getGatherAxis().getSExtValue();
   for (int64_t i = 0; i < d; ++i)
     if (in.getDimSize(i) != 1)
       return false;
   return groupSize(ag) > 1;
+}
+
+namespace {
+
+/// A bucket member: a whole-step gather of a step argument itself (not a
+/// bucket already) whose blocks are contiguous.
+bool isMember(shard::AllGatherOp ag) {
+  return isa<BlockArgument>(ag.getInput()) && isBucketableAllGather(ag);
 }
 
 int64_t bytesOf(Value v) {

@@ -24,6 +24,7 @@
 
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
+#include "passes/schedule/Buckets.h"
 #include "passes/train/StepPhases.h"
 
 #include "dialects/xf/XfDialect.h"
@@ -53,9 +54,11 @@ int64_t groupSize(shard::ReduceScatterOp rs) {
   return out.getDimSize(d) > 0 ? in.getDimSize(d) / out.getDimSize(d) : 0;
 }
 
+} // namespace
+
 /// A bucket member: a sum reduce-scatter of a gradient whose blocks are
 /// contiguous, read only by the optimizer.
-bool isMember(shard::ReduceScatterOp rs) {
+bool shardc::isBucketableReduceScatter(shard::ReduceScatterOp rs) {
   auto in = dyn_cast<RankedTensorType>(rs.getInput().getType());
   if (!in || !in.hasStaticShape() || rs.getReduction() != shard::ReductionKind::Sum)
     return false;
@@ -66,6 +69,10 @@ bool isMember(shard::ReduceScatterOp rs) {
   int64_t n = groupSize(rs);
   return n > 1 && in.getNumElements() % n == 0 && feedsOnlyTheOptimizer(rs);
 }
+
+namespace {
+
+bool isMember(shard::ReduceScatterOp rs) { return isBucketableReduceScatter(rs); }
 
 int64_t bytesOf(Value v) {
   auto t = cast<RankedTensorType>(v.getType());

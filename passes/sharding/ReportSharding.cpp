@@ -17,6 +17,7 @@
 #include "compiler/cost/CostModel.h"
 #include "passes/memory/MemoryPlan.h"
 #include "passes/lowering/AttrJson.h"
+#include "passes/schedule/Buckets.h"
 #include "passes/sharding/Partition.h"
 #include "passes/sharding/ShardingIR.h"
 #include "passes/sharding/StepReport.h"
@@ -114,9 +115,21 @@ ModelledStep shardc::modelStep(ArrayRef<StageCost> stages, double computeSeconds
 }
 
 llvm::json::Object shardc::stageCostJson(const StageCost &stage) {
-  llvm::json::Object axes, buckets, sends;
+  llvm::json::Object axes, buckets, gathers, scatters, sends;
+  for (const auto &[k, b] : stage.scatterBuckets)
+    scatters[k] = llvm::json::Object{{"input_bytes", b.input},
+                                     {"count", b.count},
+                                     {"bucket_bytes", b.bucketBytes},
+                                     {"latency_per_bucket_seconds", b.perBucket},
+                                     {"latency_seconds", b.latency}};
   for (const auto &[k, v] : stage.bytesPerAxis)
     axes[k] = v;
+  for (const auto &[k, b] : stage.gatherBuckets)
+    gathers[k] = llvm::json::Object{{"input_bytes", b.input},
+                                    {"count", b.count},
+                                    {"bucket_bytes", b.bucketBytes},
+                                    {"latency_per_bucket_seconds", b.perBucket},
+                                    {"latency_seconds", b.latency}};
   for (const auto &[to, send] : stage.sendsTo)
     sends[std::to_string(to)] = llvm::json::Object{
         {"seconds", send.seconds}, {"bytes", send.bytes}, {"axes", send.axes}};
@@ -137,6 +150,8 @@ llvm::json::Object shardc::stageCostJson(const StageCost &stage) {
                             {"forward_compute_seconds_sum", stage.forwardSum},
                             {"offload_bytes", stage.offloadBytes},
                             {"gradient_buckets", std::move(buckets)},
+                            {"gather_buckets", std::move(gathers)},
+                            {"scatter_buckets", std::move(scatters)},
                             {"sends", std::move(sends)}};
 }
 
@@ -157,16 +172,21 @@ StageCost shardc::stageCostFromJson(const llvm::json::Object &o) {
   if (const llvm::json::Object *axes = o.getObject("bytes_per_axis"))
     for (const auto &[k, v] : *axes)
       s.bytesPerAxis[k.str()] = v.getAsNumber().value_or(0);
-  if (const llvm::json::Object *buckets = o.getObject("gradient_buckets"))
-    for (const auto &[k, v] : *buckets)
-      if (const llvm::json::Object *b = v.getAsObject()) {
-        GradientBuckets &g = s.buckets[k.str()];
-        g.input = number(*b, "input_bytes");
-        g.count = number(*b, "count");
-        g.bucketBytes = number(*b, "bucket_bytes");
-        g.perBucket = number(*b, "latency_per_bucket_seconds");
-        g.latency = number(*b, "latency_seconds");
-      }
+  auto readBuckets = [&](StringRef key, std::map<std::string, GradientBuckets> &out) {
+    if (const llvm::json::Object *buckets = o.getObject(key))
+      for (const auto &[k, v] : *buckets)
+        if (const llvm::json::Object *b = v.getAsObject()) {
+          GradientBuckets &g = out[k.str()];
+          g.input = number(*b, "input_bytes");
+          g.count = number(*b, "count");
+          g.bucketBytes = number(*b, "bucket_bytes");
+          g.perBucket = number(*b, "latency_per_bucket_seconds");
+          g.latency = number(*b, "latency_seconds");
+        }
+  };
+  readBuckets("gradient_buckets", s.buckets);
+  readBuckets("gather_buckets", s.gatherBuckets);
+  readBuckets("scatter_buckets", s.scatterBuckets);
   if (const llvm::json::Object *sends = o.getObject("sends"))
     for (const auto &[k, v] : *sends)
       if (const llvm::json::Object *send = v.getAsObject()) {
@@ -398,6 +418,13 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
     std::map<std::string, double> bytesPerAxis;
     std::map<std::string, GradientGroup> gradientInput; // by axes
+    /// Whole-step parameter gathers (ZeRO-1/2) by axes: gathered bytes and
+    /// count, their ring latencies paid once per bucket
+    /// (-xf-bucket-all-gathers).
+    std::map<std::string, GradientGroup> gatherInput;
+    /// ZeRO's gradient reduce-scatters by axes (input bytes and count), the
+    /// same way (-xf-bucket-reduce-scatters).
+    std::map<std::string, GradientGroup> scatterInput;
     double gradientSeconds = 0, computeSum = 0, backwardSum = 0, forwardSum = 0;
     double forwardGathers = 0, backwardGathers = 0, offloadBytes = 0;
     std::map<int64_t, StageCost::Sends> sendsTo;
@@ -425,6 +452,14 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
         mine.input += g.input;
         mine.count += g.count;
       }
+      for (auto [mineMap, theirs] : {std::pair{&gatherInput, &o.gatherInput},
+                                     std::pair{&scatterInput, &o.scatterInput}})
+        for (const auto &[axes, g] : *theirs) {
+          GradientGroup &mine = (*mineMap)[axes];
+          mine.axes = g.axes;
+          mine.input += g.input;
+          mine.count += g.count;
+        }
       gradientSeconds += o.gradientSeconds;
       computeSum += o.computeSum;
       backwardSum += o.backwardSum;
@@ -454,9 +489,15 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     row.count += 1;
     row.bytes += bytes;
     double seconds = cost.stepTime(step, inBytes);
-    if (gradient && kind == CollectiveStep::AllReduce && mesh->size(step.axes) > 1) {
+    // (ZeRO's gradient reduce-scatters likewise: -xf-bucket-reduce-scatters.)
+    if (gradient &&
+        (kind == CollectiveStep::AllReduce ||
+         (kind == CollectiveStep::ReduceScatter &&
+          isBucketableReduceScatter(cast<shard::ReduceScatterOp>(op)))) &&
+        mesh->size(step.axes) > 1) {
       seconds = bytes / cost.linkFor(step.axes).bandwidth;
-      GradientGroup &group = acc.gradientInput[axesName];
+      GradientGroup &group = (kind == CollectiveStep::AllReduce ? acc.gradientInput
+                                                                : acc.scatterInput)[axesName];
       group.axes = step.axes;
       group.input += inBytes;
       group.count += 1;
@@ -532,17 +573,39 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
               tensorBytes(a2a.getInput().getType()), elems(a2a.getInput().getType()));
     else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
       // A gather of step arguments (a bucket of them: reshaped, side by side).
-      if (xf::isArgumentLayout(ag.getInput(), [](Operation *def) {
-            return isa<xf::ReshapeOp, xf::ConcatOp>(def);
-          })) {
-        CollectiveStep step;
-        step.kind = CollectiveStep::AllGather;
-        step.axes.assign(ag.getGridAxes().begin(), ag.getGridAxes().end());
-        step.before = TensorSharding::replicated(0);
-        parameterGathers.push_back({op, cost.stepTime(step, tensorBytes(ag.getInput().getType()))});
+      bool parameter = xf::isArgumentLayout(ag.getInput(), [](Operation *def) {
+        return isa<xf::ReshapeOp, xf::ConcatOp>(def);
+      });
+      CollectiveStep step;
+      step.kind = CollectiveStep::AllGather;
+      step.axes.assign(ag.getGridAxes().begin(), ag.getGridAxes().end());
+      step.before = TensorSharding::replicated(0);
+      double inBytes = tensorBytes(ag.getInput().getType());
+      // A whole-step gather of parameters (ZeRO-1/2) is what
+      // -xf-bucket-all-gathers merges: its bandwidth time here, its ring
+      // latencies once per bucket below.
+      if (isBucketableAllGather(ag) && mesh->size(step.axes) > 1) {
+        StageAccount &acc = accounts[stageKey(op)];
+        double bytes = cost.stepBytes(step, inBytes);
+        double seconds = bytes / cost.linkFor(step.axes).bandwidth;
+        std::string axesName = mesh->axesName(step.axes);
+        CollectiveRow &row = acc.row(kindName(CollectiveStep::AllGather).str(), axesName);
+        row.count += 1;
+        row.bytes += bytes;
+        row.seconds += seconds;
+        row.elements += elems(ag.getResult().getType());
+        acc.bytesPerAxis[axesName] += bytes;
+        GradientGroup &group = acc.gatherInput[axesName];
+        group.axes = step.axes;
+        group.input += tensorBytes(ag.getResult().getType());
+        group.count += 1;
+        parameterGathers.push_back({op, seconds});
+        return;
       }
-      account(op, CollectiveStep::AllGather, ag.getGridAxes(),
-              tensorBytes(ag.getInput().getType()), elems(ag.getResult().getType()));
+      if (parameter)
+        parameterGathers.push_back({op, cost.stepTime(step, inBytes)});
+      account(op, CollectiveStep::AllGather, ag.getGridAxes(), inBytes,
+              elems(ag.getResult().getType()));
     }
     else if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
       xf::OpShardingRule rule = iface.getShardingRule();
@@ -664,6 +727,30 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       b.latency = b.priced();
       row.seconds += b.latency;
       acc.gradientSeconds += b.latency;
+    }
+    for (auto &[axesName, group] : acc.scatterInput) {
+      CollectiveRow &row = acc.row(kindName(CollectiveStep::ReduceScatter).str(), axesName);
+      GradientBuckets &b = sc.scatterBuckets[axesName];
+      b.input = group.input;
+      b.count = static_cast<double>(group.count);
+      b.bucketBytes = static_cast<double>(options.bucketBytes);
+      b.perBucket = static_cast<double>(mesh->size(group.axes) - 1) *
+                    cost.linkFor(group.axes).latency;
+      b.latency = b.priced();
+      row.seconds += b.latency;
+      acc.gradientSeconds += b.latency;
+    }
+    for (auto &[axesName, group] : acc.gatherInput) {
+      CollectiveRow &row = acc.row(kindName(CollectiveStep::AllGather).str(), axesName);
+      GradientBuckets &b = sc.gatherBuckets[axesName];
+      b.input = group.input;
+      b.count = static_cast<double>(group.count);
+      b.bucketBytes = static_cast<double>(options.bucketBytes);
+      b.perBucket = static_cast<double>(mesh->size(group.axes) - 1) *
+                    cost.linkFor(group.axes).latency;
+      b.latency = b.priced();
+      row.seconds += b.latency;
+      acc.forwardGathers += b.latency;
     }
     for (auto &[key, row] : acc.rows) {
       sc.commSeconds += row.seconds;

@@ -81,6 +81,13 @@ struct StageCost {
   double computeSum = 0, backwardSum = 0, forwardSum = 0;
   double offloadBytes = 0; ///< activations copied out (and back) per step
   std::map<std::string, GradientBuckets> buckets; ///< by axes
+  /// Whole-step parameter gathers (ZeRO-1/2, -xf-bucket-all-gathers): their
+  /// ring latencies once per bucket of gathered bytes, by axes (part of
+  /// commSeconds and forwardGatherSeconds).
+  std::map<std::string, GradientBuckets> gatherBuckets;
+  /// ZeRO's gradient reduce-scatters (-xf-bucket-reduce-scatters), the same
+  /// way (part of commSeconds and gradientSeconds).
+  std::map<std::string, GradientBuckets> scatterBuckets;
   /// A pipeline stage's sends (part of commSeconds), by receiving stage.
   struct Sends {
     double seconds = 0, bytes = 0;
