@@ -115,30 +115,22 @@ ModelledStep shardc::modelStep(ArrayRef<StageCost> stages, double computeSeconds
 }
 
 llvm::json::Object shardc::stageCostJson(const StageCost &stage) {
-  llvm::json::Object axes, buckets, gathers, scatters, sends;
-  for (const auto &[k, b] : stage.scatterBuckets)
-    scatters[k] = llvm::json::Object{{"input_bytes", b.input},
-                                     {"count", b.count},
-                                     {"bucket_bytes", b.bucketBytes},
-                                     {"latency_per_bucket_seconds", b.perBucket},
-                                     {"latency_seconds", b.latency}};
+  auto bucketsJson = [](const std::map<std::string, GradientBuckets> &groups) {
+    llvm::json::Object out;
+    for (const auto &[k, b] : groups)
+      out[k] = llvm::json::Object{{"input_bytes", b.input},
+                                  {"count", b.count},
+                                  {"bucket_bytes", b.bucketBytes},
+                                  {"latency_per_bucket_seconds", b.perBucket},
+                                  {"latency_seconds", b.latency}};
+    return out;
+  };
+  llvm::json::Object axes, sends;
   for (const auto &[k, v] : stage.bytesPerAxis)
     axes[k] = v;
-  for (const auto &[k, b] : stage.gatherBuckets)
-    gathers[k] = llvm::json::Object{{"input_bytes", b.input},
-                                    {"count", b.count},
-                                    {"bucket_bytes", b.bucketBytes},
-                                    {"latency_per_bucket_seconds", b.perBucket},
-                                    {"latency_seconds", b.latency}};
   for (const auto &[to, send] : stage.sendsTo)
     sends[std::to_string(to)] = llvm::json::Object{
         {"seconds", send.seconds}, {"bytes", send.bytes}, {"axes", send.axes}};
-  for (const auto &[k, b] : stage.buckets)
-    buckets[k] = llvm::json::Object{{"input_bytes", b.input},
-                                    {"count", b.count},
-                                    {"bucket_bytes", b.bucketBytes},
-                                    {"latency_per_bucket_seconds", b.perBucket},
-                                    {"latency_seconds", b.latency}};
   return llvm::json::Object{{"communication_seconds", stage.commSeconds},
                             {"communication_bytes", stage.commBytes},
                             {"bytes_per_axis", std::move(axes)},
@@ -149,9 +141,9 @@ llvm::json::Object shardc::stageCostJson(const StageCost &stage) {
                             {"backward_compute_seconds_sum", stage.backwardSum},
                             {"forward_compute_seconds_sum", stage.forwardSum},
                             {"offload_bytes", stage.offloadBytes},
-                            {"gradient_buckets", std::move(buckets)},
-                            {"gather_buckets", std::move(gathers)},
-                            {"scatter_buckets", std::move(scatters)},
+                            {"gradient_buckets", bucketsJson(stage.buckets)},
+                            {"gather_buckets", bucketsJson(stage.gatherBuckets)},
+                            {"scatter_buckets", bucketsJson(stage.scatterBuckets)},
                             {"sends", std::move(sends)}};
 }
 
@@ -716,42 +708,26 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   std::vector<StageCost> stageCosts;
   for (StageAccount &acc : stageAccounts) {
     StageCost sc;
-    for (auto &[axesName, group] : acc.gradientInput) {
-      CollectiveRow &row = acc.row(kindName(CollectiveStep::AllReduce).str(), axesName);
-      GradientBuckets &b = sc.buckets[axesName];
-      b.input = group.input;
-      b.count = static_cast<double>(group.count);
-      b.bucketBytes = static_cast<double>(options.bucketBytes);
-      b.perBucket = 2.0 * static_cast<double>(mesh->size(group.axes) - 1) *
-                    cost.linkFor(group.axes).latency;
-      b.latency = b.priced();
-      row.seconds += b.latency;
-      acc.gradientSeconds += b.latency;
-    }
-    for (auto &[axesName, group] : acc.scatterInput) {
-      CollectiveRow &row = acc.row(kindName(CollectiveStep::ReduceScatter).str(), axesName);
-      GradientBuckets &b = sc.scatterBuckets[axesName];
-      b.input = group.input;
-      b.count = static_cast<double>(group.count);
-      b.bucketBytes = static_cast<double>(options.bucketBytes);
-      b.perBucket = static_cast<double>(mesh->size(group.axes) - 1) *
-                    cost.linkFor(group.axes).latency;
-      b.latency = b.priced();
-      row.seconds += b.latency;
-      acc.gradientSeconds += b.latency;
-    }
-    for (auto &[axesName, group] : acc.gatherInput) {
-      CollectiveRow &row = acc.row(kindName(CollectiveStep::AllGather).str(), axesName);
-      GradientBuckets &b = sc.gatherBuckets[axesName];
-      b.input = group.input;
-      b.count = static_cast<double>(group.count);
-      b.bucketBytes = static_cast<double>(options.bucketBytes);
-      b.perBucket = static_cast<double>(mesh->size(group.axes) - 1) *
-                    cost.linkFor(group.axes).latency;
-      b.latency = b.priced();
-      row.seconds += b.latency;
-      acc.forwardGathers += b.latency;
-    }
+    // Each group's ring latencies (`hops` link latencies per bucket) once
+    // per bucket, onto its row and the phase that can hide them.
+    auto price = [&](std::map<std::string, GradientGroup> &groups, CollectiveStep::Kind kind,
+                     double hops, std::map<std::string, GradientBuckets> &out, double &phase) {
+      for (auto &[axesName, group] : groups) {
+        GradientBuckets &b = out[axesName];
+        b.input = group.input;
+        b.count = static_cast<double>(group.count);
+        b.bucketBytes = static_cast<double>(options.bucketBytes);
+        b.perBucket = hops * static_cast<double>(mesh->size(group.axes) - 1) *
+                      cost.linkFor(group.axes).latency;
+        b.latency = b.priced();
+        acc.row(kindName(kind).str(), axesName).seconds += b.latency;
+        phase += b.latency;
+      }
+    };
+    price(acc.gradientInput, CollectiveStep::AllReduce, 2, sc.buckets, acc.gradientSeconds);
+    price(acc.scatterInput, CollectiveStep::ReduceScatter, 1, sc.scatterBuckets,
+          acc.gradientSeconds);
+    price(acc.gatherInput, CollectiveStep::AllGather, 1, sc.gatherBuckets, acc.forwardGathers);
     for (auto &[key, row] : acc.rows) {
       sc.commSeconds += row.seconds;
       sc.commBytes += row.bytes;
