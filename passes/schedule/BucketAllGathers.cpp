@@ -49,10 +49,9 @@ namespace {
 
 /// Ranks in `ag`'s group: its result's gathered dim over its input's.
 int64_t groupSize(shard::AllGatherOp ag) {
-  auto in = cast<RankedTensorType>(ag.getInput().getType());
-  auto out = cast<RankedTensorType>(ag.getResult().getType());
-  int64_t d = ag.getGatherAxis().getSExtValue();
-  return in.getDimSize(d) > 0 ? out.getDimSize(d) / in.getDimSize(d) : 0;
+  return ranksAlong(cast<RankedTensorType>(ag.getResult().getType()),
+                    cast<RankedTensorType>(ag.getInput().getType()),
+                    ag.getGatherAxis().getSExtValue());
 }
 
 } // namespace
@@ -63,11 +62,7 @@ bool shardc::isBucketableAllGather(shard::AllGatherOp ag) {
       !isArgumentLayout(ag.getInput(),
                         [](Operation *def) { return isa<ReshapeOp, ConcatOp>(def); }))
     return false;
-  int64_t d = ag.getGatherAxis().getSExtValue();
-  for (int64_t i = 0; i < d; ++i)
-    if (in.getDimSize(i) != 1)
-      return false;
-  return groupSize(ag) > 1;
+  return contiguousBlocks(in, ag.getGatherAxis().getSExtValue()) && groupSize(ag) > 1;
 }
 
 namespace {
@@ -78,10 +73,6 @@ bool isMember(shard::AllGatherOp ag) {
   return isa<BlockArgument>(ag.getInput()) && isBucketableAllGather(ag);
 }
 
-int64_t bytesOf(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
-}
 
 struct XfBucketAllGathersPass : shardc::impl::XfBucketAllGathersBase<XfBucketAllGathersPass> {
   using XfBucketAllGathersBase::XfBucketAllGathersBase;
@@ -117,7 +108,7 @@ struct XfBucketAllGathersPass : shardc::impl::XfBucketAllGathersBase<XfBucketAll
       int64_t bytes = 0;
       for (shard::AllGatherOp ag : members) {
         bucket.push_back(ag);
-        bytes += bytesOf(ag.getResult());
+        bytes += tensorValueBytes(ag.getResult());
         if (bytes >= bucketBytes) {
           flush(bucket);
           bytes = 0;

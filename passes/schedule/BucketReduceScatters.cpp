@@ -48,10 +48,9 @@ namespace {
 
 /// Ranks in `rs`'s group: its input's scattered dim over its result's.
 int64_t groupSize(shard::ReduceScatterOp rs) {
-  auto in = cast<RankedTensorType>(rs.getInput().getType());
-  auto out = cast<RankedTensorType>(rs.getResult().getType());
-  int64_t d = rs.getScatterAxis().getSExtValue();
-  return out.getDimSize(d) > 0 ? in.getDimSize(d) / out.getDimSize(d) : 0;
+  return ranksAlong(cast<RankedTensorType>(rs.getInput().getType()),
+                    cast<RankedTensorType>(rs.getResult().getType()),
+                    rs.getScatterAxis().getSExtValue());
 }
 
 } // namespace
@@ -62,22 +61,14 @@ bool shardc::isBucketableReduceScatter(shard::ReduceScatterOp rs) {
   auto in = dyn_cast<RankedTensorType>(rs.getInput().getType());
   if (!in || !in.hasStaticShape() || rs.getReduction() != shard::ReductionKind::Sum)
     return false;
-  int64_t d = rs.getScatterAxis().getSExtValue();
-  for (int64_t i = 0; i < d; ++i)
-    if (in.getDimSize(i) != 1)
-      return false;
+  if (!contiguousBlocks(in, rs.getScatterAxis().getSExtValue()))
+    return false;
   int64_t n = groupSize(rs);
   return n > 1 && in.getNumElements() % n == 0 && feedsOnlyTheOptimizer(rs);
 }
 
 namespace {
 
-bool isMember(shard::ReduceScatterOp rs) { return isBucketableReduceScatter(rs); }
-
-int64_t bytesOf(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
-}
 
 struct Bucket {
   SmallVector<shard::ReduceScatterOp> members;
@@ -133,12 +124,12 @@ struct XfBucketReduceScattersPass
               break;
             }
       auto rs = dyn_cast<shard::ReduceScatterOp>(&op);
-      if (!rs || !isMember(rs))
+      if (!rs || !isBucketableReduceScatter(rs))
         continue;
       Key key = keyOf(rs);
       Bucket &b = bucketOf(key);
       b.members.push_back(rs);
-      b.bytes += bytesOf(rs.getInput());
+      b.bytes += tensorValueBytes(rs.getInput());
       if (b.bytes >= bucketBytes)
         close(key, rs->getNextNode());
     }

@@ -13,6 +13,28 @@
 
 namespace shardc {
 
+/// Ranks in a collective's group: the larger tensor's dim `d` over the
+/// smaller's (0 if the smaller's is empty).
+inline int64_t ranksAlong(mlir::RankedTensorType whole, mlir::RankedTensorType block,
+                          int64_t d) {
+  return block.getDimSize(d) > 0 ? whole.getDimSize(d) / block.getDimSize(d) : 0;
+}
+
+/// Whether the ranks' blocks of `t` split along dim `d` are contiguous in
+/// row-major order: no dim of size above one before it.
+inline bool contiguousBlocks(mlir::RankedTensorType t, int64_t d) {
+  for (int64_t i = 0; i < d; ++i)
+    if (t.getDimSize(i) != 1)
+      return false;
+  return true;
+}
+
+/// Bytes of a ranked tensor value.
+inline int64_t tensorValueBytes(mlir::Value v) {
+  auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
+  return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+}
+
 /// A sum reduce-scatter of a gradient read only by the optimizer whose
 /// scattered blocks are contiguous (a bucket's merged one included).
 bool isBucketableReduceScatter(mlir::shard::ReduceScatterOp rs);

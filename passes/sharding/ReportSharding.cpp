@@ -438,13 +438,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       }
       for (const auto &[axes, b] : o.bytesPerAxis)
         bytesPerAxis[axes] += b;
-      for (const auto &[axes, g] : o.gradientInput) {
-        GradientGroup &mine = gradientInput[axes];
-        mine.axes = g.axes;
-        mine.input += g.input;
-        mine.count += g.count;
-      }
-      for (auto [mineMap, theirs] : {std::pair{&gatherInput, &o.gatherInput},
+      for (auto [mineMap, theirs] : {std::pair{&gradientInput, &o.gradientInput},
+                                     std::pair{&gatherInput, &o.gatherInput},
                                      std::pair{&scatterInput, &o.scatterInput}})
         for (const auto &[axes, g] : *theirs) {
           GradientGroup &mine = (*mineMap)[axes];
@@ -951,14 +946,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                                 .str()
                           : std::string());
 
-  llvm::json::Array bucketsJson, stageCostsJson;
-  for (const auto &[axesName, b] : busiest.buckets)
-    bucketsJson.push_back(llvm::json::Object{{"axes", axesName},
-                                             {"input_bytes", b.input},
-                                             {"count", b.count},
-                                             {"bucket_bytes", b.bucketBytes},
-                                             {"latency_per_bucket_seconds", b.perBucket},
-                                             {"latency_seconds", b.latency}});
+  llvm::json::Array stageCostsJson;
   for (const StageCost &sc : stageCosts)
     stageCostsJson.push_back(stageCostJson(sc));
   llvm::json::Object root{{"function", options.function},
@@ -975,7 +963,6 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                           {"state_not_split", std::move(stateNotSplit)},
                           {"query_row_splits", std::move(spareJson)},
                           {"gradient_reduction_seconds", busiest.gradientSeconds},
-                          {"gradient_buckets", std::move(bucketsJson)},
                           {"backward_compute_seconds", modelled.backwardShare},
                           {"forward_compute_seconds", modelled.forwardShare},
                           // The sums the shares are taken from (every op's
