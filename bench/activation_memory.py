@@ -10,7 +10,10 @@ t = 8 (`--mesh tp=8 --strategy tp`, no sequence parallelism; the layout auto pic
 `shardc explain --json`'s memory_bytes.activations: the compiled step's planned
 workspace peak per device without the kernels' scratch (`./step --describe`
 shows both; the scratch, mostly the fused LM head's logit chunk, is its own
-column), against the seed's formulas (bytes per device):
+column), and stored_activation_bytes: what the forward stores for the backward
+(held across the first backward op; what the formulas count: the peak adds the
+backward's working set), against the seed's formulas (bytes per device; with
+sequence parallelism, "rows, sp", every term divided by t):
 
   no recomputation      s*b*h*L*(10 + 24/t + 5*a*s/(h*t))   (stores the s^2 scores)
   selective             s*b*h*L*(10 + 24/t)
@@ -64,9 +67,10 @@ def formulas(b, t):
 
 
 def part1(shardc, tmp):
-    rows = ["| b | t | attention | policy | planned (GB) | formula (GB) | planned / formula | "
-            "none / selective formula | host (GB) | kernel scratch (GB) |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| b | t | attention | policy | planned peak (GB) | stored (GB) | formula (GB) | "
+            "peak / formula | stored / formula | stored / selective formula | host (GB) | "
+            "kernel scratch (GB) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for b in (1, 8):
         # tp does not split the batch: the model's batch is the micro-batch
         # every rank of the tp group holds.
@@ -75,20 +79,28 @@ def part1(shardc, tmp):
         # t = 8: the layout auto picks for 25 heads on 8, and the attention
         # split by query rows (q, its output and the row statistics split
         # over tp), the counterpart of the formula's split by heads.
-        for t, layout, extra in ((1, "-", []), (8, "auto", []),
-                                 (8, "rows", ["--attention-rows", "split"])):
+        # With sequence parallelism the formulas divide every term by t.
+        for t, layout, extra, sp in ((1, "-", [], False), (8, "auto", [], False),
+                                     (8, "rows", ["--attention-rows", "split"], False),
+                                     (8, "rows, sp", ["--attention-rows", "split"], True)):
             f = formulas(b, t)
-            mesh = ["--mesh", "dp=1"] if t == 1 else ["--mesh", "tp=8", "--strategy", "tp"]
+            if sp:
+                f = {k: v / t for k, v in formulas(b, 1).items()}
+                f["none"] = S * b * H * L * (34 + 5 * A * S / H) / t
+            mesh = (["--mesh", "dp=1"] if t == 1 else
+                    ["--mesh", "tp=8", "--strategy", "tp+sp" if sp else "tp"])
             for name, flags in POLICIES:
                 r = explain(shardc, model, mesh, ["--low-precision-residual"] + extra + flags)
                 act = r["memory_bytes"]["activations"]
+                stored = r.get("stored_activation_bytes", 0)
                 host = r["memory_bytes"].get("host", 0)
                 scratch = r["memory_bytes"].get("kernel scratch", 0)
                 key = name.split("+")[0] if name != "offload" else "none"
                 ref = f[key]
                 sel = f["selective"]
-                rows.append(f"| {b} | {t} | {layout} | {name} | {act / 1e9:.2f} | {ref / 1e9:.2f} | "
-                            f"{act / ref:.2f} | {act / sel:.2f} | {host / 1e9:.2f} | "
+                rows.append(f"| {b} | {t} | {layout} | {name} | {act / 1e9:.2f} | "
+                            f"{stored / 1e9:.2f} | {ref / 1e9:.2f} | {act / ref:.2f} | "
+                            f"{stored / ref:.2f} | {stored / sel:.2f} | {host / 1e9:.2f} | "
                             f"{scratch / 1e9:.2f} |")
     return rows
 

@@ -8,6 +8,9 @@
 #include "runtime/data/TokenFile.h"
 #include "runtime/abi/StateNames.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::exec;
@@ -25,6 +28,13 @@ HostTensor zerosOf(Type type) {
 Trainer::Trainer(func::FuncOp step, const ParamValues &params, double initialLossScale,
                  func::FuncOp run)
     : func_(step), run_(run ? run : step) {
+  // Partitioning may drop state the unpartitioned step has (ZeRO-1/2 make
+  // the bf16 weight copies from their masters' shards instead of storing
+  // them): what runs keeps the others in order.
+  llvm::StringSet<> kept;
+  for (unsigned i = 0; i < run_.getNumArguments(); ++i)
+    if (auto state = run_.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
+      kept.insert(state.getValue());
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     auto mb = step.getArgAttrOfType<IntegerAttr>(i, xf::XfDialect::kMicroBatchAttrName);
     if (mb)
@@ -33,6 +43,10 @@ Trainer::Trainer(func::FuncOp step, const ParamValues &params, double initialLos
     if (!state)
       continue;
     StringRef s = state.getValue();
+    if (!kept.contains(s)) {
+      dropped_.push_back(i);
+      continue;
+    }
     Type type = step.getArgument(i).getType();
     if (s.starts_with("param:")) {
       auto it = params.find(s.drop_front(6).str());
@@ -78,13 +92,16 @@ LogicalResult Trainer::step(const data::TokenFile &tokens, const std::vector<int
   // The state moves into the step and comes back as its results.
   for (unsigned i = 0; i < func_.getNumArguments(); ++i)
     if (auto s = func_.getArgAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName))
-      args[i] = std::move(state_.at(s.str()));
+      if (auto it = state_.find(s.str()); it != state_.end())
+        args[i] = std::move(it->second);
 
   RunOptions options;
   options.seed = seed;
   options.step = index;
   options.training = true;
   options.profile = profiling_;
+  for (unsigned i : llvm::reverse(dropped_))
+    args.erase(args.begin() + i);
   Executor executor(run_, options);
   std::vector<HostTensor> results;
   if (failed(executor.run(std::move(args), results)))
@@ -93,15 +110,15 @@ LogicalResult Trainer::step(const data::TokenFile &tokens, const std::vector<int
     profile_[name] += secs;
   report = StepReport();
   for (unsigned i = 0; i < results.size(); ++i) {
-    if (auto s = func_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName)) {
+    if (auto s = run_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kStateAttrName)) {
       state_[s.str()] = std::move(results[i]);
       continue;
     }
-    if (auto g = func_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kGradAttrName)) {
+    if (auto g = run_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kGradAttrName)) {
       grads_[g.str()] = std::move(results[i]);
       continue;
     }
-    auto r = func_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kReportAttrName);
+    auto r = run_.getResultAttrOfType<StringAttr>(i, xf::XfDialect::kReportAttrName);
     if (!r)
       continue;
     double v = scalarValue(results[i]);

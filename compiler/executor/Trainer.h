@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace shardc::exec {
 
@@ -32,7 +33,8 @@ public:
   /// (by name), Adam moments and counters from zero, the loss scale from
   /// `initialLossScale`. `run`, when given, is what executes: the same step
   /// partitioned over a mesh (-xf-partition), whose arguments and results
-  /// are the global tensors of `step`'s signature.
+  /// are the global tensors of `step`'s signature, less any state it does
+  /// not keep (ZeRO-1/2 store no bf16 weight copies).
   Trainer(mlir::func::FuncOp step, const ParamValues &params, double initialLossScale,
           mlir::func::FuncOp run = {});
 
@@ -57,6 +59,7 @@ public:
 
 private:
   mlir::func::FuncOp func_, run_;
+  std::vector<unsigned> dropped_; ///< `step`'s state arguments `run` does not take
   std::map<std::string, HostTensor> state_;
   ParamValues grads_;
   int64_t microBatches_ = 1, tokensPerStep_ = 0;

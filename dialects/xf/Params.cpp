@@ -74,6 +74,12 @@ int64_t shardc::xf::stageOf(Value v) {
   return attr ? attr.getInt() : -1;
 }
 
+BlockArgument shardc::xf::argumentOrCastOf(Value v) {
+  if (auto c = v.getDefiningOp<CastOp>())
+    v = c.getX();
+  return dyn_cast<BlockArgument>(v);
+}
+
 bool shardc::xf::isArgumentLayout(Value v, llvm::function_ref<bool(Operation *)> isLayout) {
   Operation *def = v.getDefiningOp();
   if (!def)

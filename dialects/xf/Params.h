@@ -51,6 +51,11 @@ int64_t stageOf(mlir::Value v);
 /// reshape of a concat of reshapes of parameters.
 bool isArgumentLayout(mlir::Value v, llvm::function_ref<bool(mlir::Operation *)> isLayout);
 
+/// The step argument `v` is, or the argument a cast of which it is (ZeRO-1/2
+/// make a weight's bf16 copy from its fp32 master's shard right before
+/// gathering it); null otherwise.
+mlir::BlockArgument argumentOrCastOf(mlir::Value v);
+
 /// The model function of a module: @forward if present, else the only
 /// function with a body. Emits an error and returns null otherwise.
 mlir::func::FuncOp getModelFunction(mlir::ModuleOp module, llvm::StringRef name = "");

@@ -265,6 +265,8 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
       program["activation_bytes"] = a.getInt();
     if (auto u = func->getAttrOfType<IntegerAttr>(kUnstagedBytesAttr))
       program["unstaged_bytes"] = u.getInt();
+    if (auto st = func->getAttrOfType<IntegerAttr>(kStoredActivationBytesAttr))
+      program["stored_activation_bytes"] = st.getInt();
 
     // The boundary: state and inputs (arguments), reports (results).
     Block &body = func.getBody().front();
@@ -490,7 +492,7 @@ struct XfLowerToRtPass : shardc::impl::XfLowerToRtBase<XfLowerToRtPass> {
                            kPlannedBytesAttr.data(), xf::XfDialect::kOptimizerAttrName.data(),
                            xf::XfDialect::kPipelineAttrName.data(), kStageWorkspaceAttr.data(),
                            kStageBytesAttr.data(), kActivationBytesAttr.data(),
-                           kUnstagedBytesAttr.data()})
+                           kUnstagedBytesAttr.data(), kStoredActivationBytesAttr.data()})
       func->removeAttr(attr);
     func.setSymName(name);
     return success();

@@ -43,6 +43,13 @@ inline constexpr llvm::StringLiteral kScratchAttr = "rt.scratch";
 /// scratch (the activations' own peak; the workspace arena minus it is what
 /// the kernels' scratch adds to the peak).
 inline constexpr llvm::StringLiteral kActivationBytesAttr = "rt.activation_bytes";
+/// On the function of an unpipelined training step: the workspace bytes of
+/// the activations the forward stores for the backward, the values made
+/// before the first backward op (not the weights: gathers, casts and layout
+/// moves of arguments) that are still held there. What Megatron-LM's
+/// activation-memory formulas count (sbh(34 + 5as/h) per layer, 2sbh under
+/// full recomputation); the peak adds the backward's working set to it.
+inline constexpr llvm::StringLiteral kStoredActivationBytesAttr = "rt.stored_activation_bytes";
 /// On the function: the workspace the plan would need without the
 /// collectives' staging (the workspace arena minus it is what the staging
 /// adds to the peak).

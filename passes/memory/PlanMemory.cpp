@@ -498,14 +498,24 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     // (closed; the last op if never given back) it is held over.
     struct Held {
       int64_t offset, bytes, from, to;
+      bool activation = false; ///< made by the forward, not a weight
+      Value value = {};        ///< the value placed (for the debug trace)
     };
     std::vector<std::vector<Held>> held(static_cast<size_t>(stages));
     std::vector<llvm::DenseMap<int64_t, size_t>> heldAt(static_cast<size_t>(stages));
-    auto placeValue = [&](int64_t stage, int64_t bytes, int64_t t) {
+    auto placeValue = [&](int64_t stage, int64_t bytes, int64_t t, Value v, bool activation) {
       int64_t offset = workspaces[stage].allocate(bytes);
       heldAt[stage][offset] = held[stage].size();
-      held[stage].push_back({offset, alignUp(std::max<int64_t>(bytes, 1)), t, n});
+      held[stage].push_back({offset, alignUp(std::max<int64_t>(bytes, 1)), t, n, activation, v});
       return offset;
+    };
+    // A weight as the step reads it: arguments moved by layout ops and
+    // collectives only (ZeRO's gathers, the bf16 copies cast from masters).
+    auto isWeight = [](Value v) {
+      return xf::isArgumentLayout(v, [](Operation *def) {
+        return isa<xf::ReshapeOp, xf::ConcatOp, xf::SplitOp, xf::CastOp, xf::TransposeOp,
+                   shard::AllGatherOp, shard::AllSliceOp>(def);
+      });
     };
     auto releaseValue = [&](int64_t stage, int64_t offset, int64_t bytes, int64_t t) {
       workspaces[stage].release(offset, bytes);
@@ -643,7 +653,8 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         } else if (isa<xf::OffloadOp>(op)) {
           p = {Host, hostLists[opStage].allocate(bytes)};
         } else {
-          p = {Workspace, placeValue(opStage, bytes, t)};
+          p = {Workspace,
+               placeValue(opStage, bytes, t, r, !phases.isBackward(&op) && !isWeight(r))};
           if (tracing) {
             liveBytes += alignUp(bytes);
             live.insert(r);
@@ -824,6 +835,25 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     func->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
     func->setAttr(kActivationBytesAttr, b.getI64IntegerAttr(top.activations()));
     func->setAttr(kUnstagedBytesAttr, b.getI64IntegerAttr(top.withoutStaging()));
+    // The forward's stored activations: held across the first backward op.
+    int64_t firstBackward = n;
+    for (Operation &op : body)
+      if (phases.isBackward(&op))
+        firstBackward = std::min(firstBackward, index[&op]);
+    if (stages == 1 && firstBackward < n) {
+      int64_t stored = 0;
+      for (const Held &h : held[0])
+        if (h.activation && h.from < firstBackward && h.to >= firstBackward) {
+          stored += h.bytes;
+          SHARDC_DEBUG({
+            Operation *def = h.value.getDefiningOp();
+            DBGS() << "  stored for the backward: " << h.bytes << " " << h.value.getType() << " "
+                   << (def ? def->getName().getStringRef() : "arg") << " #" << h.from << " "
+                   << (def ? def->getLoc() : h.value.getLoc()) << "\n";
+          });
+        }
+      func->setAttr(kStoredActivationBytesAttr, b.getI64IntegerAttr(stored));
+    }
     top.record(func);
     SHARDC_DEBUG({
       DBGS() << "@" << func.getSymName() << ": activations placed in " << top.activations()

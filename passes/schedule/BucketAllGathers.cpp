@@ -13,12 +13,14 @@
 // back and reshaped, are the parameters gathered. Data movement only: the
 // results are bit-identical to the separate gathers.
 //
-// Members: whole-step all-gathers of step arguments over the same mesh
+// Members: whole-step all-gathers of step arguments (or of the bf16 copies
+// ZeRO-1/2 make from them) over the same mesh
 // axes, of one element type, pipeline stage and group size, with
 // contiguous blocks. In the order the step first reads them, they fill
 // buckets of up to `bucket-bytes` gathered bytes; a bucket's gather runs
-// where its first member did (every input is a step argument, so each is
-// ready there), its members' readers read its pieces.
+// where its first member did (every input is a step argument, or a cast of
+// one that moves there with it, so each is ready there), its members'
+// readers read its pieces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,17 +62,17 @@ bool shardc::isBucketableAllGather(shard::AllGatherOp ag) {
   auto in = dyn_cast<RankedTensorType>(ag.getInput().getType());
   if (!in || !in.hasStaticShape() || !ag->hasAttr(sharding::kGatherOnceAttr) ||
       !isArgumentLayout(ag.getInput(),
-                        [](Operation *def) { return isa<ReshapeOp, ConcatOp>(def); }))
+                        [](Operation *def) { return isa<ReshapeOp, ConcatOp, CastOp>(def); }))
     return false;
   return contiguousBlocks(in, ag.getGatherAxis().getSExtValue()) && groupSize(ag) > 1;
 }
 
 namespace {
 
-/// A bucket member: a whole-step gather of a step argument itself (not a
-/// bucket already) whose blocks are contiguous.
+/// A bucket member: a whole-step gather of a step argument itself, or of the
+/// bf16 copy made from it (not a bucket already), whose blocks are contiguous.
 bool isMember(shard::AllGatherOp ag) {
-  return isa<BlockArgument>(ag.getInput()) && isBucketableAllGather(ag);
+  return argumentOrCastOf(ag.getInput()) && isBucketableAllGather(ag);
 }
 
 
@@ -140,6 +142,9 @@ struct XfBucketAllGathersPass : shardc::impl::XfBucketAllGathersBase<XfBucketAll
     SmallVector<Type> pieces;
     int64_t total = 0;
     for (shard::AllGatherOp m : members) {
+      // A copy made from its master (an argument) moves up to the bucket.
+      if (Operation *made = m.getInput().getDefiningOp(); made && !made->isBeforeInBlock(first))
+        made->moveBefore(first);
       int64_t block = cast<RankedTensorType>(m.getInput().getType()).getNumElements();
       total += block;
       blocks.push_back(staged(ReshapeOp::create(builder, loc,

@@ -12,7 +12,8 @@
 //    re-gather): it stays by its first reader, as Megatron-LM re-gathers in
 //    the backward, rather than hold its result from the forward across the
 //    activation peak;
-//  - a collective of a step argument (a ZeRO-3/FSDP parameter gather) moves
+//  - a collective of a step argument (a ZeRO-3/FSDP parameter gather, or a
+//    ZeRO-1/2 gather of the bf16 copy cast from its master) moves
 //    up to the first use of the previous such gather: one layer of prefetch,
 //    so the gathered parameters of at most two layers are alive at once;
 //  - a slice (local) that is its operand's only reader moves right after
@@ -25,6 +26,9 @@
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
 #include "passes/train/StepPhases.h"
+
+#include "dialects/xf/Params.h"
+#include "dialects/xf/XfOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/Support/Debug.h"
@@ -79,7 +83,12 @@ struct XfSchedulePass : shardc::impl::XfScheduleBase<XfSchedulePass> {
     Operation *previousGather = nullptr;
     for (Operation *op : collectives) {
       Value input = op->getOperand(0);
-      if (Operation *def = input.getDefiningOp()) {
+      // A weight's bf16 copy made from its master for this gather alone
+      // (ZeRO-1/2) prefetches like the argument, the cast moving with it.
+      Operation *made = input.getDefiningOp<xf::CastOp>();
+      if (!made || !input.hasOneUse() || !xf::argumentOrCastOf(input))
+        made = nullptr;
+      if (Operation *def = input.getDefiningOp(); def && !made) {
         if (def->getBlock() == &block && !phases.reshardsForBackward(op))
           op->moveAfter(def);
         continue;
@@ -87,8 +96,11 @@ struct XfSchedulePass : shardc::impl::XfScheduleBase<XfSchedulePass> {
       // A step argument: prefetch one gather ahead.
       if (previousGather) {
         Operation *target = firstUser(previousGather);
-        if (target && target->isBeforeInBlock(op))
+        if (target && target->isBeforeInBlock(op)) {
           op->moveBefore(target);
+          if (made)
+            made->moveBefore(op);
+        }
       }
       previousGather = op;
     }

@@ -561,7 +561,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
       // A gather of step arguments (a bucket of them: reshaped, side by side).
       bool parameter = xf::isArgumentLayout(ag.getInput(), [](Operation *def) {
-        return isa<xf::ReshapeOp, xf::ConcatOp>(def);
+        return isa<xf::ReshapeOp, xf::ConcatOp, xf::CastOp>(def);
       });
       CollectiveStep step;
       step.kind = CollectiveStep::AllGather;
@@ -770,6 +770,16 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   }
   memory["total"] = total;
   later << llvm::formatv("  {0,-16} {1,14}\n", "total", total);
+  // Of the activations, what the forward stores for the backward (what the
+  // activation formulas of Megatron-LM count); the rest of the peak is the
+  // backward's working set.
+  std::optional<int64_t> storedActivations;
+  if (auto st = work->getAttrOfType<IntegerAttr>(memory::kStoredActivationBytesAttr)) {
+    storedActivations = st.getInt();
+    later << llvm::formatv("  of the activations, {0} stored by the forward for the backward "
+                           "(the rest of the peak is the backward's working set)\n",
+                           *storedActivations);
+  }
   // Offloaded activations live in host memory, outside the device's total.
   memory["host"] = arenaBytes[memory::Host];
   if (options.offloadActivations)
@@ -985,6 +995,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
                           {"memory_bytes", std::move(memory)}};
   if (!pipelineJson.empty())
     root["pipeline"] = std::move(pipelineJson);
+  if (storedActivations)
+    root["stored_activation_bytes"] = *storedActivations;
   StepReport report;
   report.json = std::move(root);
   report.text = std::move(text);

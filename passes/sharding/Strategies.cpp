@@ -10,6 +10,8 @@
 #include "runtime/abi/StateNames.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -354,6 +356,57 @@ TensorSharding splitFurther(TensorSharding s, ArrayRef<int64_t> shape, const Axi
   return s;
 }
 
+/// Replaces each stored low-precision copy (state `param_bf16:<name>`) by a
+/// cast of its fp32 master placed right before the copy's first reader, and
+/// drops the copy's argument and the optimizer's write of it. `copyOf` then
+/// maps each master to its cast. Returns the casts.
+llvm::DenseSet<Operation *> makeCopiesFromMasters(func::FuncOp func,
+                                                  llvm::DenseMap<Value, BlockArgument> &masterOf,
+                                                  llvm::DenseMap<Value, Value> &copyOf) {
+  llvm::DenseSet<Operation *> made;
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  llvm::BitVector deadArgs(func.getNumArguments()), deadResults(func.getNumResults());
+  for (auto [copyValue, master] : masterOf) {
+    auto copy = cast<BlockArgument>(copyValue);
+    auto st = func.getArgAttrOfType<StringAttr>(copy.getArgNumber(), XfDialect::kStateAttrName);
+    Operation *first = nullptr;
+    for (Operation *user : copy.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (top && top != ret && (!first || top->isBeforeInBlock(first)))
+        first = top;
+    }
+    if (!first || !st)
+      continue;
+    OpBuilder b(first);
+    Operation *cast_ = CastOp::create(b, copy.getLoc(), copy.getType(), master);
+    copy.replaceUsesWithIf(cast_->getResult(0),
+                           [&](OpOperand &use) { return use.getOwner() != ret; });
+    made.insert(cast_);
+    copyOf[master] = cast_->getResult(0);
+    deadArgs.set(copy.getArgNumber());
+    for (unsigned r = 0; r < func.getNumResults(); ++r)
+      if (func.getResultAttr(r, XfDialect::kStateAttrName) == st)
+        deadResults.set(r);
+  }
+  if (made.empty())
+    return made;
+  masterOf.clear();
+  SmallVector<Operation *> writes;
+  for (unsigned r : deadResults.set_bits())
+    if (Operation *def = ret.getOperand(r).getDefiningOp())
+      writes.push_back(def);
+  for (int r = static_cast<int>(func.getNumResults()) - 1; r >= 0; --r)
+    if (deadResults.test(r))
+      ret->eraseOperand(r);
+  (void)func.eraseResults(deadResults);
+  (void)func.eraseArguments(deadArgs);
+  for (Operation *w : writes)
+    if (w->use_empty() && isa<CastOp>(w))
+      w->erase();
+  return made;
+}
+
 } // namespace
 
 LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
@@ -412,6 +465,14 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
   llvm::DenseMap<Value, Value> copyOf; // master -> its copy
   for (auto [copy, master] : masterOf)
     copyOf[master] = copy;
+  // ZeRO-1/2 gather the copy once per step anyway: it is then made from the
+  // master's shard right before its gather instead of stored (the same
+  // rounding of the same values), so that a rank holds 2N (the gathered
+  // copies, in the workspace) + 14N/d, Transformer Math's ZeRO-2 figure, not
+  // 2N/d more for a stored shard of the copy beside the gathered whole.
+  llvm::DenseSet<Operation *> madeCopies;
+  if (gatherOnce && !copyOf.empty())
+    madeCopies = makeCopiesFromMasters(func, masterOf, copyOf);
   bool zeroMaster = spec.zero >= 1 || spec.mics;
   // Weights tensor parallelism splits (column- and row-parallel): names
   // whose optimizer state and gradient are annotated with that split, even
@@ -481,8 +542,8 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     // The master: split like the moments when only its update reads it; a
     // master the forward still reads in f32 (the tied embedding's lookup)
     // keeps the layout its readers need.
-    bool onlyUpdated =
-        llvm::all_of(arg.getUsers(), [](Operation *u) { return isa<AdamWOp>(u); });
+    bool onlyUpdated = llvm::all_of(
+        arg.getUsers(), [&](Operation *u) { return isa<AdamWOp>(u) || madeCopies.contains(u); });
     if ((zeroMaster || splitState) && onlyUpdated)
       annotations.push_back({arg, state, false});
     else

@@ -110,6 +110,9 @@ void describe(const Program &p) {
       note = "; activations " + std::to_string(p.activationBytes) + ", kernel scratch " +
              std::to_string(unstaged - p.activationBytes) + ", collective staging " +
              std::to_string(a.bytes - unstaged);
+      if (p.storedActivationBytes >= 0)
+        note += "; of the activations " + std::to_string(p.storedActivationBytes) +
+                " stored by the forward for the backward";
     }
     std::printf("  %-20s %14lld bytes (%s%s)\n", a.name.c_str(), static_cast<long long>(a.bytes),
                 mib(a.bytes).c_str(), note.c_str());

@@ -112,6 +112,7 @@ Program parseProgram(const std::string &text) {
   p.plannedPeakBytes = j.value("planned_peak_bytes", int64_t{0});
   p.activationBytes = j.value("activation_bytes", int64_t{-1});
   p.unstagedBytes = j.value("unstaged_bytes", int64_t{-1});
+  p.storedActivationBytes = j.value("stored_activation_bytes", int64_t{-1});
   if (j.contains("train"))
     p.train = j.at("train");
   if (j.contains("pipeline")) {
@@ -217,6 +218,7 @@ json programToJson(const Program &p, bool withCalls) {
             {"planned_peak_bytes", p.plannedPeakBytes},
             {"activation_bytes", p.activationBytes},
             {"unstaged_bytes", p.unstagedBytes},
+            {"stored_activation_bytes", p.storedActivationBytes},
             {"train", p.train},
             {"model", p.model}};
   j["arenas"] = json::array();

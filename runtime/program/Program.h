@@ -168,6 +168,9 @@ struct Program {
   /// Of the workspace arena, the peak without the collectives' staging (the
   /// rest is what the staging adds; -1: not recorded).
   int64_t unstagedBytes = -1;
+  /// Of the activations, what the forward stores for the backward (held
+  /// across the first backward op; -1: not recorded, e.g. a pipeline).
+  int64_t storedActivationBytes = -1;
   nlohmann::json train = nlohmann::json::object();
   /// The model's `xf.model` (family, layers, hidden, heads, vocab), if any.
   nlohmann::json model = nlohmann::json::object();
