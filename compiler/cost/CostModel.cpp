@@ -5,6 +5,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Error.h"
@@ -15,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #ifndef SHARDC_HARDWARE_DIR
@@ -207,11 +209,16 @@ const Link &CostModel::linkFor(llvm::ArrayRef<Axis> axes) const {
   return hw_.links.front();
 }
 
-double CostModel::stepBytes(const CollectiveStep &step, double globalBytes) const {
+/// A step's input bytes on one device (its `before` sharding's share).
+static double localBytes(const Mesh &mesh, const CollectiveStep &step, double globalBytes) {
   int64_t splits = 1;
-  for (const sharding::AxisList &d : step.before.dims)
-    splits *= mesh_.size(d);
-  double local = globalBytes / static_cast<double>(splits);
+  for (const shardc::sharding::AxisList &d : step.before.dims)
+    splits *= mesh.size(d);
+  return globalBytes / static_cast<double>(splits);
+}
+
+double CostModel::stepBytes(const CollectiveStep &step, double globalBytes) const {
+  double local = localBytes(mesh_, step, globalBytes);
   int64_t n = mesh_.size(step.axes);
   switch (step.kind) {
   case CollectiveStep::AllReduce:
@@ -235,10 +242,39 @@ double CostModel::stepTime(const CollectiveStep &step, double globalBytes) const
   int64_t n = mesh_.size(step.axes);
   if (n <= 1)
     return 0.0;
-  int64_t ringSteps = step.kind == CollectiveStep::AllReduce ? 2 * (n - 1) : n - 1;
   const Link &link = linkFor(step.axes);
-  return stepBytes(step, globalBytes) / link.bandwidth +
-         static_cast<double>(ringSteps) * link.latency;
+  double bandwidthTime = stepBytes(step, globalBytes) / link.bandwidth;
+  if (step.kind == CollectiveStep::AllReduce)
+    return bandwidthTime + allReduceOverhead(step.axes, localBytes(mesh_, step, globalBytes));
+  return bandwidthTime + static_cast<double>(n - 1) * link.latency;
+}
+
+double CostModel::allReduceOverhead(llvm::ArrayRef<Axis> axes, double localBytes) const {
+  int64_t n = mesh_.size(axes);
+  if (n <= 1)
+    return 0.0;
+  const Link &link = linkFor(axes);
+  double ring = 2.0 * static_cast<double>(n - 1) * link.latency;
+  // Across nodes NCCL also runs an all-reduce as a tree (a double binary
+  // tree over the nodes, a chain inside each) and takes it where its tuning
+  // model says it is faster: a reduction up and a broadcast down move 2x the
+  // local bytes per device at 0.92 of the ring's bus bandwidth (NCCL's
+  // tuning.cc), over log2(nodes) hops between nodes plus the chain inside
+  // one (a scalar over 64 nodes: 2 * 6 link latencies, not the ring's 126).
+  int64_t perNode = std::max<int64_t>(hw_.devicesPerNode, 1);
+  llvm::SmallDenseSet<int64_t, 16> nodes;
+  for (int64_t r : mesh_.group(axes, 0))
+    nodes.insert(r / perNode);
+  int64_t k = static_cast<int64_t>(nodes.size());
+  if (k <= 1)
+    return ring;
+  double depth =
+      std::ceil(std::log2(static_cast<double>(k))) + static_cast<double>(n / k - 1);
+  constexpr double kTreeBandwidth = 0.92; // of the ring's
+  double ringBytes = ringAllReduceBytes(localBytes, n);
+  double tree = (2.0 * localBytes / kTreeBandwidth - ringBytes) / link.bandwidth +
+                2.0 * depth * link.latency;
+  return std::min(ring, tree);
 }
 
 double CostModel::reshardTime(const TensorSharding &from, const TensorSharding &to,

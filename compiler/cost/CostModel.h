@@ -100,8 +100,15 @@ public:
   /// Per-device bytes one resharding step moves, for a tensor whose global
   /// size is `globalBytes` (the step's `before` sharding gives the local size).
   double stepBytes(const sharding::CollectiveStep &step, double globalBytes) const;
-  /// Seconds for one step (0 for AllSlice).
+  /// Seconds for one step (0 for AllSlice): its ring bytes over the link's
+  /// bandwidth, plus its ring's link latencies (an all-reduce:
+  /// allReduceOverhead).
   double stepTime(const sharding::CollectiveStep &step, double globalBytes) const;
+  /// What an all-reduce of `localBytes` per device over `axes` takes beyond
+  /// its ring bytes' bandwidth time: the ring's 2(n - 1) link latencies, or
+  /// across nodes NCCL's tree where that is less (its log-depth latencies
+  /// and the 2/n of the bytes it moves beyond the ring's).
+  double allReduceOverhead(llvm::ArrayRef<sharding::Axis> axes, double localBytes) const;
   /// Seconds to reshard a tensor of `globalBytes` from one sharding to another.
   double reshardTime(const sharding::TensorSharding &from, const sharding::TensorSharding &to,
                      double globalBytes) const;

@@ -838,6 +838,13 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // of the most any stage of the one-micro-batch step communicates beyond
   // its gradient reductions and parameter gathers bounds the exposed
   // communication too: a step is at least the compute bound plus that.
+  // The same compile bounds the compute: each stage's forward and backward
+  // ops run once per micro-batch (m times in the candidate, the same ops on
+  // the same micro-batch size; recomputation only adds), the rest (the
+  // optimizer) once per step, and a pipeline computes its slowest stage
+  // over 1 - bubble: 0.99 of that, where the FLOP bound above knows nothing
+  // of the compute a layout repeats (attention whole on every tp rank where
+  // its heads do not divide).
   std::map<std::tuple<std::string, std::string, int64_t>, double> &floors = plan.floorSeconds;
   auto communicationFloor = [&](const Candidate &c) -> std::pair<double, double> {
     Candidate one = c;
@@ -864,14 +871,35 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       raw->stages = expandStageCosts(raw->stages, static_cast<size_t>(one.pp));
     double floor = succeeded(raw) ? 0.99 * busiestCommunication(*raw) : 0.0;
     double exposed = 0;
+    std::vector<std::pair<double, double>> &compute = plan.floorCompute[key];
     if (succeeded(raw))
-      for (const StageCost &st : raw->stages)
+      for (const StageCost &st : raw->stages) {
         exposed = std::max(exposed, 0.99 * (st.commSeconds - st.gradientSeconds -
                                             st.forwardGatherSeconds - st.backwardGatherSeconds));
+        double perMicroBatch = st.forwardSum + st.backwardSum;
+        compute.push_back({perMicroBatch, std::max(0.0, st.computeSum - perMicroBatch)});
+      }
     ++plan.floors;
     plan.floorExposed[key] = exposed;
     floors[key] = floor;
     return {floor, exposed};
+  };
+  // 0.99 of the compute the floor's compile bounds for `c` (0 before its
+  // floor is known).
+  auto computeFloor = [&](const Candidate &c) {
+    auto it = plan.floorCompute.find(
+        std::make_tuple(c.mesh(), c.strategy(), plan.globalBatch / c.microBatches));
+    if (it == plan.floorCompute.end())
+      return 0.0;
+    double slowest = 0;
+    for (auto [perMicroBatch, once] : it->second)
+      slowest = std::max(slowest, static_cast<double>(c.microBatches) * perMicroBatch + once);
+    return 0.99 * slowest / (1 - bubbleOf(c));
+  };
+  // Every bound of a pipelined candidate once its floor is compiled.
+  auto floorBound = [&](const Candidate &c, double bound) {
+    auto [floor, exposed] = communicationFloor(c);
+    return std::max({bound, floor, std::max(lowerBound(c), computeFloor(c)) + exposed});
   };
   auto incumbent = [&]() {
     std::vector<double> steps;
@@ -1002,10 +1030,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     Candidate c = pipelines[i].first;
     c.microBatches = pipelines[i].second.front();
     double bound = lowerBound(c);
-    if (!plan.evaluated.empty()) {
-      auto [floor, exposed] = communicationFloor(c);
-      bound = std::max({bound, floor, lowerBound(c) + exposed});
-    }
+    if (!plan.evaluated.empty())
+      bound = floorBound(c, bound);
     order.push_back({bound, i});
   }
   std::stable_sort(order.begin(), order.end(),
@@ -1036,10 +1062,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                                           it->second.computeSeconds *
                                               (1 - it->second.bubble) /
                                               (1 - bubbleOf(c))));
-        if (bound <= incumbent() && std::isfinite(incumbent())) {
-          auto [floor, exposed] = communicationFloor(c);
-          bound = std::max({bound, floor, lowerBound(c) + exposed});
-        }
+        if (bound <= incumbent() && std::isfinite(incumbent()))
+          bound = floorBound(c, bound);
         if (bound > incumbent()) {
           ++plan.bounded;
           break;
@@ -1339,14 +1363,19 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
   for (const Evaluated &e : plan.evaluated)
     all.push_back(candidateJson(e));
   llvm::json::Array floorsJson;
-  for (const auto &[key, seconds] : plan.floorSeconds)
+  for (const auto &[key, seconds] : plan.floorSeconds) {
+    llvm::json::Array compute;
+    if (auto it = plan.floorCompute.find(key); it != plan.floorCompute.end())
+      for (auto [perMicroBatch, once] : it->second)
+        compute.push_back(llvm::json::Array{perMicroBatch, once});
     floorsJson.push_back(llvm::json::Object{
         {"mesh", std::get<0>(key)},
         {"strategy", std::get<1>(key)},
         {"micro_batch_size", std::get<2>(key)},
         {"seconds", seconds},
-        {"exposed_seconds",
-         plan.floorExposed.count(key) ? plan.floorExposed.at(key) : 0.0}});
+        {"exposed_seconds", plan.floorExposed.count(key) ? plan.floorExposed.at(key) : 0.0},
+        {"stage_compute_seconds", std::move(compute)}});
+  }
   return llvm::json::Object{{"model", plan.model},
                             {"layers", plan.layers},
                             {"parameters", plan.parameters},

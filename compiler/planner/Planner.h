@@ -156,6 +156,13 @@ struct Plan {
   /// can hide (neither gradient reductions nor parameter gathers): a floor
   /// on the exposed communication of every candidate it applies to.
   std::map<std::tuple<std::string, std::string, int64_t>, double> floorExposed;
+  /// And per stage of that step its compute per micro-batch (the forward's
+  /// and the backward's ops) and once per step (the rest: the optimizer):
+  /// m micro-batches of that size compute at least m x the first + the
+  /// second on each stage.
+  std::map<std::tuple<std::string, std::string, int64_t>,
+           std::vector<std::pair<double, double>>>
+      floorCompute;
 };
 
 /// Plans; diagnostics (through the module's context) and failure when the

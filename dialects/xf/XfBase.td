@@ -85,6 +85,12 @@ def Xf_Dialect : Dialect {
     /// On an op -xf-recompute cloned into the backward (a replay of the
     /// forward): what the step report counts as recomputation.
     static constexpr llvm::StringLiteral kRecomputedAttrName = "xf.recomputed";
+    /// On a step -xf-recompute replays (selective or full): a forward value
+    /// gathered for the forward (sequence parallelism's norm outputs, the
+    /// keys and values of attention split by query rows) is gathered again
+    /// for the backward instead of held whole across the activation peak,
+    /// as Megatron-LM's sequence parallelism does.
+    static constexpr llvm::StringLiteral kRegatherAttrName = "xf.regather_for_backward";
     /// On a pipelined step: its pipeline (axis, stages, schedule, the layers
     /// of each stage and the static schedule's time slots), a dictionary.
     static constexpr llvm::StringLiteral kPipelineAttrName = "xf.pipeline";

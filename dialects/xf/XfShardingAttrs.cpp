@@ -193,6 +193,11 @@ LogicalResult XfDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
       return op->emitOpError() << "'" << name << "' must be a unit attribute on an xf op";
     return success();
   }
+  if (name == kRegatherAttrName) {
+    if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(value))
+      return op->emitOpError() << "'" << name << "' must be a unit attribute on a function";
+    return success();
+  }
   if (name == kStateNotSplitAttrName) {
     if (!isa<FunctionOpInterface>(op) || !isa<DictionaryAttr>(value))
       return op->emitOpError() << "'" << name << "' must be a dictionary on a function";

@@ -835,10 +835,15 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     func->setAttr(kPlannedBytesAttr, b.getI64IntegerAttr(total));
     func->setAttr(kActivationBytesAttr, b.getI64IntegerAttr(top.activations()));
     func->setAttr(kUnstagedBytesAttr, b.getI64IntegerAttr(top.withoutStaging()));
-    // The forward's stored activations: held across the first backward op.
+    // The forward's stored activations: held across the first backward op
+    // (or the first op made for the backward alone: a re-gather for the
+    // first weight gradient).
     int64_t firstBackward = n;
     for (Operation &op : body)
-      if (phases.isBackward(&op))
+      if (phases.isBackward(&op) ||
+          (op.getNumResults() > 0 && llvm::all_of(op.getResults(), [&](Value r) {
+             return phases.readOnlyInBackward(r);
+           })))
         firstBackward = std::min(firstBackward, index[&op]);
     if (stages == 1 && firstBackward < n) {
       int64_t stored = 0;

@@ -11,7 +11,12 @@
 // share one gather, the backward gathers again, and a new run gathers again
 // instead of keeping the copy alive across the other phase. An annotation
 // with xf.gather_once (ZeRO-1/2) is gathered once, at its first use, and the
-// gathered value serves the rest of the step.
+// gathered value serves the rest of the step. On a step that recomputes
+// (xf.regather_for_backward, -xf-recompute), a forward value the backward
+// needs gathered (all-gathers only) is gathered again in the backward run
+// rather than the forward's gathered copy kept: Megatron-LM's sequence
+// parallelism keeps the norm output's sequence shard and all-gathers it
+// again for the weight gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +82,10 @@ private:
   llvm::DenseMap<Operation *, int64_t> run_;
   /// The run of the op being partitioned.
   int64_t currentRun_ = 0;
+  /// The runs of forward ops.
+  llvm::DenseSet<int64_t> forwardRuns_;
+  /// Gather forward values again for the backward (xf.regather_for_backward).
+  bool regather_ = false;
   /// Users-annotation reshards: (annotation, run, target) -> value.
   std::map<std::tuple<void *, int64_t, std::string>, Value> usersCache_;
 };
@@ -103,6 +112,8 @@ void Partitioner::findPhases(Block &entry) {
       ++run;
     last = fw;
     run_[&op] = run;
+    if (fw)
+      forwardRuns_.insert(run);
   }
 }
 
@@ -234,7 +245,17 @@ FailureOr<Value> Partitioner::use(Value old, const TensorSharding &to, Location 
   const Local &l = local_.at(c);
   if (l.sharding == to)
     return l.value;
-  auto key = std::make_pair(c.getAsOpaquePointer(), to.str(mesh_));
+  // Gathered again in a backward run: a forward value moved by all-gathers
+  // (and local slices) only.
+  std::string target = to.str(mesh_);
+  if (regather_ && currentRun_ >= 0 && !forwardRuns_.contains(currentRun_))
+    if (Operation *def = c.getDefiningOp();
+        def && forwardRuns_.contains(run_.lookup(def)) &&
+        llvm::all_of(planReshard(l.sharding, to), [](const CollectiveStep &s) {
+          return s.kind == CollectiveStep::AllGather || s.kind == CollectiveStep::AllSlice;
+        }))
+      target += " run " + std::to_string(currentRun_);
+  auto key = std::make_pair(c.getAsOpaquePointer(), target);
   if (auto it = cache_.find(key); it != cache_.end())
     return it->second;
   FailureOr<Value> v = reshard(l.value, l.sharding, to, loc);
@@ -321,6 +342,7 @@ LogicalResult Partitioner::run() {
     old.push_back(&op);
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
   findPhases(entry);
+  regather_ = func_->hasAttr(xf::XfDialect::kRegatherAttrName);
   for (Operation *op : old) {
     if (isa<func::ReturnOp, shard::ShardOp, shard::ShardingOp>(op))
       continue;

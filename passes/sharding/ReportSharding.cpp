@@ -703,8 +703,9 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   std::vector<StageCost> stageCosts;
   for (StageAccount &acc : stageAccounts) {
     StageCost sc;
-    // Each group's ring latencies (`hops` link latencies per bucket) once
-    // per bucket, onto its row and the phase that can hide them.
+    // Each group's ring latencies (`hops` link latencies per bucket; an
+    // all-reduce's as stepTime prices them, a tree's across nodes where
+    // less) once per bucket, onto its row and the phase that can hide them.
     auto price = [&](std::map<std::string, GradientGroup> &groups, CollectiveStep::Kind kind,
                      double hops, std::map<std::string, GradientBuckets> &out, double &phase) {
       for (auto &[axesName, group] : groups) {
@@ -712,8 +713,12 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
         b.input = group.input;
         b.count = static_cast<double>(group.count);
         b.bucketBytes = static_cast<double>(options.bucketBytes);
-        b.perBucket = hops * static_cast<double>(mesh->size(group.axes) - 1) *
-                      cost.linkFor(group.axes).latency;
+        b.perBucket = kind == CollectiveStep::AllReduce
+                          ? cost.allReduceOverhead(group.axes, b.bucketBytes > 0
+                                                                   ? b.bucketBytes
+                                                                   : b.input / std::max(b.count, 1.0))
+                          : hops * static_cast<double>(mesh->size(group.axes) - 1) *
+                                cost.linkFor(group.axes).latency;
         b.latency = b.priced();
         acc.row(kindName(kind).str(), axesName).seconds += b.latency;
         phase += b.latency;

@@ -74,6 +74,9 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
                          << static_cast<int64_t>(every);
       return signalPassFailure();
     }
+    // The collectives sharding adds are recomputed like the ops: what the
+    // forward gathers, the backward gathers again (-xf-partition).
+    func->setAttr(XfDialect::kRegatherAttrName, UnitAttr::get(&getContext()));
     if (!func.getBody().hasOneBlock()) {
       func.emitError() << "xf-recompute: @" << function << " is not a training step of one block"
                        << " (run -xf-autodiff and -xf-adamw first)";

@@ -135,10 +135,25 @@ def main():
             if f["exposed_seconds"] > exposed * (1 + 1e-12) + 1e-15:
                 sys.exit(f"FAIL: {' '.join(c['flags'])}: exposed floor {f['exposed_seconds']} "
                          f"exceeds its exposed communication {exposed}")
+            # The compute floor: per stage m x its per-micro-batch compute +
+            # its once-per-step compute, the slowest over 1 - bubble, at
+            # 0.99: never above the candidate's compute, nor with the
+            # exposed floor above its step.
+            m = c["micro_batches"]
+            slowest = max((m * a + b for a, b in f.get("stage_compute_seconds", [])), default=0)
+            bubble = screened.get("bubble", 0)
+            compute_floor = 0.99 * slowest / (1 - bubble) if bubble < 1 else 0
+            if compute_floor > screened["compute_seconds"] * (1 + 1e-9):
+                sys.exit(f"FAIL: {' '.join(c['flags'])}: compute floor {compute_floor} exceeds "
+                         f"its compute {screened['compute_seconds']}")
+            if compute_floor + f["exposed_seconds"] > step * (1 + 1e-9):
+                sys.exit(f"FAIL: {' '.join(c['flags'])}: compute + exposed floor exceeds its "
+                         f"step {step}")
             floored += 1
         if plan["communication_floors"] != len(floors):
             sys.exit("FAIL: the floors counted and listed differ")
-        print(f"communication floors: {len(floors)}, at most the step of {floored} candidates")
+        print(f"communication and compute floors: {len(floors)}, at most the step of "
+              f"{floored} candidates")
         print(f"{a.preset} on {a.devices} devices, global batch {a.global_batch}: "
               f"{len(ranked)} ranked of {len(plan['evaluated'])} evaluated; memory within "
               f"{worst_mem:.2%}; extrapolated memory within {worst_extrap:.2%}")

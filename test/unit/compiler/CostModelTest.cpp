@@ -580,6 +580,33 @@ TEST(CostModel, AllReduceOverTpUsesNvlinkOverDpUsesInfiniband) {
   EXPECT_GT(cm.stepTime(dpSteps[0], g), cm.stepTime(tpSteps[0], g));
 }
 
+TEST(CostModel, AllReduceAcrossNodesTakesTheTreeWhereFaster) {
+  HardwareDesc hw = loadShipped("h100-8x-nvlink-ib");
+  const Link nvlink = hw.links[0], ib = hw.links[1];
+  // 512 devices: dp=64 over 64 nodes (one rank per node), tp=8 inside one.
+  CostModel cm(mesh("dp=64,tp=8"), hw);
+  auto dp = planReshard(sh({}, {kDp}), sh({}));
+  ASSERT_EQ(dp.size(), 1u);
+  // A scalar: the tree's 2 * log2(64) latencies, not the ring's 2 * 63.
+  const double s = 4.0;
+  double ringBytes = 2.0 * 63.0 / 64.0 * s;
+  double tree = (2.0 * s / 0.92 - ringBytes) / ib.bandwidth + 12 * ib.latency;
+  EXPECT_DOUBLE_EQ(cm.allReduceOverhead(axes({kDp}), s), tree);
+  EXPECT_DOUBLE_EQ(cm.stepTime(dp[0], s), ringBytes / ib.bandwidth + tree);
+  EXPECT_LT(cm.stepTime(dp[0], s), 126 * ib.latency);
+  // The bytes moved stay the ring's (static figures).
+  EXPECT_DOUBLE_EQ(cm.stepBytes(dp[0], s), ringBytes);
+  // 8 GiB: the ring's bandwidth wins over the tree's latency.
+  const double g = 8.0 * (1 << 30);
+  EXPECT_DOUBLE_EQ(cm.allReduceOverhead(axes({kDp}), g), 126 * ib.latency);
+  // Inside a node: always the ring.
+  EXPECT_DOUBLE_EQ(cm.allReduceOverhead(axes({kTp}), s), 14 * nvlink.latency);
+  // dp x tp over 64 nodes of 8: log2(64) between nodes + a chain of 7 inside.
+  EXPECT_DOUBLE_EQ(cm.allReduceOverhead(axes({kDp, kTp}), s),
+                   (2.0 * s / 0.92 - 2.0 * 511.0 / 512.0 * s) / ib.bandwidth +
+                       2 * (6 + 7) * ib.latency);
+}
+
 TEST(CostModel, StepBytesUseTheLocalSize) {
   CostModel cm(mesh("dp=2,tp=8"), loadShipped("h100-8x-nvlink-ib"));
   const double g = 1600.0;
