@@ -18,7 +18,9 @@
 // optimizer reads (AdamW, the gradient norm's sums of squares, through
 // widening casts). A bucket is flushed when its inputs reach `bucket-bytes`,
 // before any other op reads a member's result, and at the end; the merged
-// collective runs where the bucket's last member did.
+// collective runs where the bucket's last member did, each member first
+// moved up to its gradient (issueAfterInput), so buckets fill as the
+// backward makes the gradients, not at the optimizer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +57,31 @@ int64_t groupSize(shard::ReduceScatterOp rs) {
 
 } // namespace
 
+void shardc::issueAfterInput(Operation *op) {
+  Block *block = op->getBlock();
+  SmallVector<Operation *> chain; // from `op`'s input up
+  Value v = op->getOperand(0);
+  Operation *def = v.getDefiningOp();
+  while (def && def->getBlock() == block && isa<CastOp, ReshapeOp>(def) && v.hasOneUse()) {
+    chain.push_back(def);
+    v = def->getOperand(0);
+    def = v.getDefiningOp();
+  }
+  Operation *base = def && def->getBlock() == block ? def : nullptr;
+  if (!base && chain.empty())
+    return;
+  // The chain's first op reads an argument: it can go to the block's start.
+  Operation *after = base;
+  for (Operation *c : llvm::reverse(chain)) {
+    if (after)
+      c->moveAfter(after);
+    else
+      c->moveBefore(&block->front());
+    after = c;
+  }
+  op->moveAfter(after);
+}
+
 /// A bucket member: a sum reduce-scatter of a gradient whose blocks are
 /// contiguous, read only by the optimizer.
 bool shardc::isBucketableReduceScatter(shard::ReduceScatterOp rs) {
@@ -87,6 +114,18 @@ struct XfBucketReduceScattersPass
     if (!*target || bucketBytes <= 0 || !func.getBody().hasOneBlock())
       return;
     Block &body = func.getBody().front();
+    // Each member first moves up to its gradient (the partitioner puts it,
+    // and the widening cast before it, by the optimizer): buckets then fill
+    // in the order the backward makes the gradients and each reduces where
+    // its last member's gradient was made, instead of every gradient held
+    // whole until the end of the step (-xf-schedule issues a lone
+    // collective early, but cannot move a bucket's concat).
+    SmallVector<shard::ReduceScatterOp> members;
+    for (auto rs : body.getOps<shard::ReduceScatterOp>())
+      if (isBucketableReduceScatter(rs))
+        members.push_back(rs);
+    for (shard::ReduceScatterOp rs : members)
+      issueAfterInput(rs);
     // Open buckets by (axes, element type, stage, group size, grid), in the
     // order they opened (so the end's flushes are in a fixed order).
     using Key = std::tuple<SmallVector<int16_t>, Type, int64_t, int64_t, StringRef>;

@@ -6,7 +6,9 @@
 // issues them early instead (before memory planning, so the plan sees the
 // new lifetimes):
 //  - a collective of a computed value moves right after that value's
-//    definition (gradient reductions start as soon as each gradient exists),
+//    definition (gradient reductions start as soon as each gradient exists;
+//    a widening cast or reshape only the collective reads moves up with it,
+//    issueAfterInput),
 //    except a reshard of a forward value that only the backward reads (the
 //    row-parallel dW's input moved to its layout, a sequence-parallel
 //    re-gather): it stays by its first reader, as Megatron-LM re-gathers in
@@ -25,6 +27,7 @@
 
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
+#include "passes/schedule/Buckets.h"
 #include "passes/train/StepPhases.h"
 
 #include "dialects/xf/Params.h"
@@ -90,7 +93,7 @@ struct XfSchedulePass : shardc::impl::XfScheduleBase<XfSchedulePass> {
         made = nullptr;
       if (Operation *def = input.getDefiningOp(); def && !made) {
         if (def->getBlock() == &block && !phases.reshardsForBackward(op))
-          op->moveAfter(def);
+          issueAfterInput(op);
         continue;
       }
       // A step argument: prefetch one gather ahead.

@@ -46,3 +46,30 @@ func.func @train_step(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> (tensor<8x4xf
   %sw = shard.all_slice %w on @mesh grid_axes = [0] slice_axis = 1 : tensor<8x8xf32> -> tensor<8x4xf32>
   return %sw, %c, %sb : tensor<8x4xf32>, tensor<8x8xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// A bf16 weight gradient the partitioner widens for the f32 master right
+// before its reduction, by the optimizer: the cast (read by the reduction
+// alone) moves up with the reduce-scatter to the gradient's GEMM, so the
+// gradient is not held until the end of the step; a cast read elsewhere too
+// stays, and its reduction follows it.
+shard.grid @mesh(shape = 2) {xf.axis_names = ["dp"]}
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[G:.*]] = xf.matmul "ij,jk->ik" %arg0, %arg1
+// CHECK-NEXT: %[[W:.*]] = xf.cast %[[G]] : tensor<8x8xbf16> -> tensor<8x8xf32>
+// CHECK-NEXT: shard.reduce_scatter %[[W]]
+// CHECK-NEXT: %[[H:.*]] = xf.matmul "ij,jk->ik" %arg0, %arg0
+// CHECK-NEXT: %[[E:.*]] = xf.gelu %[[H]]
+// CHECK-NEXT: %[[V:.*]] = xf.cast %[[H]] : tensor<8x8xbf16> -> tensor<8x8xf32>
+// CHECK-NEXT: shard.reduce_scatter %[[V]]
+func.func @train_step(%x: tensor<8x8xbf16>, %y: tensor<8x8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xbf16>, tensor<8x8xf32>) {
+  %g = xf.matmul "ij,jk->ik" %x, %y : tensor<8x8xbf16>, tensor<8x8xbf16> -> tensor<8x8xbf16>
+  %h = xf.matmul "ij,jk->ik" %x, %x : tensor<8x8xbf16>, tensor<8x8xbf16> -> tensor<8x8xbf16>
+  %e = xf.gelu %h : tensor<8x8xbf16>
+  %w = xf.cast %g : tensor<8x8xbf16> -> tensor<8x8xf32>
+  %rw = shard.reduce_scatter %w on @mesh grid_axes = [0] scatter_axis = 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+  %v = xf.cast %h : tensor<8x8xbf16> -> tensor<8x8xf32>
+  %rv = shard.reduce_scatter %v on @mesh grid_axes = [0] scatter_axis = 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+  return %rw, %rv, %e, %v : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xbf16>, tensor<8x8xf32>
+}
