@@ -3,6 +3,7 @@
 #include "runtime/checkpoint/Checkpoint.h"
 
 #include "runtime/checkpoint/Safetensors.h"
+#include "runtime/abi/StateNames.h"
 
 #include <nlohmann/json.hpp>
 
@@ -521,6 +522,12 @@ void checkCompatible(const std::string &stepDir, const Manifest &manifest,
   std::vector<TensorMeta> state = stateTensors(program);
   for (const TensorMeta &t : state) {
     const TensorMeta *saved = manifest.find(t.name);
+    // A bf16/f16 weight copy is its master rounded: a checkpoint of a step
+    // that keeps none (ZeRO-1/2 make it from the master's shard) resumes on
+    // one that does, the copy made from the saved master (loadState).
+    std::string_view master = abi::lowPrecisionCopyOf(t.name);
+    if (!saved && !master.empty() && manifest.find("param:" + std::string(master)))
+      continue;
     if (!saved)
       throw rt::Error(path + ": no state tensor '" + t.name + "' (the program has it; a " +
                       "different model or precision?)");
@@ -534,7 +541,8 @@ void checkCompatible(const std::string &stepDir, const Manifest &manifest,
                       rt::dtype_name(t.dtype));
   }
   for (const TensorMeta &t : manifest.tensors)
-    if (std::none_of(state.begin(), state.end(),
+    if (abi::lowPrecisionCopyOf(t.name).empty() &&
+        std::none_of(state.begin(), state.end(),
                      [&](const TensorMeta &u) { return u.name == t.name; }))
       throw rt::Error(path + ": state tensor '" + t.name + "' is not in the program (a " +
                       "different model or precision?)");

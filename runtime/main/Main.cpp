@@ -640,12 +640,27 @@ void loadState(shardc_rt_ctx &ctx, const Plan &pl) {
   const Program &p = ctx.program;
   const int64_t rank = ctx.comm->rank();
   std::vector<ckpt::BlockTarget> targets;
-  for (const BoundaryTensor &t : p.tensors)
-    if (t.kind == "state" && p.holds(t, rank))
-      targets.push_back({t.name, t.blockOffsets(p.mesh, rank), t.local.shape, ctx.address(t)});
+  // A bf16/f16 weight copy the checkpoint does not hold (a ZeRO-1/2 step
+  // makes it from the master instead of storing it): its master's block,
+  // rounded as the update rounds it.
+  std::vector<std::pair<const BoundaryTensor *, std::vector<float>>> copies;
+  for (const BoundaryTensor &t : p.tensors) {
+    if (t.kind != "state" || !p.holds(t, rank))
+      continue;
+    std::string_view master = abi::lowPrecisionCopyOf(t.name);
+    if (!master.empty() && !pl.manifest.find(t.name)) {
+      copies.push_back({&t, std::vector<float>(static_cast<size_t>(t.local.numel()))});
+      targets.push_back({"param:" + std::string(master), t.blockOffsets(p.mesh, rank),
+                         t.local.shape, copies.back().second.data()});
+      continue;
+    }
+    targets.push_back({t.name, t.blockOffsets(p.mesh, rank), t.local.shape, ctx.address(t)});
+  }
   // On the saved mesh a rank reads its own file; elsewhere the overlaps.
   bool sameMesh = pl.manifest.mesh.sizes == p.mesh.sizes;
   ckpt::loadBlocks(pl.resumeDir, pl.manifest, targets, sameMesh ? rank : -1);
+  for (auto &[t, master] : copies)
+    storeFloats(master, t->local.dtype, ctx.address(*t));
   for (const BoundaryTensor &t : p.tensors)
     if (t.kind == "state" && p.holds(t, rank))
       ctx.toDevice(t);

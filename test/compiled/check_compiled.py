@@ -147,10 +147,10 @@ def equivalence(a):
 
 
 def resume_pipeline(a):
-    """A pipelined step's checkpoint (one rank file per rank, each with its
-    stage's state) resumes bit-identically on its mesh and within 1e-5 on a
-    mesh without pipeline stages (--resume-mesh); a checkpoint of that mesh
-    resumes on the pipeline."""
+    """A step's checkpoint (a pipelined step's: one rank file per rank, each
+    with its stage's state) resumes bit-identically on its mesh and within
+    --rtol (1e-5) on another mesh or strategy (--resume-mesh,
+    --resume-strategy); a checkpoint of that one resumes on the first."""
     w = a.workdir
     exe = compile_step(a, a.mesh, a.strategy, os.path.join(w, "step-pp"))
     full = os.path.join(w, "full.jsonl")
@@ -177,7 +177,7 @@ def resume_pipeline(a):
     mpirun(a, a.resume_ranks, exe2, ["--data", a.data, "--steps", "20", "--checkpoint-dir",
                                      other_ckpt, "--resume", "--log-file", resharded])
     compare("resume %s checkpoint on %s" % (a.mesh, a.resume_mesh or "one rank"),
-            losses(resharded), want, 1e-5, list(range(11, 21)))
+            losses(resharded), want, a.rtol, list(range(11, 21)))
     back = ckpt + "-back"
     shutil.rmtree(back, ignore_errors=True)
     mpirun(a, a.resume_ranks, exe2, ["--data", a.data, "--steps", "10", "--checkpoint-dir", back,
@@ -186,7 +186,7 @@ def resume_pipeline(a):
     mpirun(a, a.ranks, exe, ["--data", a.data, "--steps", "20", "--checkpoint-dir", back,
                              "--resume", "--log-file", onto])
     compare("resume %s checkpoint on %s" % (a.resume_mesh or "one rank", a.mesh), losses(onto),
-            want, 1e-5, list(range(11, 21)))
+            want, a.rtol, list(range(11, 21)))
 
 
 def evaluate(a):
