@@ -27,6 +27,7 @@
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
 #include "passes/schedule/Buckets.h"
+#include "passes/schedule/Schedule.h"
 #include "passes/train/StepPhases.h"
 
 #include "dialects/xf/XfDialect.h"
@@ -56,31 +57,6 @@ int64_t groupSize(shard::ReduceScatterOp rs) {
 }
 
 } // namespace
-
-void shardc::issueAfterInput(Operation *op) {
-  Block *block = op->getBlock();
-  SmallVector<Operation *> chain; // from `op`'s input up
-  Value v = op->getOperand(0);
-  Operation *def = v.getDefiningOp();
-  while (def && def->getBlock() == block && isa<CastOp, ReshapeOp>(def) && v.hasOneUse()) {
-    chain.push_back(def);
-    v = def->getOperand(0);
-    def = v.getDefiningOp();
-  }
-  Operation *base = def && def->getBlock() == block ? def : nullptr;
-  if (!base && chain.empty())
-    return;
-  // The chain's first op reads an argument: it can go to the block's start.
-  Operation *after = base;
-  for (Operation *c : llvm::reverse(chain)) {
-    if (after)
-      c->moveAfter(after);
-    else
-      c->moveBefore(&block->front());
-    after = c;
-  }
-  op->moveAfter(after);
-}
 
 /// A bucket member: a sum reduce-scatter of a gradient whose blocks are
 /// contiguous, read only by the optimizer.

@@ -43,15 +43,6 @@ bool isBucketableReduceScatter(mlir::shard::ReduceScatterOp rs);
 /// included) whose gathered blocks are contiguous.
 bool isBucketableAllGather(mlir::shard::AllGatherOp ag);
 
-/// Moves collective `op` up to right after what its input is computed from:
-/// the input's definition, or, where the input is a widening cast or a
-/// reshape that only `op` reads (a bf16 weight gradient cast to f32 by the
-/// optimizer, which the partitioner leaves there), the definition that chain
-/// starts from, the chain moving with it, so that a gradient is reduced when
-/// it is made and not held until the end of the step. Leaves `op` where it
-/// is when its input is an argument or defined outside `op`'s block.
-void issueAfterInput(mlir::Operation *op);
-
 } // namespace shardc
 
 #endif // SHARDC_PASSES_SCHEDULE_BUCKETS_H

@@ -27,10 +27,9 @@
 
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
-#include "passes/schedule/Buckets.h"
+#include "passes/schedule/Schedule.h"
 #include "passes/train/StepPhases.h"
 
-#include "dialects/xf/Params.h"
 #include "dialects/xf/XfOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -45,6 +44,27 @@ namespace shardc {
 
 using namespace mlir;
 using namespace shardc;
+
+void shardc::issueAfterInput(Operation *op) {
+  Block *block = op->getBlock();
+  Operation *base = op->getOperand(0).getDefiningOp();
+  if (!base || base->getBlock() != block)
+    return;
+  // Climb single-use casts and reshapes to what they are computed from.
+  SmallVector<Operation *> chain;
+  while (isa<xf::CastOp, xf::ReshapeOp>(base) && base->getResult(0).hasOneUse()) {
+    Operation *up = base->getOperand(0).getDefiningOp();
+    if (!up || up->getBlock() != block)
+      break;
+    chain.push_back(base);
+    base = up;
+  }
+  for (Operation *c : llvm::reverse(chain)) {
+    c->moveAfter(base);
+    base = c;
+  }
+  op->moveAfter(base);
+}
 
 namespace {
 
@@ -88,8 +108,8 @@ struct XfSchedulePass : shardc::impl::XfScheduleBase<XfSchedulePass> {
       Value input = op->getOperand(0);
       // A weight's bf16 copy made from its master for this gather alone
       // (ZeRO-1/2) prefetches like the argument, the cast moving with it.
-      Operation *made = input.getDefiningOp<xf::CastOp>();
-      if (!made || !input.hasOneUse() || !xf::argumentOrCastOf(input))
+      auto made = input.getDefiningOp<xf::CastOp>();
+      if (made && (!input.hasOneUse() || !isa<BlockArgument>(made.getX())))
         made = nullptr;
       if (Operation *def = input.getDefiningOp(); def && !made) {
         if (def->getBlock() == &block && !phases.reshardsForBackward(op))

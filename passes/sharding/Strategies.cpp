@@ -391,7 +391,7 @@ llvm::DenseSet<Operation *> makeCopiesFromMasters(func::FuncOp func,
   }
   if (made.empty())
     return made;
-  masterOf.clear();
+  masterOf.clear(); // its keys, the copy arguments, are erased below
   SmallVector<Operation *> writes;
   for (unsigned r : deadResults.set_bits())
     if (Operation *def = ret.getOperand(r).getDefiningOp())
