@@ -3,9 +3,11 @@
 #include "compiler/planner/Planner.h"
 
 #include "compiler/cost/CostModel.h"
+#include "compiler/planner/Lookahead.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "dialects/xf/Params.h"
 #include "models/ModelGen.h"
+#include "passes/Debug.h"
 #include "passes/sharding/StepReport.h"
 #include "passes/sharding/Strategies.h"
 #include "runtime/program/StepLog.h"
@@ -16,14 +18,21 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <any>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::planner;
+
+#define DEBUG_TYPE "plan"
 
 //===----------------------------------------------------------------------===//
 // Candidate
@@ -116,6 +125,40 @@ struct Raw {
   int64_t pipelineMicroBatches = 0; ///< 0: not pipelined
 };
 
+/// The first error of the evaluation running on this thread goes here
+/// (EvaluationDiagnostics); nothing of an evaluation reaches stderr.
+thread_local std::string *evaluationError = nullptr;
+
+/// While alive, diagnostics emitted during an evaluation go to that
+/// evaluation's error (the search's threads evaluate side by side in one
+/// context, so one handler serves them all); others pass on.
+class EvaluationDiagnostics {
+public:
+  explicit EvaluationDiagnostics(MLIRContext *ctx)
+      : handler_(ctx, [](Diagnostic &d) -> LogicalResult {
+          if (!evaluationError)
+            return failure();
+          if (evaluationError->empty() && d.getSeverity() == DiagnosticSeverity::Error)
+            *evaluationError = d.str();
+          return success();
+        }) {}
+
+private:
+  ScopedDiagnosticHandler handler_;
+};
+
+/// Points this thread's evaluation errors at `error` for its lifetime.
+class EvaluationErrorScope {
+public:
+  explicit EvaluationErrorScope(std::string &error) : previous_(evaluationError) {
+    evaluationError = &error;
+  }
+  ~EvaluationErrorScope() { evaluationError = previous_; }
+
+private:
+  std::string *previous_;
+};
+
 double number(const llvm::json::Object &o, llvm::StringRef key) {
   if (auto v = o.getNumber(key))
     return *v;
@@ -199,32 +242,43 @@ FailureOr<OwningOpRef<ModuleOp>> trainStep(ModuleOp model, const Candidate &c,
   return m;
 }
 
-/// Steps already synthesized, by (model, micro-batches, recomputation).
-using StepCache = std::map<std::tuple<Operation *, int64_t, std::string>, OwningOpRef<ModuleOp>>;
+/// Steps already synthesized, by (model, micro-batches, recomputation), a
+/// few at a time (a 1.5B model's step is hundreds of MB); shared by the
+/// search's threads, each step held by whoever clones it.
+struct StepCache {
+  std::mutex mutex;
+  std::map<std::tuple<Operation *, int64_t, std::string>, std::shared_ptr<OwningOpRef<ModuleOp>>>
+      steps;
+};
 
 FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &request,
                            int64_t layers, std::string &error, StepCache *cache = nullptr,
                            const std::string &pricingMesh = "") {
   MLIRContext *ctx = model.getContext();
-  // The first diagnostic is the reason; nothing reaches stderr.
-  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
-    if (error.empty() && d.getSeverity() == DiagnosticSeverity::Error)
-      error = d.str();
-    return success();
-  });
+  // The first diagnostic is the reason (EvaluationDiagnostics routes it).
+  EvaluationErrorScope errors(error);
   OwningOpRef<ModuleOp> m;
   auto key = std::make_tuple(model.getOperation(), c.microBatches, c.recompute);
-  if (cache && !cache->count(key) && cache->size() >= 4)
-    cache->clear();
-  if (cache && cache->count(key)) {
-    m = cast<ModuleOp>((*cache)[key]->clone());
+  std::shared_ptr<OwningOpRef<ModuleOp>> cached;
+  if (cache) {
+    std::lock_guard<std::mutex> lock(cache->mutex);
+    if (auto it = cache->steps.find(key); it != cache->steps.end())
+      cached = it->second;
+  }
+  if (cached) {
+    m = cast<ModuleOp>((**cached)->clone());
   } else {
     FailureOr<OwningOpRef<ModuleOp>> stepped = trainStep(model, c, request);
     if (failed(stepped))
       return failure();
     m = std::move(*stepped);
-    if (cache)
-      (*cache)[key] = cast<ModuleOp>(m->clone());
+    if (cache) {
+      auto copy = std::make_shared<OwningOpRef<ModuleOp>>(cast<ModuleOp>(m->clone()));
+      std::lock_guard<std::mutex> lock(cache->mutex);
+      if (!cache->steps.count(key) && cache->steps.size() >= 4)
+        cache->steps.clear();
+      cache->steps[key] = std::move(copy);
+    }
   }
   PipelineOptions o;
   auto step = m->lookupSymbol<func::FuncOp>("train_step");
@@ -578,6 +632,7 @@ FailureOr<Prediction> shardc::planner::evaluate(ModuleOp model, const Candidate 
   if (auto dict = model->getAttrOfType<DictionaryAttr>("xf.model"))
     if (auto l = dict.getAs<IntegerAttr>("layers"))
       layers = l.getInt();
+  EvaluationDiagnostics diagnostics(model.getContext());
   FailureOr<Raw> raw = evaluateRaw(model, candidate, request, layers, error);
   if (failed(raw))
     return failure();
@@ -663,17 +718,25 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     plan.parameters += static_cast<double>(p.numel());
   plan.flopsPerToken = rt::flopsPerToken(plan.parameters, plan.layers, hidden, plan.seq);
 
-  std::map<std::pair<int64_t, int64_t>, OwningOpRef<ModuleOp>> generated; // (layers, batch)
+  // The search's threads evaluate side by side in this context: its
+  // dialects are loaded before they start, and diagnostics go to the
+  // evaluation that made them.
+  EvaluationDiagnostics diagnostics(ctx);
+  unsigned jobs = request.jobs > 0 ? static_cast<unsigned>(request.jobs)
+                                   : std::max(1u, std::thread::hardware_concurrency());
+  if (jobs > 1)
+    ctx->loadAllAvailableDialects();
+
+  // Generated models by (layers, batch): IR without weights, a few hundred
+  // KB each, kept for the whole search (the step cache is keyed by their
+  // addresses); shared by the search's threads.
+  std::mutex generatedMutex;
+  std::map<std::pair<int64_t, int64_t>, OwningOpRef<ModuleOp>> generated;
   StepCache steps;
   auto modelWith = [&](int64_t layers, int64_t batch) -> ModuleOp {
     if (!config)
       return model;
-    // Bounded: a 1.5B model's step is hundreds of MB. The steps are keyed by
-    // their model's address, so they go with the models.
-    if (!generated.count({layers, batch}) && generated.size() >= 4) {
-      generated.clear();
-      steps.clear();
-    }
+    std::lock_guard<std::mutex> lock(generatedMutex);
     auto &m = generated[{layers, batch}];
     if (!m) {
       models::ModelConfig c = *config;
@@ -735,8 +798,15 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                       (p.stepSeconds * request.devices * plan.peakFlops)
                 : 0;
   };
-  auto run = [&](const Candidate &c) -> Evaluated & {
+  // A candidate evaluated: a pure function of it (the search's threads run
+  // it ahead, Lookahead), committed to the plan in the search's order by run.
+  struct Outcome {
     Evaluated e;
+    bool composed = false; ///< screened from two and three micro-batches
+  };
+  auto evaluateCandidate = [&](const Candidate &c) -> Outcome {
+    Outcome outcome;
+    Evaluated &e = outcome.e;
     e.candidate = c;
     int64_t unit = c.chunks();
     int64_t batch = plan.globalBatch / c.microBatches;
@@ -789,7 +859,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
         compose = false;
         raw = depths();
       } else {
-        ++plan.composed;
+        outcome.composed = true;
       }
     }
     if (succeeded(raw)) {
@@ -799,7 +869,22 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     } else if (e.error.empty()) {
       e.error = "the compiler rejected it";
     }
-    plan.evaluated.push_back(std::move(e));
+    return outcome;
+  };
+  std::optional<Lookahead> ahead;
+  ahead.emplace(/*window=*/jobs);
+  auto candidateKey = [](const Candidate &c) {
+    return "candidate " + label(c) + " v=" + std::to_string(c.virtualStages);
+  };
+  // The (2 x top)-th best step committed so far, for the threads' Worth.
+  std::atomic<double> published{std::numeric_limits<double>::infinity()};
+  std::function<double()> incumbentNow; // set below (incumbent)
+  auto run = [&](const Candidate &c) -> Evaluated & {
+    Outcome o = std::any_cast<Outcome>(
+        ahead->need(candidateKey(c), [&] { return std::any(evaluateCandidate(c)); }));
+    plan.composed += o.composed;
+    plan.evaluated.push_back(std::move(o.e));
+    published.store(incumbentNow());
     if (progress)
       progress(plan.evaluated.back());
     return plan.evaluated.back();
@@ -846,17 +931,19 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // of the compute a layout repeats (attention whole on every tp rank where
   // its heads do not divide).
   std::map<std::tuple<std::string, std::string, int64_t>, double> &floors = plan.floorSeconds;
-  auto communicationFloor = [&](const Candidate &c) -> std::pair<double, double> {
+  // The one-micro-batch step a floor is compiled as (for `c`'s layout and
+  // micro-batch size).
+  auto floorCandidate = [](const Candidate &c) {
     Candidate one = c;
     one.microBatches = 1;
     one.schedule = "1f1b";
     one.virtualStages = 1;
     one.recompute = "none";
     one.offload = false;
-    int64_t batch = plan.globalBatch / c.microBatches;
-    auto key = std::make_tuple(one.mesh(), one.strategy(), batch);
-    if (auto it = floors.find(key); it != floors.end())
-      return {it->second, plan.floorExposed[key]};
+    return one;
+  };
+  // Its report, every stage's costs: a pure function (run ahead too).
+  auto compileFloor = [&](const Candidate &one, int64_t batch) -> FailureOr<Raw> {
     std::string error;
     // Compiled with its first, a middle and its last stage: the most a stage
     // communicates is one of theirs.
@@ -869,6 +956,27 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     });
     if (succeeded(raw) && stages != one.pp)
       raw->stages = expandStageCosts(raw->stages, static_cast<size_t>(one.pp));
+    return raw;
+  };
+  auto floorKey = [&](const Candidate &c) {
+    Candidate one = floorCandidate(c);
+    return llvm::formatv("floor {0} {1} batch={2}", one.mesh(), one.strategy(),
+                         plan.globalBatch / c.microBatches)
+        .str();
+  };
+  auto needFloor = [&](const Candidate &c) {
+    Candidate one = floorCandidate(c);
+    int64_t batch = plan.globalBatch / c.microBatches;
+    return std::any_cast<FailureOr<Raw>>(
+        ahead->need(floorKey(c), [&] { return std::any(compileFloor(one, batch)); }));
+  };
+  auto communicationFloor = [&](const Candidate &c) -> std::pair<double, double> {
+    Candidate one = floorCandidate(c);
+    int64_t batch = plan.globalBatch / c.microBatches;
+    auto key = std::make_tuple(one.mesh(), one.strategy(), batch);
+    if (auto it = floors.find(key); it != floors.end())
+      return {it->second, plan.floorExposed[key]};
+    FailureOr<Raw> raw = needFloor(c);
     double floor = succeeded(raw) ? 0.99 * busiestCommunication(*raw) : 0.0;
     double exposed = 0;
     std::vector<std::pair<double, double>> &compute = plan.floorCompute[key];
@@ -912,6 +1020,26 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     std::nth_element(steps.begin(), steps.begin() + (k - 1), steps.end());
     return steps[k - 1];
   };
+  incumbentNow = incumbent;
+  // What the search will ask for next, computed ahead by the other threads:
+  // a candidate or a floor the compute bound does not already rule out
+  // against the incumbent committed so far (it only falls, so such a one
+  // would be bounded out when its turn comes).
+  auto worthIt = [&](const Candidate &c) {
+    return [&, c] { return lowerBound(c) <= published.load(); };
+  };
+  auto expectCandidate = [&](const Candidate &c) {
+    ahead->expect(candidateKey(c), [&, c] { return std::any(evaluateCandidate(c)); },
+                  c.pp > 1 ? Lookahead::Worth(worthIt(c)) : Lookahead::Worth());
+  };
+  auto expectFloor = [&](const Candidate &c, bool always) {
+    Candidate one = floorCandidate(c);
+    int64_t batch = plan.globalBatch / c.microBatches;
+    ahead->expect(floorKey(c), [&, one, batch] { return std::any(compileFloor(one, batch)); },
+                  always ? Lookahead::Worth() : Lookahead::Worth(worthIt(c)));
+  };
+  if (jobs > 1)
+    ahead->start(jobs - 1);
 
   // Enumeration. Pruning by dominance on the cost model (documented in
   // docs/design.md): recomputation adds compute and offload host-link
@@ -931,8 +1059,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   static const Policy kPolicies[] = {
       {"none", false}, {"selective", false}, {"none", true}, {"full", false}, {"full", true}};
   constexpr size_t kNumPolicies = std::size(kPolicies);
-  // Pipelined layouts (mesh, strategy, schedule) and their micro-batch counts.
-  std::vector<std::pair<Candidate, std::vector<int64_t>>> pipelines;
+  // Layouts (mesh, strategy, schedule) and their micro-batch counts, without
+  // and with a pipeline.
+  std::vector<std::pair<Candidate, std::vector<int64_t>>> unpipelined, pipelines;
   for (int64_t pp : divisors(request.devices)) {
     if (pp > 1 && (!config || plan.layers < 1 || plan.layers % pp != 0))
       continue;
@@ -992,32 +1121,37 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
               mbs.resize(2);
             if (mbs.empty())
               continue;
-            if (pp > 1) {
-              // Evaluated after every unpipelined candidate, best bound
-              // first (below).
-              pipelines.push_back({base, mbs});
-              continue;
-            }
-            // Without a pipeline: per policy the fewest micro-batches that
-            // fit; a heavier policy only below the count a lighter one needed.
-            size_t limit = mbs.size();
-            for (size_t r = 0; r < kNumPolicies && limit > 0; ++r) {
-              size_t found = limit;
-              for (size_t i = 0; i < limit; ++i) {
-                Candidate c = base;
-                c.microBatches = mbs[i];
-                c.recompute = kPolicies[r].recompute;
-                c.offload = kPolicies[r].offload;
-                Evaluated &e = run(c);
-                if (e.fits || !e.error.empty()) {
-                  found = i;
-                  break;
-                }
-              }
-              plan.skipped += static_cast<int64_t>(limit - std::min(limit, found + 1));
-              limit = found;
-            }
+            // The pipelines are evaluated after every unpipelined
+            // candidate, best bound first (below).
+            (pp > 1 ? pipelines : unpipelined).push_back({base, mbs});
           }
+    }
+  }
+  // Without a pipeline: per policy the fewest micro-batches that fit; a
+  // heavier policy only below the count a lighter one needed. Expected: each
+  // layout's lightest.
+  for (const auto &[base, mbs] : unpipelined) {
+    Candidate c = base;
+    c.microBatches = mbs.front();
+    expectCandidate(c);
+  }
+  for (const auto &[base, mbs] : unpipelined) {
+    size_t limit = mbs.size();
+    for (size_t r = 0; r < kNumPolicies && limit > 0; ++r) {
+      size_t found = limit;
+      for (size_t i = 0; i < limit; ++i) {
+        Candidate c = base;
+        c.microBatches = mbs[i];
+        c.recompute = kPolicies[r].recompute;
+        c.offload = kPolicies[r].offload;
+        Evaluated &e = run(c);
+        if (e.fits || !e.error.empty()) {
+          found = i;
+          break;
+        }
+      }
+      plan.skipped += static_cast<int64_t>(limit - std::min(limit, found + 1));
+      limit = found;
     }
   }
   // The pipelines, best bound first: each layout's bound at its fewest
@@ -1026,6 +1160,13 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // bounds the rest out, is found early. The order changes only the work:
   // every bound is a lower bound.
   std::vector<std::pair<double, size_t>> order;
+  ahead->passed();
+  if (!plan.evaluated.empty())
+    for (const auto &[base, mbs] : pipelines) {
+      Candidate c = base;
+      c.microBatches = mbs.front();
+      expectFloor(c, /*always=*/true);
+    }
   for (size_t i = 0; i < pipelines.size(); ++i) {
     Candidate c = pipelines[i].first;
     c.microBatches = pipelines[i].second.front();
@@ -1036,6 +1177,15 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   }
   std::stable_sort(order.begin(), order.end(),
                    [](const auto &a, const auto &b) { return a.first < b.first; });
+  // Expected: each layout's counts with nothing recomputed, and their floors.
+  ahead->passed();
+  for (auto [first, i] : order)
+    for (int64_t m : pipelines[i].second) {
+      Candidate c = pipelines[i].first;
+      c.microBatches = m;
+      expectFloor(c, /*always=*/false);
+      expectCandidate(c);
+    }
   for (auto [first, i] : order) {
     const Candidate &base = pipelines[i].first;
     const std::vector<int64_t> &mbs = pipelines[i].second;
@@ -1077,11 +1227,13 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
         }
       }
   }
-  if (plan.evaluated.empty())
+  if (plan.evaluated.empty()) {
+    ahead.reset();
     return emitError(loc) << "plan: no candidate for " << request.devices
                           << " devices and a global batch of " << plan.globalBatch
                           << ": the data-parallel size times the micro-batches (at least the "
                              "pipeline stages) must divide it";
+  }
   auto byTime = [&](size_t a, size_t b) {
     const Prediction &pa = plan.evaluated[a].prediction, &pb = plan.evaluated[b].prediction;
     if (pa.stepSeconds != pb.stepSeconds)
@@ -1099,15 +1251,34 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       screened.push_back(i);
   }
   std::stable_sort(screened.begin(), screened.end(), byTime);
-  // The finalists, compiled in full.
-  for (size_t i : screened) {
+  // The finalists, compiled in full; expected: as many of the next as the
+  // ranking lacks.
+  ahead->passed();
+  using Full = std::pair<FailureOr<Raw>, std::string>;
+  auto compileFull = [&](const Candidate &c) {
+    Full full{failure(), ""};
+    full.first = evaluateRaw(fullModel(c), c, request, plan.layers, full.second, &steps);
+    return full;
+  };
+  auto fullKey = [&](const Candidate &c) { return "full " + candidateKey(c); };
+  for (size_t k = 0; k < screened.size(); ++k) {
     if (static_cast<int64_t>(plan.ranking.size()) >= request.top)
       break;
+    for (size_t j = k, wanted = request.top - plan.ranking.size(); j < screened.size() && wanted;
+         ++j)
+      if (const Candidate &c = plan.evaluated[screened[j]].candidate;
+          !plan.evaluated[screened[j]].prediction.exact) {
+        ahead->expect(fullKey(c), [&, c] { return std::any(compileFull(c)); });
+        --wanted;
+      }
+    size_t i = screened[k];
     Evaluated &e = plan.evaluated[i];
     if (!e.prediction.exact) {
-      std::string error;
-      FailureOr<Raw> raw =
-          evaluateRaw(fullModel(e.candidate), e.candidate, request, plan.layers, error, &steps);
+      const Candidate c = e.candidate;
+      Full full = std::any_cast<Full>(
+          ahead->need(fullKey(c), [&] { return std::any(compileFull(c)); }));
+      FailureOr<Raw> &raw = full.first;
+      std::string &error = full.second;
       if (failed(raw)) {
         // Rejected in full (the extrapolation compiled): not ranked, the
         // reason kept with it.
@@ -1130,6 +1301,10 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     }
     plan.ranking.push_back(i);
   }
+  Lookahead::Stats stats = ahead->stats();
+  SHARDC_DEBUG(DBGS() << jobs << " threads: " << stats.ahead << " evaluations computed ahead, "
+                      << stats.used << " of them used\n");
+  ahead.reset(); // what the threads still compute is not needed
   std::stable_sort(plan.ranking.begin(), plan.ranking.end(), byTime);
   return plan;
 }

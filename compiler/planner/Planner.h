@@ -68,6 +68,10 @@ struct Request {
   /// links priced on the candidate's mesh; false: every stage compiled. The
   /// finalists are compiled in full either way.
   bool reduceStages = true;
+  /// Threads the search evaluates on (0: one per core). The plan is the
+  /// same for every count: the other threads compute what the search is
+  /// expected to ask for next, and the search decides as it would alone.
+  int64_t jobs = 0;
 };
 
 /// One way to run the step.

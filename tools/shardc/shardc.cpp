@@ -937,7 +937,11 @@ int cmdPlan(const std::vector<std::string> &argv) {
       .flag("no-stage-reduction",
             "screen every pipeline with all its stages compiled (default: one of more than four "
             "stages from its first, two middle and its last stage; the finalists are compiled in full "
-            "either way)");
+            "either way)")
+      .option("jobs", "n",
+              "threads to evaluate candidates on (0: one per core); the plan is the same for every "
+              "count",
+              "0");
   if (!args.parse(argv))
     return 0;
   if (args.positional().size() != 1)
@@ -946,6 +950,7 @@ int cmdPlan(const std::vector<std::string> &argv) {
   request.top = args.integer("top", 1);
   request.composeFrom = args.integer("compose-from", 0);
   request.reduceStages = !args.isSet("no-stage-reduction");
+  request.jobs = args.integer("jobs", 0);
 
   MLIRContext ctx;
   registerDialects(ctx);
