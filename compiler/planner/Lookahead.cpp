@@ -19,7 +19,7 @@ Lookahead::~Lookahead() {
     t.join();
 }
 
-void Lookahead::expect(const std::string &key, Compute compute, Worth worth) {
+void Lookahead::expect(const std::string &key, Compute compute, Worth worth, double cost) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (entries_.count(key))
     return;
@@ -27,6 +27,7 @@ void Lookahead::expect(const std::string &key, Compute compute, Worth worth) {
   entry->compute = std::move(compute);
   entry->worth = std::move(worth);
   entry->position = expected_.size();
+  entry->cost = cost;
   expected_.push_back(entry);
   entries_[key] = entry;
   changed_.notify_all();
@@ -93,6 +94,7 @@ std::any Lookahead::need(const std::string &key, const Compute &compute) {
 }
 
 std::shared_ptr<Lookahead::Entry> Lookahead::nextInWindow() {
+  std::shared_ptr<Entry> best;
   for (size_t i = asked_; i < expected_.size() && i < asked_ + window_; ++i) {
     const std::shared_ptr<Entry> &e = expected_[i];
     if (e->state != Entry::State::Expected)
@@ -101,9 +103,10 @@ std::shared_ptr<Lookahead::Entry> Lookahead::nextInWindow() {
       e->state = Entry::State::Dropped;
       continue;
     }
-    return e;
+    if (!best || e->cost > best->cost)
+      best = e;
   }
-  return nullptr;
+  return best;
 }
 
 void Lookahead::work() {

@@ -46,7 +46,9 @@ public:
   Lookahead &operator=(const Lookahead &) = delete;
 
   /// The search expects to ask for `key` after what it already expects.
-  void expect(const std::string &key, Compute compute, Worth worth = {});
+  /// Of the values in the window the costliest is computed first (`cost`, in
+  /// any unit; ties in order): a long one started early ends with the rest.
+  void expect(const std::string &key, Compute compute, Worth worth = {}, double cost = 0);
   /// The search moves on: it asks for nothing expected so far that it has
   /// not asked for (the window starts at what is expected next).
   void passed();
@@ -71,9 +73,10 @@ private:
     Worth worth;
     std::any value;
     size_t position = kUnexpected; ///< in the expected order
+    double cost = 0;
   };
   void work();
-  /// The first expected value in the window nobody computes (and still
+  /// The costliest expected value in the window nobody computes (and still
   /// worth it), or null.
   std::shared_ptr<Entry> nextInWindow();
   /// Computes `entry` (its state Running) on this thread.

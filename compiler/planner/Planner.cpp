@@ -872,19 +872,36 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     return outcome;
   };
   std::optional<Lookahead> ahead;
-  ahead.emplace(/*window=*/jobs);
+  ahead.emplace(/*window=*/jobs + 1);
   auto candidateKey = [](const Candidate &c) {
     return "candidate " + label(c) + " v=" + std::to_string(c.virtualStages);
   };
-  // The (2 x top)-th best step committed so far, for the threads' Worth.
-  std::atomic<double> published{std::numeric_limits<double>::infinity()};
+  // What the search has committed, for the threads' Worth (under its
+  // lock): the (2 x top)-th best step, the floors, every candidate the
+  // compiler took.
+  struct Committed {
+    double incumbent = std::numeric_limits<double>::infinity();
+    std::map<std::string, Prediction> evaluated; ///< by candidateKey
+    /// (mesh, strategy, micro-batch size) -> floor, exposed floor, compute per stage
+    std::map<std::tuple<std::string, std::string, int64_t>,
+             std::tuple<double, double, std::vector<std::pair<double, double>>>>
+        floors;
+  };
+  std::mutex committedMutex;
+  Committed committed;
   std::function<double()> incumbentNow; // set below (incumbent)
   auto run = [&](const Candidate &c) -> Evaluated & {
+    std::string key = candidateKey(c);
     Outcome o = std::any_cast<Outcome>(
-        ahead->need(candidateKey(c), [&] { return std::any(evaluateCandidate(c)); }));
+        ahead->need(key, [&] { return std::any(evaluateCandidate(c)); }));
     plan.composed += o.composed;
     plan.evaluated.push_back(std::move(o.e));
-    published.store(incumbentNow());
+    {
+      std::lock_guard<std::mutex> lock(committedMutex);
+      committed.incumbent = incumbentNow();
+      if (plan.evaluated.back().error.empty())
+        committed.evaluated[key] = plan.evaluated.back().prediction;
+    }
     if (progress)
       progress(plan.evaluated.back());
     return plan.evaluated.back();
@@ -990,19 +1007,28 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     ++plan.floors;
     plan.floorExposed[key] = exposed;
     floors[key] = floor;
+    {
+      std::lock_guard<std::mutex> lock(committedMutex);
+      committed.floors[key] = {floor, exposed, compute};
+    }
     return {floor, exposed};
   };
-  // 0.99 of the compute the floor's compile bounds for `c` (0 before its
-  // floor is known).
+  // 0.99 of the compute a floor's compile (its stages' compute per
+  // micro-batch and once) bounds for `c`.
+  auto computeFloorOf = [&](const std::vector<std::pair<double, double>> &stages,
+                            const Candidate &c) {
+    double slowest = 0;
+    for (auto [perMicroBatch, once] : stages)
+      slowest = std::max(slowest, static_cast<double>(c.microBatches) * perMicroBatch + once);
+    return 0.99 * slowest / (1 - bubbleOf(c));
+  };
+  // The same for `c` from its floor (0 before its floor is known).
   auto computeFloor = [&](const Candidate &c) {
     auto it = plan.floorCompute.find(
         std::make_tuple(c.mesh(), c.strategy(), plan.globalBatch / c.microBatches));
     if (it == plan.floorCompute.end())
       return 0.0;
-    double slowest = 0;
-    for (auto [perMicroBatch, once] : it->second)
-      slowest = std::max(slowest, static_cast<double>(c.microBatches) * perMicroBatch + once);
-    return 0.99 * slowest / (1 - bubbleOf(c));
+    return computeFloorOf(it->second, c);
   };
   // Every bound of a pipelined candidate once its floor is compiled.
   auto floorBound = [&](const Candidate &c, double bound) {
@@ -1022,21 +1048,45 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   };
   incumbentNow = incumbent;
   // What the search will ask for next, computed ahead by the other threads:
-  // a candidate or a floor the compute bound does not already rule out
-  // against the incumbent committed so far (it only falls, so such a one
-  // would be bounded out when its turn comes).
-  auto worthIt = [&](const Candidate &c) {
-    return [&, c] { return lowerBound(c) <= published.load(); };
+  // a pipelined candidate (nothing recomputed) or its floor, unless the
+  // bounds the search will apply, from what it has committed so far,
+  // already rule it out: the incumbent only falls and the search's bounds
+  // only add (the same at fewer micro-batches, the floor for the candidate
+  // itself), so such a one would be bounded out when its turn comes.
+  auto worthIt = [&](const Candidate &c, bool withFloor) {
+    return [&, c, withFloor] {
+      std::lock_guard<std::mutex> lock(committedMutex);
+      double bound = lowerBound(c);
+      if (c.microBatches % 2 == 0) { // the layout's counts double
+        Candidate fewer = c;
+        fewer.microBatches /= 2;
+        if (auto it = committed.evaluated.find(candidateKey(fewer));
+            it != committed.evaluated.end() && it->second.bubble < 1)
+          bound = std::max(bound, 0.99 * (it->second.exposedSeconds +
+                                          it->second.computeSeconds * (1 - it->second.bubble) /
+                                              (1 - bubbleOf(c))));
+      }
+      if (withFloor)
+        if (auto it = committed.floors.find(std::make_tuple(
+                c.mesh(), c.strategy(), plan.globalBatch / c.microBatches));
+            it != committed.floors.end()) {
+          const auto &[floor, exposed, compute] = it->second;
+          bound = std::max({bound, floor,
+                            std::max(lowerBound(c), computeFloorOf(compute, c)) + exposed});
+        }
+      return bound <= committed.incumbent;
+    };
   };
   auto expectCandidate = [&](const Candidate &c) {
     ahead->expect(candidateKey(c), [&, c] { return std::any(evaluateCandidate(c)); },
-                  c.pp > 1 ? Lookahead::Worth(worthIt(c)) : Lookahead::Worth());
+                  c.pp > 1 ? Lookahead::Worth(worthIt(c, /*withFloor=*/true))
+                           : Lookahead::Worth());
   };
   auto expectFloor = [&](const Candidate &c, bool always) {
     Candidate one = floorCandidate(c);
     int64_t batch = plan.globalBatch / c.microBatches;
     ahead->expect(floorKey(c), [&, one, batch] { return std::any(compileFloor(one, batch)); },
-                  always ? Lookahead::Worth() : Lookahead::Worth(worthIt(c)));
+                  always ? Lookahead::Worth() : Lookahead::Worth(worthIt(c, /*withFloor=*/false)));
   };
   if (jobs > 1)
     ahead->start(jobs - 1);
@@ -1177,15 +1227,16 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   }
   std::stable_sort(order.begin(), order.end(),
                    [](const auto &a, const auto &b) { return a.first < b.first; });
-  // Expected: each layout's counts with nothing recomputed, and their floors.
+  // Expected: each layout at its fewest micro-batches with nothing
+  // recomputed (its floor is known). Its further counts are bounded by it,
+  // so a thread that computed them beside it would mostly waste the work;
+  // the search computes those while the threads take the next layouts.
   ahead->passed();
-  for (auto [first, i] : order)
-    for (int64_t m : pipelines[i].second) {
-      Candidate c = pipelines[i].first;
-      c.microBatches = m;
-      expectFloor(c, /*always=*/false);
-      expectCandidate(c);
-    }
+  for (auto [first, i] : order) {
+    Candidate c = pipelines[i].first;
+    c.microBatches = pipelines[i].second.front();
+    expectCandidate(c);
+  }
   for (auto [first, i] : order) {
     const Candidate &base = pipelines[i].first;
     const std::vector<int64_t> &mbs = pipelines[i].second;
@@ -1268,7 +1319,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
          ++j)
       if (const Candidate &c = plan.evaluated[screened[j]].candidate;
           !plan.evaluated[screened[j]].prediction.exact) {
-        ahead->expect(fullKey(c), [&, c] { return std::any(compileFull(c)); });
+        // Its size: the layer copies a full compile holds.
+        double copies = static_cast<double>(plan.layers * c.microBatches);
+        ahead->expect(fullKey(c), [&, c] { return std::any(compileFull(c)); }, {}, copies);
         --wanted;
       }
     size_t i = screened[k];

@@ -11,7 +11,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 using shardc::planner::Lookahead;
 
@@ -123,6 +125,34 @@ TEST(Lookahead, AnAskerWaitingForAWorkerComputesTheNextValue) {
   EXPECT_EQ(next.value, 1);
   EXPECT_EQ(next.by, std::this_thread::get_id()); // computed while waiting
   EXPECT_EQ(calls.load(), 2);
+}
+
+TEST(Lookahead, TheCostliestValueInTheWindowStartsFirst) {
+  std::atomic<int> calls{0};
+  std::vector<int> order;
+  std::mutex mutex;
+  auto logged = [&](int value) {
+    return [&, value] {
+      std::lock_guard<std::mutex> lock(mutex);
+      order.push_back(value);
+      ++calls;
+      return std::any(Made{value, std::this_thread::get_id()});
+    };
+  };
+  Lookahead ahead(3);
+  ahead.expect("a", logged(0), {}, 1);
+  ahead.expect("b", logged(1), {}, 1);
+  ahead.expect("c", logged(2), {}, 5);
+  ahead.start(1);
+  while (calls.load() == 0) // the worker's first value is made
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(order.front(), 2);
+  }
+  for (const char *k : {"a", "b", "c"})
+    std::any_cast<Made>(ahead.need(k, make(-1, calls)));
+  EXPECT_EQ(calls.load(), 3);
 }
 
 } // namespace
