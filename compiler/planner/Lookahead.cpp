@@ -62,7 +62,7 @@ std::any Lookahead::need(const std::string &key, const Compute &compute) {
   std::shared_ptr<Entry> &slot = entries_[key];
   if (!slot)
     slot = std::make_shared<Entry>();
-  std::shared_ptr<Entry> entry = slot; // the map may rehash while unlocked
+  std::shared_ptr<Entry> entry = slot; // held while unlocked
   if (entry->state == Entry::State::Done || entry->state == Entry::State::Running)
     ++stats_.used;
   if (entry->position != kUnexpected && entry->position + 1 > asked_) {

@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <any>
-#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -877,11 +876,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     return "candidate " + label(c) + " v=" + std::to_string(c.virtualStages);
   };
   // What the search has committed, for the threads' Worth (under its
-  // lock): the (2 x top)-th best step, the floors, every candidate the
-  // compiler took.
+  // lock): the (2 x top)-th best step and the floors.
   struct Committed {
     double incumbent = std::numeric_limits<double>::infinity();
-    std::map<std::string, Prediction> evaluated; ///< by candidateKey
     /// (mesh, strategy, micro-batch size) -> floor, exposed floor, compute per stage
     std::map<std::tuple<std::string, std::string, int64_t>,
              std::tuple<double, double, std::vector<std::pair<double, double>>>>
@@ -889,7 +886,18 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   };
   std::mutex committedMutex;
   Committed committed;
-  std::function<double()> incumbentNow; // set below (incumbent)
+  // The (2 x top)-th best step committed: what bounds pipelines out.
+  auto incumbent = [&]() {
+    std::vector<double> steps;
+    for (const Evaluated &e : plan.evaluated)
+      if (e.fits)
+        steps.push_back(e.prediction.stepSeconds);
+    size_t k = static_cast<size_t>(2 * std::max<int64_t>(1, request.top));
+    if (steps.size() < k)
+      return std::numeric_limits<double>::infinity();
+    std::nth_element(steps.begin(), steps.begin() + (k - 1), steps.end());
+    return steps[k - 1];
+  };
   auto run = [&](const Candidate &c) -> Evaluated & {
     std::string key = candidateKey(c);
     Outcome o = std::any_cast<Outcome>(
@@ -898,9 +906,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     plan.evaluated.push_back(std::move(o.e));
     {
       std::lock_guard<std::mutex> lock(committedMutex);
-      committed.incumbent = incumbentNow();
-      if (plan.evaluated.back().error.empty())
-        committed.evaluated[key] = plan.evaluated.back().prediction;
+      committed.incumbent = incumbent();
     }
     if (progress)
       progress(plan.evaluated.back());
@@ -981,19 +987,14 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                          plan.globalBatch / c.microBatches)
         .str();
   };
-  auto needFloor = [&](const Candidate &c) {
-    Candidate one = floorCandidate(c);
-    int64_t batch = plan.globalBatch / c.microBatches;
-    return std::any_cast<FailureOr<Raw>>(
-        ahead->need(floorKey(c), [&] { return std::any(compileFloor(one, batch)); }));
-  };
   auto communicationFloor = [&](const Candidate &c) -> std::pair<double, double> {
     Candidate one = floorCandidate(c);
     int64_t batch = plan.globalBatch / c.microBatches;
     auto key = std::make_tuple(one.mesh(), one.strategy(), batch);
     if (auto it = floors.find(key); it != floors.end())
       return {it->second, plan.floorExposed[key]};
-    FailureOr<Raw> raw = needFloor(c);
+    FailureOr<Raw> raw = std::any_cast<FailureOr<Raw>>(
+        ahead->need(floorKey(c), [&] { return std::any(compileFloor(one, batch)); }));
     double floor = succeeded(raw) ? 0.99 * busiestCommunication(*raw) : 0.0;
     double exposed = 0;
     std::vector<std::pair<double, double>> &compute = plan.floorCompute[key];
@@ -1013,80 +1014,51 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     }
     return {floor, exposed};
   };
-  // 0.99 of the compute a floor's compile (its stages' compute per
-  // micro-batch and once) bounds for `c`.
-  auto computeFloorOf = [&](const std::vector<std::pair<double, double>> &stages,
-                            const Candidate &c) {
+  // Every bound of a pipelined candidate from its floor: the floor's
+  // communication, and the compute bound (the FLOP bound, or 0.99 of the
+  // compute the floor's compile bounds: its stages' compute per micro-batch
+  // and once, the slowest over 1 - bubble) plus the floor's exposed part.
+  auto boundByFloor = [&](const Candidate &c, double bound, double floor, double exposed,
+                          const std::vector<std::pair<double, double>> &compute) {
     double slowest = 0;
-    for (auto [perMicroBatch, once] : stages)
+    for (auto [perMicroBatch, once] : compute)
       slowest = std::max(slowest, static_cast<double>(c.microBatches) * perMicroBatch + once);
-    return 0.99 * slowest / (1 - bubbleOf(c));
+    double computeBound = std::max(lowerBound(c), 0.99 * slowest / (1 - bubbleOf(c)));
+    return std::max({bound, floor, computeBound + exposed});
   };
-  // The same for `c` from its floor (0 before its floor is known).
-  auto computeFloor = [&](const Candidate &c) {
-    auto it = plan.floorCompute.find(
-        std::make_tuple(c.mesh(), c.strategy(), plan.globalBatch / c.microBatches));
-    if (it == plan.floorCompute.end())
-      return 0.0;
-    return computeFloorOf(it->second, c);
-  };
-  // Every bound of a pipelined candidate once its floor is compiled.
+  // ... once its floor is compiled (here, if not yet).
   auto floorBound = [&](const Candidate &c, double bound) {
     auto [floor, exposed] = communicationFloor(c);
-    return std::max({bound, floor, std::max(lowerBound(c), computeFloor(c)) + exposed});
+    return boundByFloor(c, bound, floor, exposed,
+                        plan.floorCompute[std::make_tuple(c.mesh(), c.strategy(),
+                                                          plan.globalBatch / c.microBatches)]);
   };
-  auto incumbent = [&]() {
-    std::vector<double> steps;
-    for (const Evaluated &e : plan.evaluated)
-      if (e.fits)
-        steps.push_back(e.prediction.stepSeconds);
-    size_t k = static_cast<size_t>(2 * std::max<int64_t>(1, request.top));
-    if (steps.size() < k)
-      return std::numeric_limits<double>::infinity();
-    std::nth_element(steps.begin(), steps.begin() + (k - 1), steps.end());
-    return steps[k - 1];
-  };
-  incumbentNow = incumbent;
-  // What the search will ask for next, computed ahead by the other threads:
-  // a pipelined candidate (nothing recomputed) or its floor, unless the
-  // bounds the search will apply, from what it has committed so far,
-  // already rule it out: the incumbent only falls and the search's bounds
-  // only add (the same at fewer micro-batches, the floor for the candidate
-  // itself), so such a one would be bounded out when its turn comes.
-  auto worthIt = [&](const Candidate &c, bool withFloor) {
-    return [&, c, withFloor] {
+  // What the search will ask for next, computed ahead by the other threads.
+  // A pipelined candidate (its layout's fewest micro-batches, nothing
+  // recomputed) is skipped when its bounds, from what the search has
+  // committed so far, already rule it out: the incumbent only falls and its
+  // floor is the search's, so the search would bound it out too.
+  auto worthIt = [&](const Candidate &c) {
+    return [&, c] {
       std::lock_guard<std::mutex> lock(committedMutex);
       double bound = lowerBound(c);
-      if (c.microBatches % 2 == 0) { // the layout's counts double
-        Candidate fewer = c;
-        fewer.microBatches /= 2;
-        if (auto it = committed.evaluated.find(candidateKey(fewer));
-            it != committed.evaluated.end() && it->second.bubble < 1)
-          bound = std::max(bound, 0.99 * (it->second.exposedSeconds +
-                                          it->second.computeSeconds * (1 - it->second.bubble) /
-                                              (1 - bubbleOf(c))));
+      if (auto it = committed.floors.find(
+              std::make_tuple(c.mesh(), c.strategy(), plan.globalBatch / c.microBatches));
+          it != committed.floors.end()) {
+        const auto &[floor, exposed, compute] = it->second;
+        bound = boundByFloor(c, bound, floor, exposed, compute);
       }
-      if (withFloor)
-        if (auto it = committed.floors.find(std::make_tuple(
-                c.mesh(), c.strategy(), plan.globalBatch / c.microBatches));
-            it != committed.floors.end()) {
-          const auto &[floor, exposed, compute] = it->second;
-          bound = std::max({bound, floor,
-                            std::max(lowerBound(c), computeFloorOf(compute, c)) + exposed});
-        }
       return bound <= committed.incumbent;
     };
   };
   auto expectCandidate = [&](const Candidate &c) {
     ahead->expect(candidateKey(c), [&, c] { return std::any(evaluateCandidate(c)); },
-                  c.pp > 1 ? Lookahead::Worth(worthIt(c, /*withFloor=*/true))
-                           : Lookahead::Worth());
+                  c.pp > 1 ? Lookahead::Worth(worthIt(c)) : Lookahead::Worth());
   };
-  auto expectFloor = [&](const Candidate &c, bool always) {
+  auto expectFloor = [&](const Candidate &c) {
     Candidate one = floorCandidate(c);
     int64_t batch = plan.globalBatch / c.microBatches;
-    ahead->expect(floorKey(c), [&, one, batch] { return std::any(compileFloor(one, batch)); },
-                  always ? Lookahead::Worth() : Lookahead::Worth(worthIt(c, /*withFloor=*/false)));
+    ahead->expect(floorKey(c), [&, one, batch] { return std::any(compileFloor(one, batch)); });
   };
   if (jobs > 1)
     ahead->start(jobs - 1);
@@ -1215,7 +1187,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     for (const auto &[base, mbs] : pipelines) {
       Candidate c = base;
       c.microBatches = mbs.front();
-      expectFloor(c, /*always=*/true);
+      expectFloor(c);
     }
   for (size_t i = 0; i < pipelines.size(); ++i) {
     Candidate c = pipelines[i].first;
