@@ -176,7 +176,10 @@ def resume_pipeline(a):
     resharded = os.path.join(w, "resharded.jsonl")
     mpirun(a, a.resume_ranks, exe2, ["--data", a.data, "--steps", "20", "--checkpoint-dir",
                                      other_ckpt, "--resume", "--log-file", resharded])
-    compare("resume %s checkpoint on %s" % (a.mesh, a.resume_mesh or "one rank"),
+    # Named by mesh and strategy: ZeRO-1 and DP can share a mesh.
+    first = "%s %s" % (a.mesh, a.strategy or "")
+    other = "%s %s" % (a.resume_mesh, a.resume_strategy or "") if a.resume_mesh else "one rank"
+    compare("resume %s checkpoint on %s" % (first, other),
             losses(resharded), want, a.rtol, list(range(11, 21)))
     back = ckpt + "-back"
     shutil.rmtree(back, ignore_errors=True)
@@ -185,7 +188,7 @@ def resume_pipeline(a):
     onto = os.path.join(w, "onto-pipeline.jsonl")
     mpirun(a, a.ranks, exe, ["--data", a.data, "--steps", "20", "--checkpoint-dir", back,
                              "--resume", "--log-file", onto])
-    compare("resume %s checkpoint on %s" % (a.resume_mesh or "one rank", a.mesh), losses(onto),
+    compare("resume %s checkpoint on %s" % (other, first), losses(onto),
             want, a.rtol, list(range(11, 21)))
 
 
