@@ -6,7 +6,9 @@ Megatron-LM's storage (`--low-precision-residual`: every activation in bf16),
 micro-batch b = 1 and 8 per device, tensor parallelism t = 1 (one device) and
 t = 8 (`--mesh tp=8 --strategy tp`, no sequence parallelism; the layout auto picks for
 25 heads on 8, and `--attention-rows split`), under
-`--recompute none | selective | full` and `--offload-activations`. Each cell is
+`--recompute none | selective | full`, `--regather-for-backward` (nothing
+recomputed; what the forward all-gathered is gathered again for the backward,
+as Megatron-LM's sequence parallelism does) and `--offload-activations`. Each cell is
 `shardc explain --json`'s memory_bytes.activations: the compiled step's planned
 workspace peak per device without the kernels' scratch (`./step --describe`
 shows both; the scratch, mostly the fused LM head's logit chunk, is its own
@@ -44,7 +46,8 @@ import sys
 import tempfile
 
 S, H, A, L = 1024, 1600, 25, 48
-POLICIES = [("none", []), ("selective", ["--recompute", "selective"]),
+POLICIES = [("none", []), ("regather", ["--regather-for-backward"]),
+            ("selective", ["--recompute", "selective"]),
             ("full", ["--recompute", "full"]), ("offload", ["--offload-activations"]),
             ("full+offload", ["--recompute", "full", "--offload-activations"])]
 
@@ -95,7 +98,7 @@ def part1(shardc, tmp):
                 stored = r.get("stored_activation_bytes", 0)
                 host = r["memory_bytes"].get("host", 0)
                 scratch = r["memory_bytes"].get("kernel scratch", 0)
-                key = name.split("+")[0] if name != "offload" else "none"
+                key = name.split("+")[0] if name not in ("offload", "regather") else "none"
                 ref = f[key]
                 sel = f["selective"]
                 rows.append(f"| {b} | {t} | {layout} | {name} | {act / 1e9:.2f} | "
@@ -139,7 +142,8 @@ def part2(shardc, tmp):
     limit, host_limit = hw["memory_bytes"], hw["host_memory_bytes"]
     rows = ["| policy | largest micro-batch | device memory (GiB) | of which activations (GiB) | "
             "host (GiB) |", "|---|---|---|---|---|"]
-    for name, flags in POLICIES:
+    # (Regathering changes nothing on one device.)
+    for name, flags in [p for p in POLICIES if p[0] != "regather"]:
         b, mem = largest_batch(shardc, tmp, flags, limit, host_limit)
         if mem is None:
             rows.append(f"| {name} | 0 | - | - | - |")

@@ -294,11 +294,21 @@ def XfRecompute : Pass<"xf-recompute", "mlir::func::FuncOp"> {
     v and the output.) `every=k` recomputes only layers whose index is a
     multiple of k. The clones are the same ops on the same inputs, dropout
     with its key, so the step's results are bit-identical.
+
+    A recomputing step is marked xf.regather_for_backward: -xf-partition then
+    gathers again in the backward what the forward gathered (sequence
+    parallelism's norm outputs, the keys and values of attention split by
+    query rows) instead of keeping the gathered copy across the activation
+    peak. `regather=1` marks the step so with any policy, `none` included:
+    Megatron-LM's sequence parallelism, which stores the norm output's
+    sequence shard and all-gathers it again for the weight gradient, without
+    recomputing anything.
   }];
   let options = [
     Option<"function", "function", "std::string", "\"train_step\"", "the training step; empty: every function">,
     Option<"policy", "policy", "std::string", "\"full\"", "none | selective | full">,
     Option<"every", "every", "int64_t", "1", "recompute layers whose index is a multiple of this">,
+    Option<"regather", "regather", "bool", "false", "gather again in the backward what the forward gathered, whatever the policy (xf.regather_for_backward)">,
   ];
   let statistics = [
     Statistic<"recomputedOps", "recomputed-ops", "forward ops cloned into the backward">,

@@ -55,11 +55,12 @@ void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &o) {
   opt.initialLossScale = o.lossScale;
   opt.lowPrecisionCopies = o.weightCopies;
   pm.nest<func::FuncOp>().addPass(createXfAdamW(opt));
-  if (o.recompute != "none") {
+  if (o.recompute != "none" || o.regather) {
     XfRecomputeOptions rc;
     rc.function = kStepFunction;
     rc.policy = o.recompute;
     rc.every = o.recomputeEvery;
+    rc.regather = o.regather;
     pm.nest<func::FuncOp>().addPass(createXfRecompute(rc));
   }
 }

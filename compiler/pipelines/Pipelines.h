@@ -50,6 +50,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<int64_t> recomputeEvery{*this, "recompute-every",
                                  llvm::cl::desc("recompute layers whose index is a multiple of this"),
                                  llvm::cl::init(1)};
+  Option<bool> regather{*this, "regather-for-backward",
+                        llvm::cl::desc("gather again in the backward what the forward "
+                                       "gathered, without recomputing (-xf-recompute "
+                                       "regather=1; implied by a recompute policy)"),
+                        llvm::cl::init(false)};
   Option<bool> weightCopies{*this, "low-precision-copies",
                             llvm::cl::desc("bf16/fp16: the optimizer writes a low-precision "
                                            "copy of each weight the step casts"),

@@ -94,6 +94,8 @@ std::vector<std::string> Candidate::flags(int64_t layers, const std::string &pre
   }
   if (recompute != "none")
     f.insert(f.end(), {"--recompute", recompute});
+  if (regather)
+    f.push_back("--regather-for-backward");
   if (offload)
     f.push_back("--offload-activations");
   return f;
@@ -230,6 +232,7 @@ FailureOr<OwningOpRef<ModuleOp>> trainStep(ModuleOp model, const Candidate &c,
   o.precision = request.precision;
   o.microBatches = c.microBatches;
   o.recompute = c.recompute;
+  o.regather = c.regather;
   PassManager pm(model.getContext());
   // Figures only, from thousands of compiles: the IR is not verified after
   // each pass (what the planner chooses is compiled, and verified, by
@@ -241,7 +244,7 @@ FailureOr<OwningOpRef<ModuleOp>> trainStep(ModuleOp model, const Candidate &c,
   return m;
 }
 
-/// Steps already synthesized, by (model, micro-batches, recomputation), a
+/// Steps already synthesized, by (model, micro-batches, memory policy), a
 /// few at a time (a 1.5B model's step is hundreds of MB); shared by the
 /// search's threads, each step held by whoever clones it.
 struct StepCache {
@@ -257,7 +260,8 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   // The first diagnostic is the reason (EvaluationDiagnostics routes it).
   EvaluationErrorScope errors(error);
   OwningOpRef<ModuleOp> m;
-  auto key = std::make_tuple(model.getOperation(), c.microBatches, c.recompute);
+  auto key = std::make_tuple(model.getOperation(), c.microBatches,
+                             c.recompute + (c.regather ? "+regather" : ""));
   std::shared_ptr<OwningOpRef<ModuleOp>> cached;
   if (cache) {
     std::lock_guard<std::mutex> lock(cache->mutex);
@@ -781,7 +785,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // ones added); the links keep the candidate's mesh (the report's pricing
   // mesh). Off with --no-stage-reduction.
   auto compiledStages = [&](const Candidate &c, bool composed) -> int64_t {
-    if (!request.reduceStages || !plan.extrapolated || c.recompute != "none" || c.offload)
+    if (!request.reduceStages || !plan.extrapolated || c.recompute != "none" || c.regather ||
+        c.offload)
       return c.pp;
     if (c.schedule == "1f1b" && c.pp > 4 && (composed || c.microBatches == 1))
       return 4;
@@ -962,6 +967,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     one.schedule = "1f1b";
     one.virtualStages = 1;
     one.recompute = "none";
+    one.regather = false;
     one.offload = false;
     return one;
   };
@@ -1064,11 +1070,14 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     ahead->start(jobs - 1);
 
   // Enumeration. Pruning by dominance on the cost model (documented in
-  // docs/design.md): recomputation adds compute and offload host-link
-  // traffic, neither communication, so a memory policy is tried only where
-  // every lighter one ran out of memory; without a pipeline, more
+  // docs/planning.md): every memory policy only adds to the step (gathers,
+  // compute, host-link traffic), so one is tried only where every lighter
+  // one ran out of memory; without a pipeline, more
   // micro-batches add no compute and no fewer bytes, so only the fewest that
-  // fit are kept. The ladder, by what it costs: nothing; selective
+  // fit are kept. The ladder, by what it costs: nothing; gathering again
+  // for the backward what the forward all-gathered (with tp only: one more
+  // all-gather per such use, Megatron-LM's sequence parallelism; every
+  // recomputing rung does it too); selective
   // recomputation (cheap ops replayed); offload of every kept activation
   // (copies hidden behind the compute while the host link keeps up); full
   // recomputation (one more forward); full recomputation with its layer
@@ -1077,10 +1086,20 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   struct Policy {
     const char *recompute;
     bool offload;
+    bool regather;
   };
-  static const Policy kPolicies[] = {
-      {"none", false}, {"selective", false}, {"none", true}, {"full", false}, {"full", true}};
+  static const Policy kPolicies[] = {{"none", false, false},     {"none", false, true},
+                                     {"selective", false, false}, {"none", true, false},
+                                     {"full", false, false},      {"full", true, false}};
   constexpr size_t kNumPolicies = std::size(kPolicies);
+  // Regathering changes nothing without a tensor-parallel axis to gather over.
+  auto applies = [](const Policy &policy, const Candidate &c) { return !policy.regather || c.tp > 1; };
+  auto withPolicy = [](Candidate c, const Policy &policy) {
+    c.recompute = policy.recompute;
+    c.offload = policy.offload;
+    c.regather = policy.regather;
+    return c;
+  };
   // Layouts (mesh, strategy, schedule) and their micro-batch counts, without
   // and with a pipeline.
   std::vector<std::pair<Candidate, std::vector<int64_t>>> unpipelined, pipelines;
@@ -1160,12 +1179,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   for (const auto &[base, mbs] : unpipelined) {
     size_t limit = mbs.size();
     for (size_t r = 0; r < kNumPolicies && limit > 0; ++r) {
+      if (!applies(kPolicies[r], base))
+        continue;
       size_t found = limit;
       for (size_t i = 0; i < limit; ++i) {
-        Candidate c = base;
+        Candidate c = withPolicy(base, kPolicies[r]);
         c.microBatches = mbs[i];
-        c.recompute = kPolicies[r].recompute;
-        c.offload = kPolicies[r].offload;
         Evaluated &e = run(c);
         if (e.fits || !e.error.empty()) {
           found = i;
@@ -1225,10 +1244,10 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     std::map<size_t, Prediction> fewer; // by policy
     for (int64_t m : mbs)
       for (size_t r = 0; r < kNumPolicies; ++r) {
-        Candidate c = base;
+        if (!applies(kPolicies[r], base))
+          continue;
+        Candidate c = withPolicy(base, kPolicies[r]);
         c.microBatches = m;
-        c.recompute = kPolicies[r].recompute;
-        c.offload = kPolicies[r].offload;
         double bound = lowerBound(c);
         if (auto it = fewer.find(r); it != fewer.end() && it->second.bubble < 1)
           bound = std::max(bound, 0.99 * (it->second.exposedSeconds +
@@ -1245,7 +1264,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
         if (e.error.empty())
           fewer[r] = e.prediction;
         if (e.fits || !e.error.empty()) {
-          plan.skipped += static_cast<int64_t>(kNumPolicies - 1 - r);
+          for (size_t heavier = r + 1; heavier < kNumPolicies; ++heavier)
+            plan.skipped += applies(kPolicies[heavier], base);
           break;
         }
       }
@@ -1546,6 +1566,7 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
                          {"virtual_stages", c.virtualStages},
                          {"pipeline_cuts", c.cuts(plan.layers)},
                          {"recompute", c.recompute},
+                         {"regather_for_backward", c.recompute != "none" || c.regather},
                          {"offload_activations", c.offload},
                          {"flags", std::move(flags)},
                          {"fits", e.fits}};

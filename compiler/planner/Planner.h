@@ -89,13 +89,21 @@ struct Candidate {
   int64_t virtualStages = 1;
   std::string recompute = "none"; ///< none | selective | full
   bool offload = false; ///< --offload-activations (kept activations in host memory)
+  /// --regather-for-backward without recomputation: what the forward
+  /// all-gathered (sequence parallelism's norm outputs, query-row attention's
+  /// keys and values) is gathered again for the backward, not kept
+  /// (implied by selective and full recomputation).
+  bool regather = false;
 
   std::string mesh() const;     ///< "pp=2,dp=2,tp=2" (axes of size 1 left out)
   std::string strategy() const; ///< "pp+zero1+tp+sp"
   /// Layer indices where pipeline chunks 1.. start (even chunks); "" for pp = 1.
   std::string cuts(int64_t layers) const;
-  /// "none", "selective", "full", with "+offload" when offloading.
-  std::string memoryPolicy() const { return recompute + (offload ? "+offload" : ""); }
+  /// "none", "selective", "full", with "+regather" when regathering without
+  /// recomputation and "+offload" when offloading.
+  std::string memoryPolicy() const {
+    return recompute + (regather ? "+regather" : "") + (offload ? "+offload" : "");
+  }
   /// The `shardc compile`/`explain` flags that build this candidate.
   std::vector<std::string> flags(int64_t layers, const std::string &precision) const;
   /// Layers per extrapolation unit: one per pipeline chunk.

@@ -56,7 +56,7 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (policy == "none")
+    if (policy == "none" && !regather)
       return;
     FailureOr<bool> target =
         shardc::isTargetFunction(func, function, "xf-recompute", "run -xf-autodiff and -xf-adamw first");
@@ -64,7 +64,7 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
       return signalPassFailure();
     if (!*target)
       return;
-    if (policy != "full" && policy != "selective") {
+    if (policy != "full" && policy != "selective" && policy != "none") {
       func.emitError() << "xf-recompute: policy must be none, selective or full, not '"
                          << policy << "'";
       return signalPassFailure();
@@ -110,7 +110,14 @@ struct XfRecomputePass : shardc::impl::XfRecomputeBase<XfRecomputePass> {
       auto bias = v.getDefiningOp<BiasAddOp>();
       return bias && isGemm(bias->getOperand(0));
     };
+    // Regathering without recomputation (policy none, regather): only the
+    // reshapes, views of their operand's bytes, are replayed, so that a
+    // backward read of a reshaped gathered value (attention's keys and
+    // values split by query rows) reads the reshape's operand and gathers
+    // it again, instead of the forward's gathered copy being kept.
     auto replayable = [&](Operation *op) {
+      if (policy == "none")
+        return isa<ReshapeOp>(op);
       if (policy == "full")
         return true;
       if (isa<MatmulOp, AttentionOp, PackedAttentionOp>(op))

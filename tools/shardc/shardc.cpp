@@ -447,6 +447,7 @@ struct TrainSetup {
   bool fuseQKV = false;     ///< -xf-fuse-qkv before autodiff
   std::string recompute = "none"; ///< -xf-recompute policy
   int64_t recomputeEvery = 1;
+  bool regather = false;    ///< -xf-recompute regather=1 (gather again in the backward)
   bool weightCopies = true; ///< -xf-adamw's low-precision copies
   bool lowActivations = true; ///< -xf-mixed-precision activations=compute
   bool lowResidual = false;   ///< -xf-mixed-precision residual=compute
@@ -473,6 +474,7 @@ TrainSetup stepShapeOptions(const Args &args) {
   if (setup.recomputeEvery < 1 || setup.recomputeEvery > 1000000)
     throw UsageError{"option '--recompute-every' expects an integer in [1, 1000000], got " +
                      std::to_string(setup.recomputeEvery)};
+  setup.regather = args.isSet("regather-for-backward");
   setup.weightCopies = !args.isSet("no-weight-copies");
   setup.lowActivations = !args.isSet("f32-activations");
   setup.lowResidual = args.isSet("low-precision-residual");
@@ -496,6 +498,7 @@ void setTrainStepOptions(PipelineOptions &o, StringRef forward, const TrainSetup
   o.fuseQKV = setup.fuseQKV;
   o.recompute = setup.recompute;
   o.recomputeEvery = setup.recomputeEvery;
+  o.regather = setup.regather;
   o.weightCopies = setup.weightCopies;
   o.lowActivations = setup.lowActivations;
   o.lowResidual = setup.lowResidual;
@@ -532,6 +535,11 @@ void addRecomputeOptions(Args &args) {
               "none")
       .option("recompute-every", "k", "recompute only layers whose index is a multiple of k",
               "1")
+      .flag("regather-for-backward",
+            "gather again in the backward what the forward all-gathered (sequence "
+            "parallelism's norm outputs, query-row attention's keys and values) instead of "
+            "keeping the gathered copy, as Megatron-LM's sequence parallelism does; implied by "
+            "--recompute selective|full (-xf-recompute regather=1)")
       .flag("no-weight-copies",
             "bf16/fp16: cast the fp32 weights at every use instead of keeping the bf16 copy "
             "the optimizer writes (-xf-adamw low-precision-copies=0)")
@@ -961,7 +969,8 @@ int cmdPlan(const std::vector<std::string> &argv) {
     progress = [](const planner::Evaluated &e) {
       const planner::Candidate &c = e.candidate;
       std::cerr << llvm::formatv("  {0} {1} mb={2} {3} recompute={4}: ", c.mesh(), c.strategy(),
-                                 c.microBatches, c.pp > 1 ? c.schedule : "-", c.recompute).str();
+                                 c.microBatches, c.pp > 1 ? c.schedule : "-", c.memoryPolicy())
+                       .str();
       if (!e.error.empty())
         std::cerr << "rejected: " << e.error << "\n";
       else
