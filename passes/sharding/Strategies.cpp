@@ -101,6 +101,15 @@ public:
       return s;
     return lookup(rows_, param);
   }
+  /// A row-parallel weight read after an attention whose heads (or kv heads)
+  /// do not divide the tp axis: its GEMM runs with the weight whole (the
+  /// attention whole, or split by its query rows), though its optimizer
+  /// state and gradient keep the row split.
+  bool computedWhole(Value param) const {
+    if (auto it = masterOf_.find(param); it != masterOf_.end())
+      param = it->second;
+    return computedWhole_.contains(param);
+  }
 
 private:
   static std::optional<TensorSharding> lookup(const llvm::DenseMap<Value, TensorSharding> &m,
@@ -172,6 +181,11 @@ private:
       if ((column && inOutput) || (row && !inOutput)) {
         for (Value piece : w)
           split(piece, static_cast<int64_t>(d), column);
+        if (row && !headsDivide(lhs))
+          for (Value piece : w) {
+            auto it = masterOf_.find(piece);
+            computedWhole_.insert(it == masterOf_.end() ? piece : Value(it->second));
+          }
         // A column-parallel GEMM's bias is split with its output features,
         // so its gradient (a sum over tokens of the local slice) and its
         // optimizer state stay split too.
@@ -185,9 +199,25 @@ private:
     }
   }
 
+  /// Whether attention's heads and kv heads (dim 2 of q and k, [batch, seq,
+  /// heads, head_dim]) divide the tp axis; true for any other producer.
+  bool headsDivide(Operation *op) const {
+    auto attention = dyn_cast<AttentionOp>(op);
+    if (!attention)
+      return true;
+    int64_t n = mesh_.sizes[tp_];
+    for (Value v : {attention.getQ(), attention.getK()}) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || type.getRank() != 4 || type.getDimSize(2) % n != 0)
+        return false;
+    }
+    return true;
+  }
+
   const Mesh &mesh_;
   Axis tp_;
   llvm::DenseMap<Value, TensorSharding> columns_, rows_;
+  llvm::DenseSet<Value> computedWhole_;
   const llvm::DenseMap<Value, BlockArgument> &masterOf_; ///< weight copy -> fp32 master
 
 public:
@@ -418,15 +448,15 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
     return success();
   if (failed(parseSpec(func, mesh, strategy, spec)))
     return failure();
+  bool severalMicroBatches = false;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto mb = func.getArgAttrOfType<IntegerAttr>(i, XfDialect::kMicroBatchAttrName))
+      severalMicroBatches |= mb.getInt() > 0;
   if (traits) {
     // ZeRO-2/3, FSDP and MiCS reduce each micro-batch's gradient as it is
     // made; with one micro-batch there is nothing to accumulate, and a
     // parameter's contributions (the tied embedding's lookup and logit GEMM)
     // are summed before its one reduction whatever the stage.
-    bool severalMicroBatches = false;
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (auto mb = func.getArgAttrOfType<IntegerAttr>(i, XfDialect::kMicroBatchAttrName))
-        severalMicroBatches |= mb.getInt() > 0;
     traits->sumBeforeReduce = (spec.zero <= 1 && !spec.mics) || !severalMicroBatches;
     traits->pipelineAxis = spec.pp;
   }
@@ -478,6 +508,18 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
   // whose optimizer state and gradient are annotated with that split, even
   // where propagation computes with the weight whole.
   llvm::StringSet<> tpState;
+  // Plain tp (with or without dp, one micro-batch, no pipeline): the bf16
+  // copy of a row-parallel weight computed whole (attention's projection
+  // where the heads do not divide tp) is stored with the row split like its
+  // master and gathered before each use, once per run of forward ops and
+  // once per run of backward ops (ZeRO-3's gather over the tp axis), so a
+  // rank stores 2 bytes/t of it, not 2: Transformer Math's 16N/t. Each
+  // gather is issued a layer ahead (-xf-schedule). With several micro-batches
+  // (each a forward and a backward run) or sequence parallelism (which
+  // annotates the rows split, computed by propagation) the copy is stored as
+  // its users need it, written whole by a gather after the update.
+  bool copySplitGatheredPerUse =
+      tp && !storeSplit && !gatherOnce && !spec.sp && spec.pp < 0 && !severalMicroBatches;
 
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
@@ -538,7 +580,13 @@ LogicalResult sharding::strategyAnnotations(func::FuncOp func, const Mesh &mesh,
       annotateRead(arg);
       continue;
     }
-    annotateRead(copy->second);
+    if (copySplitGatheredPerUse && tp->computedWhole(arg)) {
+      annotations.push_back({copy->second, state, false});
+      annotations.push_back(
+          {copy->second, TensorSharding::replicated(type.getRank()), /*forUsers=*/true});
+    } else {
+      annotateRead(copy->second);
+    }
     // The master: split like the moments when only its update reads it; a
     // master the forward still reads in f32 (the tied embedding's lookup)
     // keeps the layout its readers need.
