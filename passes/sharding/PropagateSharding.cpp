@@ -68,8 +68,18 @@ public:
       : func_(func), mesh_(mesh), cost_(cost), budget_(budget), traits_(traits),
         spareSplits_(spareSplits), returnTargets_(func) {}
 
-  LogicalResult run();
-  /// After run(): the modelled seconds of the decided function, every op's
+  /// Decides every op's and value's sharding (decide) and writes them as
+  /// annotations (writeAnnotations). decide() changes no IR, so several
+  /// propagators may decide on one function and one of them write.
+  LogicalResult run() {
+    if (failed(decide()))
+      return failure();
+    writeAnnotations();
+    return success();
+  }
+  LogicalResult decide();
+  void writeAnnotations();
+  /// After decide(): the modelled seconds of the decided function, every op's
   /// compute (its slowest shard) plus every reshard once (what the producers
   /// turn their results into, what the users need of the stored values).
   double modelledSeconds() const;
@@ -255,7 +265,6 @@ private:
   /// need of it; `complete` is cleared if some reader is not a decided node.
   SmallVector<TensorSharding, 2> readerNeeds(Value v, Operation *except, bool &complete) const;
   void chooseValueShardings();
-  void writeAnnotations();
   std::optional<TensorSharding> returnTarget(unsigned index) const;
 
   func::FuncOp func_;
@@ -915,7 +924,7 @@ void Propagator::writeAnnotations() {
   materializeAnnotations(func_, mesh_, annotations);
 }
 
-LogicalResult Propagator::run() {
+LogicalResult Propagator::decide() {
   if (failed(collectAnnotations()))
     return failure();
   bool ok = true;
@@ -1006,7 +1015,6 @@ LogicalResult Propagator::run() {
   }
   refineLayoutOps();
   chooseValueShardings();
-  writeAnnotations();
   return success();
 }
 
@@ -1089,29 +1097,22 @@ public:
         return signalPassFailure();
       return;
     }
-    func::FuncOp without = func.clone();
+    // Both decide on the same function (deciding changes no IR); the
+    // cheaper one writes its annotations.
     Propagator propagator(func, *mesh, cost, budget, traits);
-    if (failed(propagator.run()))
+    if (failed(propagator.decide()))
       return signalPassFailure();
     if (!propagator.splitSpareFactors()) {
-      without.erase();
+      propagator.writeAnnotations();
       return;
     }
-    OpBuilder(func).insert(without);
-    without.setSymName((func.getSymName() + ".nospare").str());
-    Propagator plain(without, *mesh, cost, budget, traits, /*spareSplits=*/false);
-    if (failed(plain.run())) {
-      without.erase();
+    Propagator plain(func, *mesh, cost, budget, traits, /*spareSplits=*/false);
+    if (failed(plain.decide()))
       return signalPassFailure();
-    }
     double with = propagator.modelledSeconds(), withoutSeconds = plain.modelledSeconds();
     SHARDC_DEBUG(DBGS() << "with spare splits " << with << " s, without " << withoutSeconds
                         << " s\n");
-    if (withoutSeconds <= with) {
-      func.getBody().getBlocks().clear();
-      func.getBody().takeBody(without.getBody());
-    }
-    without.erase();
+    (withoutSeconds <= with ? plain : propagator).writeAnnotations();
   }
 };
 
