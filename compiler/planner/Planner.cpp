@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <thread>
 
 using namespace mlir;
@@ -570,16 +571,27 @@ FailureOr<Raw> expandStages(const Raw &raw, int64_t stages, int64_t v, int64_t m
   return out;
 }
 
-/// x(n) from x(3) and x(4): every layer adds the same. (Not from fewer: with
-/// one or two layers per chunk the activation peak can sit in the head — the
-/// loss and its gradient, the tied table's gathers — where the layers'
-/// activations are not all live; GPT-2 1.5B zero1 plans 1046 MiB of
-/// activations at 2 layers, 795 at 3, 852 at 4.)
-double affine(double three, double four, double n) { return three + (n - 3) * (four - three); }
+/// The depths (layers per chunk) a candidate is compiled at and extrapolated
+/// from: x(n) from x(3) and x(4), every layer adding the same. Not from
+/// fewer where the memory counts: with one or two layers per chunk the
+/// activation peak can sit in the head — the loss and its gradient, the tied
+/// table's gathers — where the layers' activations are not all live (GPT-2
+/// 1.5B zero1 plans 1046 MiB of activations at 2 layers, 795 at 3, 852 at
+/// 4). A communication floor takes no memory, and its communication and
+/// compute add per layer from the first (sums over the layers' ops; the
+/// gradient buckets counted on the extrapolated bytes): from 1 and 2.
+constexpr int64_t kDepthLow = 3, kFloorDepthLow = 1;
 
-FailureOr<Raw> extrapolate(const Raw &one, const Raw &two, double n) { // n layers per chunk
+/// x(n) from x(low) and x(low + 1).
+double affine(double low, double high, double n, double lowDepth) {
+  return low + (n - lowDepth) * (high - low);
+}
+
+FailureOr<Raw> extrapolate(const Raw &one, const Raw &two, double n, // n layers per chunk
+                           double lowDepth) {
   Raw out = one;
   Prediction &p = out.p;
+  auto affine = [&](double x, double y, double at) { return ::affine(x, y, at, lowDepth); };
   FailureOr<std::vector<StageCost>> stageCosts =
       combineStages(one, two, [&](double x, double y) { return affine(x, y, n); });
   if (failed(stageCosts))
@@ -760,20 +772,20 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // regenerate as given.
   auto extrapolates = [&](int64_t chunks) { return plan.extrapolated && plan.layers / chunks > 4; };
   auto atDepths = [&](int64_t chunks, int64_t compiled, int64_t batch,
-                      llvm::function_ref<FailureOr<Raw>(ModuleOp, int64_t)> at)
-      -> FailureOr<Raw> {
+                      llvm::function_ref<FailureOr<Raw>(ModuleOp, int64_t)> at,
+                      int64_t low = kDepthLow) -> FailureOr<Raw> {
     if (!plan.extrapolated)
       return at(modelWith(plan.layers, batch), plan.layers);
     int64_t perChunk = plan.layers / chunks;
     if (!extrapolates(chunks))
       return at(modelWith(perChunk * compiled, batch), perChunk * compiled);
-    FailureOr<Raw> three = at(modelWith(3 * compiled, batch), 3 * compiled);
-    if (failed(three))
+    FailureOr<Raw> shallow = at(modelWith(low * compiled, batch), low * compiled);
+    if (failed(shallow))
       return failure();
-    FailureOr<Raw> four = at(modelWith(4 * compiled, batch), 4 * compiled);
-    if (failed(four))
+    FailureOr<Raw> deep = at(modelWith((low + 1) * compiled, batch), (low + 1) * compiled);
+    if (failed(deep))
       return failure();
-    return extrapolate(*three, *four, static_cast<double>(perChunk));
+    return extrapolate(*shallow, *deep, static_cast<double>(perChunk), static_cast<double>(low));
   };
   // The stages a pipeline is compiled with to report it: every middle stage
   // of a generated transformer's pipeline runs the same ops, so a pipeline
@@ -877,6 +889,17 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   };
   std::optional<Lookahead> ahead;
   ahead.emplace(/*window=*/jobs + 1);
+  // An interleaved candidate's 1F1B sibling: the same mesh, strategy,
+  // micro-batches and memory policy (siblingBound below).
+  auto siblingOf = [](const Candidate &c) {
+    Candidate one = c;
+    one.schedule = "1f1b";
+    one.virtualStages = 1;
+    return one;
+  };
+  auto siblingKey = [](const Candidate &c) {
+    return c.mesh() + " " + c.strategy() + " " + c.memoryPolicy();
+  };
   auto candidateKey = [](const Candidate &c) {
     return "candidate " + label(c) + " v=" + std::to_string(c.virtualStages);
   };
@@ -888,6 +911,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     std::map<std::tuple<std::string, std::string, int64_t>,
              std::tuple<double, double, std::vector<std::pair<double, double>>>>
         floors;
+    /// 1F1B pipelined candidates evaluated, by mesh, strategy and memory
+    /// policy, then micro-batches: what bounds their interleaved siblings.
+    std::map<std::string, std::map<int64_t, Prediction>> oneF1B;
+    /// The labels of the 1F1B candidates the search has decided (evaluated
+    /// or bounded out).
+    std::set<std::string> decided;
   };
   std::mutex committedMutex;
   Committed committed;
@@ -912,6 +941,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     {
       std::lock_guard<std::mutex> lock(committedMutex);
       committed.incumbent = incumbent();
+      const Evaluated &e = plan.evaluated.back();
+      if (c.pp > 1 && c.schedule == "1f1b") {
+        committed.decided.insert(label(c));
+        if (e.error.empty())
+          committed.oneF1B[siblingKey(c)][c.microBatches] = e.prediction;
+      }
     }
     if (progress)
       progress(plan.evaluated.back());
@@ -980,9 +1015,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     Candidate cc = one;
     cc.pp = stages;
     std::string pricing = stages == one.pp ? "" : one.mesh();
-    FailureOr<Raw> raw = atDepths(one.chunks(), cc.chunks(), batch, [&](ModuleOp m, int64_t layers) {
-      return evaluateRaw(m, cc, request, layers, error, &steps, pricing);
-    });
+    FailureOr<Raw> raw = atDepths(
+        one.chunks(), cc.chunks(), batch,
+        [&](ModuleOp m, int64_t layers) {
+          return evaluateRaw(m, cc, request, layers, error, &steps, pricing);
+        },
+        kFloorDepthLow);
     if (succeeded(raw) && stages != one.pp)
       raw->stages = expandStageCosts(raw->stages, static_cast<size_t>(one.pp));
     return raw;
@@ -1039,6 +1077,32 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                         plan.floorCompute[std::make_tuple(c.mesh(), c.strategy(),
                                                           plan.globalBatch / c.microBatches)]);
   };
+  // An interleaved pipeline against its 1F1B sibling (the same mesh,
+  // strategy, micro-batches and memory policy): each stage runs the same
+  // layers (v chunks of L/(v p) for one of L/p: the same ops, the same
+  // compute but for the bubble), moves every byte the sibling moves (the
+  // same collectives, the gradient reductions once per step) and crosses v
+  // times the stage boundaries per micro-batch; its compute is the
+  // sibling's slowest stage over its own 1 - bubble, and it hides no more
+  // communication behind a shorter pipelined compute, so step >= 0.99 (the
+  // sibling's exposed communication + its compute (1 - bubble) / (1 -
+  // bubble')). `check_plan.py` checks it on every evaluated pair.
+  // With fewer micro-batches (the same global batch: a stage's compute is
+  // the same but for the bubble, its exposed communication no less, as for
+  // 1F1B below) the sibling bounds it too: the most of the bounds of its
+  // siblings at at most its micro-batches (under the committed lock).
+  auto siblingBound = [&](const Candidate &c) {
+    double bound = 0;
+    auto it = committed.oneF1B.find(siblingKey(c));
+    if (it == committed.oneF1B.end())
+      return bound;
+    for (const auto &[m, sibling] : it->second)
+      if (m <= c.microBatches && sibling.bubble < 1)
+        bound = std::max(bound, 0.99 * (sibling.exposedSeconds + sibling.computeSeconds *
+                                                                     (1 - sibling.bubble) /
+                                                                     (1 - bubbleOf(c))));
+    return bound;
+  };
   // What the search will ask for next, computed ahead by the other threads.
   // A pipelined candidate (its layout's fewest micro-batches, nothing
   // recomputed) is skipped when its bounds, from what the search has
@@ -1053,6 +1117,13 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
           it != committed.floors.end()) {
         const auto &[floor, exposed, compute] = it->second;
         bound = boundByFloor(c, bound, floor, exposed, compute);
+      }
+      // An interleaved one waits for its 1F1B sibling (the search runs that
+      // first), which mostly bounds it out.
+      if (c.schedule == "interleaved") {
+        if (!committed.decided.count(label(siblingOf(c))))
+          return false;
+        bound = std::max(bound, siblingBound(c));
       }
       return bound <= committed.incumbent;
     };
@@ -1216,8 +1287,22 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       bound = floorBound(c, bound);
     order.push_back({bound, i});
   }
+  // An interleaved layout right after its 1F1B sibling (the enumeration
+  // makes one for each), which bounds it (siblingBound): ordered by the
+  // sibling's bound.
+  auto layoutKey = [](const Candidate &c) { return c.mesh() + " " + c.strategy(); };
+  std::map<std::string, double> oneF1BBound;
+  for (auto [bound, i] : order)
+    if (pipelines[i].first.schedule == "1f1b")
+      oneF1BBound[layoutKey(pipelines[i].first)] = bound;
+  auto groupOf = [&](const std::pair<double, size_t> &entry) {
+    const Candidate &c = pipelines[entry.second].first;
+    auto it = oneF1BBound.find(layoutKey(c));
+    bool interleaved = c.schedule == "interleaved" && it != oneF1BBound.end();
+    return std::make_pair(interleaved ? it->second : entry.first, interleaved);
+  };
   std::stable_sort(order.begin(), order.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
+                   [&](const auto &a, const auto &b) { return groupOf(a) < groupOf(b); });
   // Expected: each layout at its fewest micro-batches with nothing
   // recomputed (its floor is known). Its further counts are bounded by it,
   // so a thread that computed them beside it would mostly waste the work;
@@ -1254,10 +1339,18 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                                           it->second.computeSeconds *
                                               (1 - it->second.bubble) /
                                               (1 - bubbleOf(c))));
+        if (c.schedule == "interleaved") {
+          std::lock_guard<std::mutex> lock(committedMutex);
+          bound = std::max(bound, siblingBound(c));
+        }
         if (bound <= incumbent() && std::isfinite(incumbent()))
           bound = floorBound(c, bound);
         if (bound > incumbent()) {
           ++plan.bounded;
+          if (c.schedule == "1f1b") {
+            std::lock_guard<std::mutex> lock(committedMutex);
+            committed.decided.insert(label(c));
+          }
           break;
         }
         Evaluated &e = run(c);

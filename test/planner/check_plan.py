@@ -150,6 +150,35 @@ def main():
                 sys.exit(f"FAIL: {' '.join(c['flags'])}: compute + exposed floor exceeds its "
                          f"step {step}")
             floored += 1
+        # An interleaved pipeline against its 1F1B siblings (the same mesh,
+        # strategy and memory policy, at most its micro-batches): the bound
+        # the search skips it by, 0.99 (the sibling's exposed communication
+        # + its slowest stage's compute / (1 - the interleaved bubble)),
+        # never above its screened step.
+        def policy(c):
+            return (c["mesh"], c["strategy"], c["recompute"], c["regather_for_backward"],
+                    c["offload_activations"])
+        siblings = [c for c in plan["evaluated"]
+                    if c.get("schedule") == "1f1b" and "prediction" in c]
+        paired = 0
+        for c in plan["evaluated"]:
+            if c.get("schedule") != "interleaved" or "prediction" not in c:
+                continue
+            screened = c.get("extrapolated", c["prediction"])
+            for s in siblings:
+                if policy(s) != policy(c) or s["micro_batches"] > c["micro_batches"]:
+                    continue
+                sp = s.get("extrapolated", s["prediction"])
+                if sp["bubble"] >= 1:
+                    continue
+                bound = 0.99 * (sp["exposed_communication_seconds"] + sp["compute_seconds"] *
+                                (1 - sp["bubble"]) / (1 - screened["bubble"]))
+                if bound > screened["step_seconds"] * (1 + 1e-9):
+                    sys.exit(f"FAIL: {' '.join(c['flags'])}: the bound from its 1F1B sibling "
+                             f"with {s['micro_batches']} micro-batches, {bound}, exceeds its "
+                             f"step {screened['step_seconds']}")
+                paired += 1
+        print(f"interleaved pipelines at least their 1F1B siblings' bound: {paired} pairs")
         if plan["communication_floors"] != len(floors):
             sys.exit("FAIL: the floors counted and listed differ")
         print(f"communication and compute floors: {len(floors)}, at most the step of "
