@@ -591,9 +591,9 @@ FailureOr<Raw> extrapolate(const Raw &one, const Raw &two, double n, // n layers
                            double lowDepth) {
   Raw out = one;
   Prediction &p = out.p;
-  auto affine = [&](double x, double y, double at) { return ::affine(x, y, at, lowDepth); };
+  auto line = [&](double x, double y, double at) { return affine(x, y, at, lowDepth); };
   FailureOr<std::vector<StageCost>> stageCosts =
-      combineStages(one, two, [&](double x, double y) { return affine(x, y, n); });
+      combineStages(one, two, [&](double x, double y) { return line(x, y, n); });
   if (failed(stageCosts))
     return failure();
   out.stages = std::move(*stageCosts);
@@ -609,7 +609,7 @@ FailureOr<Raw> extrapolate(const Raw &one, const Raw &two, double n, // n layers
     // compile of a finalist that then does not fit; an overestimate could
     // screen out a candidate that does.
     double a = one.p.memory.count(k) ? one.p.memory.at(k) : 0;
-    p.memory[k] = std::round(std::max(affine(a, v, n), v));
+    p.memory[k] = std::round(std::max(line(a, v, n), v));
     if (!host)
       total += p.memory[k];
   }
@@ -617,12 +617,12 @@ FailureOr<Raw> extrapolate(const Raw &one, const Raw &two, double n, // n layers
   if (!two.stageSeconds.empty() && two.stageSeconds.size() == one.stageSeconds.size()) {
     double slowest = 0;
     for (size_t s = 0; s < two.stageSeconds.size(); ++s) {
-      out.stageSeconds[s] = affine(one.stageSeconds[s], two.stageSeconds[s], n);
+      out.stageSeconds[s] = line(one.stageSeconds[s], two.stageSeconds[s], n);
       slowest = std::max(slowest, out.stageSeconds[s]);
     }
     p.computeSeconds = p.bubble < 1 ? slowest / (1 - p.bubble) : slowest;
   } else {
-    p.computeSeconds = affine(one.p.computeSeconds, two.p.computeSeconds, n);
+    p.computeSeconds = line(one.p.computeSeconds, two.p.computeSeconds, n);
   }
   // The step on the extrapolated parts, as the report models it.
   finishStep(out);
@@ -890,14 +890,16 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   std::optional<Lookahead> ahead;
   ahead.emplace(/*window=*/jobs + 1);
   // An interleaved candidate's 1F1B sibling: the same mesh, strategy,
-  // micro-batches and memory policy (siblingBound below).
+  // micro-batches and memory policy (boundByFewer below).
   auto siblingOf = [](const Candidate &c) {
     Candidate one = c;
     one.schedule = "1f1b";
     one.virtualStages = 1;
     return one;
   };
-  auto siblingKey = [](const Candidate &c) {
+  // What a pipelined candidate is bounded by: the same mesh, strategy and
+  // memory policy.
+  auto policyKey = [](const Candidate &c) {
     return c.mesh() + " " + c.strategy() + " " + c.memoryPolicy();
   };
   auto candidateKey = [](const Candidate &c) {
@@ -911,9 +913,10 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     std::map<std::tuple<std::string, std::string, int64_t>,
              std::tuple<double, double, std::vector<std::pair<double, double>>>>
         floors;
-    /// 1F1B pipelined candidates evaluated, by mesh, strategy and memory
-    /// policy, then micro-batches: what bounds their interleaved siblings.
-    std::map<std::string, std::map<int64_t, Prediction>> oneF1B;
+    /// The pipelined candidates evaluated, by mesh, strategy and memory
+    /// policy (policyKey), then schedule and micro-batches: what bounds
+    /// those at more micro-batches and the interleaved (boundByFewer).
+    std::map<std::string, std::map<std::pair<std::string, int64_t>, Prediction>> pipelined;
     /// The labels of the 1F1B candidates the search has decided (evaluated
     /// or bounded out).
     std::set<std::string> decided;
@@ -942,11 +945,10 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       std::lock_guard<std::mutex> lock(committedMutex);
       committed.incumbent = incumbent();
       const Evaluated &e = plan.evaluated.back();
-      if (c.pp > 1 && c.schedule == "1f1b") {
+      if (c.pp > 1 && e.error.empty())
+        committed.pipelined[policyKey(c)][{c.schedule, c.microBatches}] = e.prediction;
+      if (c.pp > 1 && c.schedule == "1f1b")
         committed.decided.insert(label(c));
-        if (e.error.empty())
-          committed.oneF1B[siblingKey(c)][c.microBatches] = e.prediction;
-      }
     }
     if (progress)
       progress(plan.evaluated.back());
@@ -1077,30 +1079,36 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                         plan.floorCompute[std::make_tuple(c.mesh(), c.strategy(),
                                                           plan.globalBatch / c.microBatches)]);
   };
-  // An interleaved pipeline against its 1F1B sibling (the same mesh,
-  // strategy, micro-batches and memory policy): each stage runs the same
-  // layers (v chunks of L/(v p) for one of L/p: the same ops, the same
-  // compute but for the bubble), moves every byte the sibling moves (the
-  // same collectives, the gradient reductions once per step) and crosses v
-  // times the stage boundaries per micro-batch; its compute is the
-  // sibling's slowest stage over its own 1 - bubble, and it hides no more
-  // communication behind a shorter pipelined compute, so step >= 0.99 (the
-  // sibling's exposed communication + its compute (1 - bubble) / (1 -
-  // bubble')). `check_plan.py` checks it on every evaluated pair.
-  // With fewer micro-batches (the same global batch: a stage's compute is
-  // the same but for the bubble, its exposed communication no less, as for
-  // 1F1B below) the sibling bounds it too: the most of the bounds of its
-  // siblings at at most its micro-batches (under the committed lock).
-  auto siblingBound = [&](const Candidate &c) {
+  // A pipeline against the same one evaluated with fewer micro-batches
+  // (the same mesh, strategy, memory policy and global batch): splitting
+  // the global batch into more micro-batches moves the same bytes in more,
+  // smaller collectives (no less time on the cost model's rings), leaves a
+  // stage's compute as it was but for the bubble, and so hides no more
+  // communication behind the backward (its share of a shorter pipelined
+  // compute): step(m') >= exposed(m) + compute(m) (1 - bubble(m)) / (1 -
+  // bubble(m')), taken at 0.99 (`check_compose.py` checks it). And an
+  // interleaved pipeline against its 1F1B sibling, at its micro-batches or
+  // fewer, the same way: each stage runs the same layers (v chunks of
+  // L/(v p) for one of L/p: the same ops, the same compute but for the
+  // bubble), moves every byte the sibling moves (the same collectives, the
+  // gradient reductions once per step), crosses the stage boundaries v
+  // times per micro-batch and hides no more communication behind a shorter
+  // pipelined compute (`check_plan.py` checks it on every evaluated pair).
+  // The most of these bounds from what the search has committed (under its
+  // lock).
+  auto boundByFewer = [&](const Candidate &c) {
     double bound = 0;
-    auto it = committed.oneF1B.find(siblingKey(c));
-    if (it == committed.oneF1B.end())
+    auto it = committed.pipelined.find(policyKey(c));
+    if (it == committed.pipelined.end())
       return bound;
-    for (const auto &[m, sibling] : it->second)
-      if (m <= c.microBatches && sibling.bubble < 1)
-        bound = std::max(bound, 0.99 * (sibling.exposedSeconds + sibling.computeSeconds *
-                                                                     (1 - sibling.bubble) /
-                                                                     (1 - bubbleOf(c))));
+    for (const auto &[at, fewer] : it->second) {
+      const auto &[schedule, m] = at;
+      if (m <= c.microBatches && fewer.bubble < 1 &&
+          (schedule == c.schedule || schedule == "1f1b"))
+        bound = std::max(bound, 0.99 * (fewer.exposedSeconds + fewer.computeSeconds *
+                                                                   (1 - fewer.bubble) /
+                                                                   (1 - bubbleOf(c))));
+    }
     return bound;
   };
   // What the search will ask for next, computed ahead by the other threads.
@@ -1120,11 +1128,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       }
       // An interleaved one waits for its 1F1B sibling (the search runs that
       // first), which mostly bounds it out.
-      if (c.schedule == "interleaved") {
-        if (!committed.decided.count(label(siblingOf(c))))
-          return false;
-        bound = std::max(bound, siblingBound(c));
-      }
+      if (c.schedule == "interleaved" && !committed.decided.count(label(siblingOf(c))))
+        return false;
+      bound = std::max(bound, boundByFewer(c));
       return bound <= committed.incumbent;
     };
   };
@@ -1318,15 +1324,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     const std::vector<int64_t> &mbs = pipelines[i].second;
     // The bubble shrinks with more micro-batches: every count, unless
     // a bound says the candidate cannot make the ranking: the
-    // compute bound, or the same candidate at fewer micro-batches.
-    // Splitting the global batch into more micro-batches moves the
-    // same bytes in more, smaller collectives (no less time on the
-    // cost model's rings), leaves a stage's compute as it was but
-    // for the bubble, and so hides no more communication behind
-    // the backward (its share of a shorter pipelined compute):
-    // step(m') >= exposed(m) + compute(m) (1 - bubble(m)) /
-    // (1 - bubble(m')), taken at 0.99.
-    std::map<size_t, Prediction> fewer; // by policy
+    // compute bound, the same candidate at fewer micro-batches or its
+    // 1F1B sibling (boundByFewer), its floor.
     for (int64_t m : mbs)
       for (size_t r = 0; r < kNumPolicies; ++r) {
         if (!applies(kPolicies[r], base))
@@ -1334,14 +1333,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
         Candidate c = withPolicy(base, kPolicies[r]);
         c.microBatches = m;
         double bound = lowerBound(c);
-        if (auto it = fewer.find(r); it != fewer.end() && it->second.bubble < 1)
-          bound = std::max(bound, 0.99 * (it->second.exposedSeconds +
-                                          it->second.computeSeconds *
-                                              (1 - it->second.bubble) /
-                                              (1 - bubbleOf(c))));
-        if (c.schedule == "interleaved") {
+        {
           std::lock_guard<std::mutex> lock(committedMutex);
-          bound = std::max(bound, siblingBound(c));
+          bound = std::max(bound, boundByFewer(c));
         }
         if (bound <= incumbent() && std::isfinite(incumbent()))
           bound = floorBound(c, bound);
@@ -1354,8 +1348,6 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
           break;
         }
         Evaluated &e = run(c);
-        if (e.error.empty())
-          fewer[r] = e.prediction;
         if (e.fits || !e.error.empty()) {
           for (size_t heavier = r + 1; heavier < kNumPolicies; ++heavier)
             plan.skipped += applies(kPolicies[heavier], base);
