@@ -5,7 +5,7 @@
 // pass that marks every argument of a training step that way is quadratic in
 // its arguments (GPT-2 1.5B: ~2,400 parameters, moments and copies). Passes
 // that annotate many arguments collect the attributes here and set the array
-// once.
+// once. The same for results (a step returns every next-step state).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDC_PASSES_ARGATTRS_H
@@ -18,15 +18,18 @@
 
 namespace shardc {
 
-/// The argument attributes of `func`, edited in memory; `commit` writes them
-/// back as one array. Nothing else may change `func`'s arguments or their
-/// attributes between construction and commit.
+/// The argument (or, with `results`, the result) attributes of `func`,
+/// edited in memory; `commit` writes them back as one array. Nothing else may
+/// change `func`'s arguments or results or their attributes between
+/// construction and commit.
 class ArgAttrEditor {
 public:
-  explicit ArgAttrEditor(mlir::func::FuncOp func) : func_(func) {
-    lists_.reserve(func.getNumArguments());
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      lists_.emplace_back(func.getArgAttrDict(i));
+  explicit ArgAttrEditor(mlir::func::FuncOp func, bool results = false)
+      : func_(func), results_(results) {
+    unsigned n = results ? func.getNumResults() : func.getNumArguments();
+    lists_.reserve(n);
+    for (unsigned i = 0; i < n; ++i)
+      lists_.emplace_back(results ? func.getResultAttrDict(i) : func.getArgAttrDict(i));
   }
   void set(unsigned arg, llvm::StringRef name, mlir::Attribute value) {
     lists_[arg].set(mlir::StringAttr::get(func_.getContext(), name), value);
@@ -39,12 +42,16 @@ public:
     dicts.reserve(lists_.size());
     for (mlir::NamedAttrList &l : lists_)
       dicts.push_back(l.getDictionary(func_.getContext()));
-    func_.setAllArgAttrs(dicts);
+    if (results_)
+      func_.setAllResultAttrs(dicts);
+    else
+      func_.setAllArgAttrs(dicts);
     changed_ = false;
   }
 
 private:
   mlir::func::FuncOp func_;
+  bool results_ = false;
   llvm::SmallVector<mlir::NamedAttrList> lists_;
   bool changed_ = false;
 };

@@ -290,9 +290,9 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
     error = "no @train_step was synthesized";
     return failure();
   }
-  func::FuncOp sharded = step.clone();
-  sharded.setSymName("train_step_sharded");
-  m->push_back(sharded);
+  // `m` is this evaluation's own copy: the step is sharded, and then
+  // partitioned by the report, in place.
+  func::FuncOp sharded = step;
   o.mesh = c.mesh();
   o.strategy = c.strategy();
   o.hardware = request.hardware;
@@ -317,6 +317,7 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   ro.verifyPasses = false;
   ro.offloadActivations = c.offload;
   ro.pricingMesh = pricingMesh;
+  ro.consume = true;
   FailureOr<StepReport> report = reportStep(sharded, ro);
   if (failed(report))
     return failure();

@@ -356,6 +356,7 @@ LogicalResult Partitioner::run() {
   ReturnTargets targets(func_);
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
+  ArgAttrEditor resultAttrs(func_, /*results=*/true);
   for (unsigned k = 0; k < ret.getNumOperands(); ++k) {
     std::optional<TensorSharding> target = targets.target(k, [&](Value v) {
       auto it = local_.find(v);
@@ -371,8 +372,9 @@ LogicalResult Partitioner::run() {
       return failure();
     results.push_back(*v);
     resultTypes.push_back(v->getType());
-    func_.setResultAttr(k, kShardingAttr, target->splitAttr(func_.getContext()));
+    resultAttrs.set(k, kShardingAttr, target->splitAttr(func_.getContext()));
   }
+  resultAttrs.commit();
   func::ReturnOp::create(b_, ret.getLoc(), results);
   // Erase the global ops (users first), then retype the arguments.
   for (Operation *op : llvm::reverse(old)) {
@@ -408,11 +410,16 @@ public:
 
 } // namespace
 
-LogicalResult sharding::partitionFunction(func::FuncOp func, const Mesh &mesh) {
+LogicalResult sharding::partitionFunction(func::FuncOp func, const Mesh &mesh,
+                                          bool keepOnFailure) {
   if (func->hasAttr(kGridAttr))
     return func.emitError() << "function is already partitioned";
   if (failed(verifyShardingOps(func, mesh)))
     return failure();
+  if (!keepOnFailure) {
+    Partitioner p(func, mesh);
+    return p.run();
+  }
   // Work on a clone so a failure leaves the function as it was.
   func::FuncOp work = func.clone();
   Partitioner p(work, mesh);

@@ -529,7 +529,8 @@ double Propagator::decisionCost(const Node &n, const OpDecision &d,
       TensorSharding need = operandSharding(n.rule, i, d);
       // A reshard a decided user already needs is made once (xf-partition
       // caches it per target): this user gets it for free.
-      if (llvm::is_contained(paid_.lookup(canonical(n.op->getOperand(i))), need))
+      if (auto it = paid_.find(canonical(n.op->getOperand(i)));
+          it != paid_.end() && llvm::is_contained(it->second, need))
         continue;
       total += reshardCost(*s, need, n.op->getOperand(i).getType());
       if (isAnnotated(n.op->getOperand(i)) && communicates(*s, need))
@@ -848,6 +849,7 @@ void Propagator::refineLayoutOps() {
 void Propagator::chooseValueShardings() {
   // What each value's users need (distinct targets: a reshard is made once).
   llvm::DenseMap<Value, SmallVector<TensorSharding, 2>> needs;
+  needs.reserve(sharding_.size());
   auto need = [&](Value v, const TensorSharding &s) {
     v = canonical(v);
     auto &list = needs[v];
@@ -855,6 +857,7 @@ void Propagator::chooseValueShardings() {
       list.push_back(s);
   };
   llvm::DenseMap<Value, TensorSharding> produced;
+  produced.reserve(sharding_.size());
   for (Node &n : nodes_) {
     for (unsigned i = 0; i < n.op->getNumOperands(); ++i) {
       auto ann = n.op->getOperand(i).getDefiningOp<shard::ShardOp>();
@@ -876,15 +879,22 @@ void Propagator::chooseValueShardings() {
   auto choose = [&](Value v, std::optional<TensorSharding> made) {
     if (fixed_.count(v))
       return;
+    static const SmallVector<TensorSharding, 2> kNone;
+    auto it = needs.find(v);
+    const SmallVector<TensorSharding, 2> &readers = it == needs.end() ? kNone : it->second;
     SmallVector<TensorSharding, 4> options;
     if (made)
       options.push_back(*made);
-    for (const TensorSharding &s : needs[v])
+    for (const TensorSharding &s : readers)
       if (!llvm::is_contained(options, s))
         options.push_back(s);
     if (options.empty()) {
       if (!sharding_.count(v))
         sharding_[v] = TensorSharding::replicated(cast<RankedTensorType>(v.getType()).getRank());
+      return;
+    }
+    if (options.size() == 1) { // the producer's and every reader's
+      sharding_[v] = std::move(options.front());
       return;
     }
     double bestCost = 0;
@@ -893,7 +903,7 @@ void Propagator::chooseValueShardings() {
       if (made && !s.partial.empty() && s.partial != made->partial)
         continue;
       double c = made ? reshardCost(*made, s, v.getType()) : 0;
-      for (const TensorSharding &r : needs[v])
+      for (const TensorSharding &r : readers)
         c += reshardCost(s, r, v.getType());
       if (!best || c < bestCost * (1 - 1e-9)) {
         best = s;
@@ -927,6 +937,16 @@ void Propagator::writeAnnotations() {
 LogicalResult Propagator::decide() {
   if (failed(collectAnnotations()))
     return failure();
+  // Reserved: a Node's rule is copied, not moved, when the vector grows
+  // (SmallVector's move is not noexcept).
+  size_t ops = 0;
+  func_.walk([&](Operation *) { ++ops; });
+  nodes_.reserve(ops);
+  // The value maps, sized once (their buckets are large: rehashing moves them).
+  size_t values = func_.getNumArguments();
+  func_.walk([&](Operation *op) { values += op->getNumResults(); });
+  sharding_.reserve(values);
+  paid_.reserve(values);
   bool ok = true;
   func_.walk([&](Operation *op) {
     if (op == func_.getOperation() || isa<func::ReturnOp, shard::ShardOp, shard::ShardingOp>(op))
@@ -1021,7 +1041,10 @@ LogicalResult Propagator::decide() {
 double Propagator::modelledSeconds() const {
   double total = 0;
   llvm::DenseMap<Value, SmallVector<TensorSharding, 2>> made;
+  made.reserve(sharding_.size());
   auto reshard = [&](Value v, const TensorSharding &from, const TensorSharding &to) {
+    if (from == to)
+      return; // moves nothing
     auto &list = made[v];
     if (llvm::is_contained(list, to))
       return;

@@ -364,9 +364,13 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
   for (auto grid : module.getOps<shard::GridOp>())
     copy->push_back(grid.clone());
-  auto work = func.clone();
+  func::FuncOp work = func;
+  if (options.consume)
+    func->remove();
+  else
+    work = func.clone();
   copy->push_back(work);
-  if (failed(partitionFunction(work, *mesh)))
+  if (failed(partitionFunction(work, *mesh, /*keepOnFailure=*/!options.consume)))
     return failure();
   // Then what `shardc compile` runs on the partitioned step: the pipeline
   // stages, the one optimizer call, the GEMM epilogues.

@@ -47,6 +47,11 @@ struct StepReportOptions {
   /// step's mesh has a shorter pipeline axis, which may span fewer nodes.
   /// The same axes, and sizes but for the pipeline axis.
   std::string pricingMesh;
+  /// Partition the function itself rather than a copy of it: it is moved
+  /// out of its module into the report's own and gone when the report
+  /// returns (the planner, which reads figures and drops the step, saves
+  /// copying a step of up to thousands of layer copies).
+  bool consume = false;
 };
 
 /// The gradient all-reduces of one set of mesh axes, as -rt-bucket-all-reduces
