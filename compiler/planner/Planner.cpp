@@ -14,11 +14,13 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <any>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -260,6 +262,17 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   MLIRContext *ctx = model.getContext();
   // The first diagnostic is the reason (EvaluationDiagnostics routes it).
   EvaluationErrorScope errors(error);
+  // SHARDC_DEBUG=plan: each compile and its time (where the plan's goes).
+  auto started = std::chrono::steady_clock::now();
+  auto timed = llvm::make_scope_exit([&] {
+    SHARDC_DEBUG(DBGS() << llvm::formatv(
+                     "compiled {0} {1} m={2} {3} v={4} {5}{6} over {7} layers{8}: {9:f3} s\n",
+                     c.mesh(), c.strategy(), c.microBatches, c.schedule, c.virtualStages,
+                     c.recompute, c.regather ? "+regather" : "", layers,
+                     pricingMesh.empty() ? "" : " priced on " + pricingMesh,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                         .count()));
+  });
   OwningOpRef<ModuleOp> m;
   auto key = std::make_tuple(model.getOperation(), c.microBatches,
                              c.recompute + (c.regather ? "+regather" : ""));

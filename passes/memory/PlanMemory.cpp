@@ -175,6 +175,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
       return signalPassFailure();
     }
     // The mesh the step's calls are decoded on (their scratch bytes).
+    sized_.clear();
     mesh_.names.clear();
     mesh_.sizes.clear();
     if (auto grid = func->getAttrOfType<FlatSymbolRefAttr>(sharding::kGridAttr)) {
@@ -223,9 +224,31 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
 
   /// `size` of `op`'s call as the runtime will decode it (on a
   /// communicator of `commAxes` for a collective).
+  /// `kind` names the size taken (scratch, or staging with its flags): a
+  /// call's encoding is a function of its op's name, attributes, operand
+  /// and result types (and the pass's mesh), so a size is computed once per
+  /// distinct such op (a pipelined step repeats its layers per micro-batch).
   FailureOr<int64_t>
-  sizeOfCall(Operation *op, ArrayRef<int16_t> commAxes,
+  sizeOfCall(Operation *op, int kind, ArrayRef<int16_t> commAxes,
              llvm::function_ref<int64_t(const rt::DecodedCall &, const rt::Program &)> size) {
+    std::vector<const void *> key{reinterpret_cast<const void *>(static_cast<intptr_t>(kind)),
+                                  op->getName().getAsOpaquePointer(),
+                                  op->getAttrDictionary().getAsOpaquePointer()};
+    for (Type t : op->getOperandTypes())
+      key.push_back(t.getAsOpaquePointer());
+    key.push_back(nullptr);
+    for (Type t : op->getResultTypes())
+      key.push_back(t.getAsOpaquePointer());
+    if (auto it = sized_.find(key); it != sized_.end())
+      return it->second;
+    FailureOr<int64_t> bytes = sizeOfCallUncached(op, commAxes, size);
+    if (succeeded(bytes))
+      sized_[std::move(key)] = *bytes;
+    return bytes;
+  }
+  FailureOr<int64_t>
+  sizeOfCallUncached(Operation *op, ArrayRef<int16_t> commAxes,
+                     llvm::function_ref<int64_t(const rt::DecodedCall &, const rt::Program &)> size) {
     FailureOr<rt::Call> call = abi::encodeCall(op, &mesh_, "xf-plan-memory");
     if (failed(call))
       return failure();
@@ -252,7 +275,7 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
   FailureOr<int64_t> scratchBytes(Operation *op, const abi::OpSpec *spec) {
     if (!spec || spec->collective || !rt::mayNeedScratch(spec->code))
       return int64_t(0);
-    return sizeOfCall(op, {}, [](const rt::DecodedCall &d, const rt::Program &p) {
+    return sizeOfCall(op, /*kind=*/0, {}, [](const rt::DecodedCall &d, const rt::Program &p) {
       return rt::callScratchBytes(d, p.mesh);
     });
   }
@@ -264,13 +287,17 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
     auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
     if (!axes)
       return int64_t(0);
-    return sizeOfCall(op, axes.asArrayRef(), [&](const rt::DecodedCall &d, const rt::Program &p) {
+    int kind = 1 + (overlaps ? 1 : 0) + (inPlace ? 2 : 0);
+    return sizeOfCall(op, kind, axes.asArrayRef(),
+                      [&](const rt::DecodedCall &d, const rt::Program &p) {
       return rt::scratch::collectiveStaging(d, p.mesh.size(p.comms[0].axes), overlaps, inPlace)
           .total;
     });
   }
 
   sharding::Mesh mesh_;
+  /// Sizes already computed (sizeOfCall), for this run's mesh.
+  std::map<std::vector<const void *>, int64_t> sized_;
 
   /// Plans `func` into the arenas whose current sizes are `top`. With
   /// `shared`, arguments take the places `boundary` recorded for the step's

@@ -36,8 +36,9 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Debug.h"
 
+#include <algorithm>
 #include <cstdlib>
-#include <set>
+#include <functional>
 
 #define DEBUG_TYPE "xf-propagate-sharding"
 
@@ -54,6 +55,33 @@ using xf::OpShardingRule;
 namespace {
 
 using Proposal = SmallVector<std::optional<AxisList>, 8>;
+
+/// Node indices to look at again, smallest (first in program order) first,
+/// each at most once: a set's order, on a heap with a membership bit.
+class NodeQueue {
+public:
+  void resize(size_t n) { queued_.assign(n, false); }
+  void insert(int i) {
+    if (queued_[i])
+      return;
+    queued_[i] = true;
+    heap_.push_back(i);
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<int>());
+  }
+  bool empty() const { return heap_.empty(); }
+  int front() const { return heap_.front(); }
+  int pop() {
+    int i = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<int>());
+    heap_.pop_back();
+    queued_[i] = false;
+    return i;
+  }
+
+private:
+  std::vector<int> heap_;
+  std::vector<bool> queued_;
+};
 
 struct Node {
   Operation *op;
@@ -283,7 +311,7 @@ private:
   llvm::DenseMap<Operation *, int> nodeIndex_;
   /// Nodes to look at again (program order): for agreement, for agreement
   /// with users' needs, and undecided nodes something is known about.
-  std::set<int> dirty_, dirtyWithHints_, informed_;
+  NodeQueue dirty_, dirtyWithHints_, informed_;
   llvm::DenseMap<Value, TensorSharding> sharding_;
   llvm::DenseMap<Value, TensorSharding> hints_;
   /// What decided users need of each value (reshards made once).
@@ -980,6 +1008,9 @@ LogicalResult Propagator::decide() {
   footprint /= std::max<int64_t>(1, mesh_.numRanks());
   memoryTight_ = budget_ > 0 && footprint > budget_;
 
+  for (NodeQueue *q : {&dirty_, &dirtyWithHints_, &informed_})
+    q->resize(nodes_.size());
+  nodeIndex_.reserve(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     nodeIndex_[nodes_[i].op] = static_cast<int>(i);
     dirty_.insert(static_cast<int>(i));
@@ -996,8 +1027,7 @@ LogicalResult Propagator::decide() {
     // 1. Forward agreement from known shardings, to a fixpoint (nodes are
     // looked at again, in program order, when a neighbouring value changes).
     while (!dirty_.empty()) {
-      int i = *dirty_.begin();
-      dirty_.erase(dirty_.begin());
+      int i = dirty_.pop();
       phase_ = "agreement";
       if (!nodes_[i].decision)
         decideByAgreement(nodes_[i], /*useHints=*/false);
@@ -1005,8 +1035,7 @@ LogicalResult Propagator::decide() {
     // 2. The first node that agrees once its users' needs count.
     bool hinted = false;
     while (!dirtyWithHints_.empty() && !hinted) {
-      int i = *dirtyWithHints_.begin();
-      dirtyWithHints_.erase(dirtyWithHints_.begin());
+      int i = dirtyWithHints_.pop();
       phase_ = "users' needs";
       hinted = !nodes_[i].decision && decideByAgreement(nodes_[i], /*useHints=*/true);
     }
@@ -1021,9 +1050,9 @@ LogicalResult Propagator::decide() {
       break;
     Node *next = &nodes_[cursor];
     while (!informed_.empty()) {
-      int i = *informed_.begin();
+      int i = informed_.front();
       if (nodes_[i].decision) {
-        informed_.erase(informed_.begin());
+        informed_.pop();
         continue;
       }
       next = &nodes_[i];
