@@ -101,6 +101,8 @@ std::vector<std::string> Candidate::flags(int64_t layers, const std::string &pre
     f.push_back("--regather-for-backward");
   if (offload)
     f.push_back("--offload-activations");
+  if (!attentionRows.empty())
+    f.insert(f.end(), {"--attention-rows", attentionRows});
   return f;
 }
 
@@ -256,9 +258,13 @@ struct StepCache {
       steps;
 };
 
+/// `attentionRows`: one evaluation's choice of attention rows, shared by its
+/// compiles: given where set (else the candidate's, else auto), and set from
+/// the first compile that made one (xf.attention_rows).
 FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &request,
                            int64_t layers, std::string &error, StepCache *cache = nullptr,
-                           const std::string &pricingMesh = "") {
+                           const std::string &pricingMesh = "",
+                           std::string *attentionRows = nullptr) {
   MLIRContext *ctx = model.getContext();
   // The first diagnostic is the reason (EvaluationDiagnostics routes it).
   EvaluationErrorScope errors(error);
@@ -312,6 +318,9 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   o.schedule = c.schedule;
   o.virtualStages = c.virtualStages;
   o.pipelineCuts = c.cuts(layers);
+  o.attentionRows = attentionRows && !attentionRows->empty() ? *attentionRows
+                    : c.attentionRows.empty()                ? std::string("auto")
+                                                             : c.attentionRows;
   {
     PassManager pm(ctx);
     pm.enableVerifier(false);
@@ -319,6 +328,9 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
     if (failed(pm.run(*m)))
       return failure();
   }
+  if (attentionRows && attentionRows->empty())
+    if (auto chosen = sharded->getAttrOfType<StringAttr>(xf::XfDialect::kAttentionRowsAttrName))
+      *attentionRows = chosen.str();
   StepReportOptions ro;
   ro.function = sharded.getSymName().str();
   ro.hardware = request.hardware;
@@ -850,13 +862,15 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     bool compose = request.composeFrom > 0 && c.microBatches >= request.composeFrom &&
                    c.microBatches > kComposeHigh && c.pp > 1 && c.schedule == "1f1b" &&
                    !c.offload;
+    // The attention rows the first compile chooses, given to the others.
+    std::string rows = c.attentionRows;
     auto at = [&](ModuleOp m, int64_t layers) -> FailureOr<Raw> {
       int64_t stages = compiledStages(c, compose);
       Candidate cc = c;
       cc.pp = stages;
       std::string pricing = stages == c.pp ? "" : c.mesh();
       if (!compose) {
-        FailureOr<Raw> r = evaluateRaw(m, cc, request, layers, e.error, &steps, pricing);
+        FailureOr<Raw> r = evaluateRaw(m, cc, request, layers, e.error, &steps, pricing, &rows);
         if (failed(r) || stages == c.pp)
           return r;
         return expandStages(*r, c.pp, c.virtualStages, c.microBatches);
@@ -864,15 +878,15 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       Candidate one = cc, two = cc;
       one.microBatches = kComposeLow;
       two.microBatches = kComposeHigh;
-      FailureOr<Raw> r1 = evaluateRaw(m, one, request, layers, e.error, &steps, pricing);
+      FailureOr<Raw> r1 = evaluateRaw(m, one, request, layers, e.error, &steps, pricing, &rows);
       if (failed(r1))
         return failure();
-      FailureOr<Raw> r2 = evaluateRaw(m, two, request, layers, e.error, &steps, pricing);
+      FailureOr<Raw> r2 = evaluateRaw(m, two, request, layers, e.error, &steps, pricing, &rows);
       if (failed(r2))
         return failure();
       FailureOr<Raw> composed = composeMicroBatches(*r1, *r2, c.microBatches, c.pp, stages);
       if (failed(composed) && stages == c.pp) // no per-stage figures: the m copies after all
-        return evaluateRaw(m, c, request, layers, e.error, &steps);
+        return evaluateRaw(m, c, request, layers, e.error, &steps, "", &rows);
       return composed;
     };
     // At 3 and 4 layers per chunk, extrapolated; or the full model.
@@ -883,6 +897,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       return r;
     };
     FailureOr<Raw> raw = depths();
+    e.candidate.attentionRows = rows;
     if (succeeded(raw) && compose) {
       double total = raw->p.memory["total"];
       if (total > 0.6 * plan.memoryLimit && total < 1.4 * plan.memoryLimit) {
@@ -917,7 +932,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     return c.mesh() + " " + c.strategy() + " " + c.memoryPolicy();
   };
   auto candidateKey = [](const Candidate &c) {
-    return "candidate " + label(c) + " v=" + std::to_string(c.virtualStages);
+    return "candidate " + label(c) + " v=" + std::to_string(c.virtualStages) +
+           (c.attentionRows.empty() ? "" : " attention-rows=" + c.attentionRows);
   };
   // What the search has committed, for the threads' Worth (under its
   // lock): the (2 x top)-th best step and the floors.
@@ -1031,10 +1047,11 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     Candidate cc = one;
     cc.pp = stages;
     std::string pricing = stages == one.pp ? "" : one.mesh();
+    std::string rows;
     FailureOr<Raw> raw = atDepths(
         one.chunks(), cc.chunks(), batch,
         [&](ModuleOp m, int64_t layers) {
-          return evaluateRaw(m, cc, request, layers, error, &steps, pricing);
+          return evaluateRaw(m, cc, request, layers, error, &steps, pricing, &rows);
         },
         kFloorDepthLow);
     if (succeeded(raw) && stages != one.pp)
@@ -1667,6 +1684,7 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
                          {"recompute", c.recompute},
                          {"regather_for_backward", c.recompute != "none" || c.regather},
                          {"offload_activations", c.offload},
+                         {"attention_rows", c.attentionRows.empty() ? "auto" : c.attentionRows},
                          {"flags", std::move(flags)},
                          {"fits", e.fits}};
     if (!e.error.empty())

@@ -94,6 +94,13 @@ struct Candidate {
   /// keys and values) is gathered again for the backward, not kept
   /// (implied by selective and full recomputation).
   bool regather = false;
+  /// --attention-rows where the heads do not divide tp: "" (auto: the
+  /// propagation compares attention split by its query rows with attention
+  /// whole, deciding the step twice) or the choice an evaluation's first
+  /// compile made ("split" or "whole"), which its further compiles (other
+  /// depths and micro-batch counts, the full compile of a finalist) and the
+  /// candidate's flags take.
+  std::string attentionRows;
 
   std::string mesh() const;     ///< "pp=2,dp=2,tp=2" (axes of size 1 left out)
   std::string strategy() const; ///< "pp+zero1+tp+sp"

@@ -99,6 +99,12 @@ def Xf_Dialect : Dialect {
     /// the strategy's axes (tensors, elements, example, axes), a dictionary
     /// the sharding report prints.
     static constexpr llvm::StringLiteral kStateNotSplitAttrName = "xf.state_not_split";
+    /// On a step -xf-propagate-sharding decided with attention-rows=auto
+    /// where a spare factor could be split: which whole it kept ("split":
+    /// attention split by its query rows, "whole"), so that a caller
+    /// compiling the same step again (the planner, at another depth) can
+    /// give the choice instead of deciding it twice.
+    static constexpr llvm::StringLiteral kAttentionRowsAttrName = "xf.attention_rows";
   }];
 }
 

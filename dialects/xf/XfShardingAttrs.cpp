@@ -203,6 +203,14 @@ LogicalResult XfDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
       return op->emitOpError() << "'" << name << "' must be a dictionary on a function";
     return success();
   }
+  if (name == kAttentionRowsAttrName) {
+    auto choice = dyn_cast<StringAttr>(value);
+    if (!isa<FunctionOpInterface>(op) || !choice ||
+        (choice.getValue() != "split" && choice.getValue() != "whole"))
+      return op->emitOpError() << "'" << name
+                               << "' must be \"split\" or \"whole\" on a function";
+    return success();
+  }
   if (name == kPipelineAttrName) {
     if (!isa<FunctionOpInterface>(op) || !isa<DictionaryAttr>(value))
       return op->emitOpError() << "'" << name << "' must be a dictionary on a function";

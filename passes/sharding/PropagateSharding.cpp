@@ -1164,7 +1164,10 @@ public:
     double with = propagator.modelledSeconds(), withoutSeconds = plain.modelledSeconds();
     SHARDC_DEBUG(DBGS() << "with spare splits " << with << " s, without " << withoutSeconds
                         << " s\n");
-    (withoutSeconds <= with ? plain : propagator).writeAnnotations();
+    bool whole = withoutSeconds <= with;
+    (whole ? plain : propagator).writeAnnotations();
+    func->setAttr(xf::XfDialect::kAttentionRowsAttrName,
+                  StringAttr::get(func.getContext(), whole ? "whole" : "split"));
   }
 };
 

@@ -69,6 +69,7 @@ def main():
         if len(ranked) < a.min_ranked:
             sys.exit(f"FAIL: {len(ranked)} candidates ranked, expected at least {a.min_ranked}")
         worst_mem, worst_extrap = 0.0, 0.0
+        checked_rows = False
         for i, c in enumerate(ranked):
             p = c["prediction"]
             if not c["fits"] or p["memory_bytes"]["total"] > plan["memory_limit_bytes"]:
@@ -110,6 +111,25 @@ def main():
                              f"compiled {rep['step_seconds']}")
                 worst_extrap = max(worst_extrap,
                                    abs(e["memory_bytes"]["total"] - want) / want)
+            # Attention rows (heads that do not divide tp): the choice the
+            # candidate's first compile made, in its flags; the first such
+            # candidate compiled with auto at full depth chooses the same
+            # (the same report), so the plan's figures are what the default
+            # compile would make.
+            rows = c["attention_rows"]
+            if (rows != "auto") != ("--attention-rows" in c["flags"]):
+                sys.exit(f"FAIL: {label}: attention_rows {rows} and the flags disagree")
+            if rows != "auto" and not checked_rows:
+                k = c["flags"].index("--attention-rows")
+                auto = json.loads(run([a.shardc, "explain", model_at(c["micro_batch_size"]),
+                                       "--hardware", a.hardware, "--json"] +
+                                      c["flags"][:k] + c["flags"][k + 2:]))
+                if (auto["step_seconds"] != rep["step_seconds"] or
+                        auto["memory_bytes"] != rep["memory_bytes"]):
+                    sys.exit(f"FAIL: {label}: with attention rows auto the full compile "
+                             f"differs ({auto['step_seconds']} s) from the plan's choice {rows}")
+                checked_rows = True
+                print(f"ok: attention rows {rows}: the full compile's own choice too")
             print(f"ok {i + 1}: {label}: {p['step_seconds'] * 1e3:.3f} ms, "
                   f"{mem / 2**30:.3f} GiB (compiled {want / 2**30:.3f}), "
                   f"{round(p['communication_bytes'])} bytes")

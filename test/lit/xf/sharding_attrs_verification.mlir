@@ -196,3 +196,16 @@ shard.grid @mesh(shape = 2) {xf.axis_names = ["tp"]}
 func.func @f(%x: tensor<4xf32> {xf.sharding = #shard<axisarray[[3]]>}) attributes {xf.grid = @mesh} {
   return
 }
+
+// -----
+
+// expected-error@+1 {{'xf.attention_rows' must be "split" or "whole" on a function}}
+func.func @f() attributes {xf.attention_rows = "auto"} {
+  return
+}
+
+// -----
+
+func.func @ok() attributes {xf.attention_rows = "split"} {
+  return
+}
