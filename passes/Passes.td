@@ -638,6 +638,10 @@ def XfPlanMemory : Pass<"xf-plan-memory", "mlir::ModuleOp"> {
     Option<"evalFunction", "eval-function", "std::string", "\"\"",
            "also plan this function (-xf-extract-eval): it reads the step's arguments in "
            "place and shares the workspace">,
+    Option<"placements", "placements", "bool", "true",
+           "write each buffer's and scratch's place (rt.buffer, rt.buffers, rt.scratch: "
+           "what -xf-lower-to-rt reads); false: only the sizes (the step report, the "
+           "planner)">,
   ];
 }
 

@@ -391,8 +391,9 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         place[arg] = {a, top.bump(a, *stage, byteSize(t))};
         boundary[key] = place[arg];
       }
-      argAttrs.set(arg.getArgNumber(), kBufferAttr,
-                   b.getDenseI64ArrayAttr({place[arg].first, place[arg].second}));
+      if (placements)
+        argAttrs.set(arg.getArgNumber(), kBufferAttr,
+                     b.getDenseI64ArrayAttr({place[arg].first, place[arg].second}));
     }
     argAttrs.commit();
 
@@ -688,9 +689,11 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
           }
         }
         place[r] = p;
-        buffers.push_back(b.getDenseI64ArrayAttr({p.first, p.second}));
+        if (placements)
+          buffers.push_back(b.getDenseI64ArrayAttr({p.first, p.second}));
       }
-      op.setAttr(kBuffersAttr, b.getArrayAttr(buffers));
+      if (placements)
+        op.setAttr(kBuffersAttr, b.getArrayAttr(buffers));
       // The kernel's scratch: workspace bytes beside its operands and
       // results while it runs (placed after the walk). 256-byte aligned, as
       // the GPU kernels' own workspace (cudaMalloc) was: their regions are
@@ -835,17 +838,20 @@ struct XfPlanMemoryPass : shardc::impl::XfPlanMemoryBase<XfPlanMemoryPass> {
         topNow = std::max(topNow, offset + bytes);
         return offset;
       };
+      // (Placed whether or not the places are written: the tops are theirs.)
       for (const Scratch &sc : scratches)
-        if (sc.stage == s)
-          sc.op->setAttr(kScratchAttr, b.getDenseI64ArrayAttr(
-                                           {alignedIn(lowestFree(sc.padded, sc.at, sc.at)),
-                                            sc.bytes}));
+        if (sc.stage == s) {
+          int64_t at = alignedIn(lowestFree(sc.padded, sc.at, sc.at));
+          if (placements)
+            sc.op->setAttr(kScratchAttr, b.getDenseI64ArrayAttr({at, sc.bytes}));
+        }
       int64_t withScratch = topNow;
       for (const Staging &st : stagings)
-        if (st.stage == s && st.padded > 0 && st.start >= 0 && st.last >= st.start)
-          st.op->setAttr(kScratchAttr,
-                         b.getDenseI64ArrayAttr(
-                             {alignedIn(lowestFree(st.padded, st.start, st.last)), st.bytes}));
+        if (st.stage == s && st.padded > 0 && st.start >= 0 && st.last >= st.start) {
+          int64_t at = alignedIn(lowestFree(st.padded, st.start, st.last));
+          if (placements)
+            st.op->setAttr(kScratchAttr, b.getDenseI64ArrayAttr({at, st.bytes}));
+        }
       top.tops[Workspace][s] = std::max(top.tops[Workspace][s], topNow);
       top.bare[s] = std::max(top.bare[s], valuesTop);
       top.unstaged[s] = std::max(top.unstaged[s], withScratch);

@@ -673,6 +673,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   }
   XfPlanMemoryOptions planOptions;
   planOptions.function = options.function;
+  planOptions.placements = false; // the sizes are the report's; nothing lowers this copy
   planner.addPass(createXfPlanMemory(planOptions));
   if (failed(planner.run(*copy)))
     return failure();
