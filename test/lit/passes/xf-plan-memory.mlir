@@ -1,4 +1,12 @@
 // RUN: shardc-opt %s -split-input-file -verify-diagnostics -xf-plan-memory=function=chain | FileCheck %s
+// Sizes only (placements=0, what the step report and the planner run): the
+// same arenas, and no buffer or scratch places written.
+// RUN: shardc-opt %s -split-input-file -verify-diagnostics -xf-plan-memory=function=chain > %t.placed
+// RUN: shardc-opt %s -split-input-file -verify-diagnostics -xf-plan-memory="function=chain placements=0" > %t.sizes
+// RUN: grep -o "rt.arena_bytes = array<[^>]*>, rt.planned_bytes = [0-9]*" %t.placed > %t.placed.sizes
+// RUN: grep -o "rt.arena_bytes = array<[^>]*>, rt.planned_bytes = [0-9]*" %t.sizes | diff - %t.placed.sizes
+// RUN: test -s %t.placed.sizes
+// RUN: not grep -E "rt.buffers? =|rt.scratch =" %t.sizes
 
 // A workspace value's bytes are reused once it is dead. GELU may run in place
 // (the op table's in-place pair (0, 0)), so each result takes over its dying
