@@ -197,47 +197,43 @@ double shardc::cost::allToAllBytes(double inputBytes, int64_t n) {
 // CostModel
 //===----------------------------------------------------------------------===//
 
+/// The nodes a group over `axes` spans (the group of rank 0; every group
+/// of the same axes spans as many).
+static int64_t nodesSpanned(const Mesh &mesh, const HardwareDesc &hw, llvm::ArrayRef<Axis> axes) {
+  int64_t perNode = std::max<int64_t>(hw.devicesPerNode, 1);
+  llvm::SmallDenseSet<int64_t, 16> nodes;
+  for (int64_t r : mesh.group(axes, 0))
+    nodes.insert(r / perNode);
+  return static_cast<int64_t>(nodes.size());
+}
+
 CostModel::CostModel(Mesh mesh, HardwareDesc hw) : mesh_(std::move(mesh)), hw_(std::move(hw)) {
   assert(!hw_.links.empty() && "a hardware description has at least one link");
   int rank = mesh_.numAxes();
   if (rank > 8)
-    return; // computed per call (span)
-  int64_t perNode = std::max<int64_t>(hw_.devicesPerNode, 1);
+    return; // not cached (a parsed mesh has at most 8 axes)
   spans_.resize(size_t(1) << rank);
   for (size_t mask = 0; mask < spans_.size(); ++mask) {
     sharding::AxisList axes;
     for (int a = 0; a < rank; ++a)
       if (mask & (size_t(1) << a))
         axes.push_back(static_cast<Axis>(a));
-    llvm::SmallDenseSet<int64_t, 16> nodes;
-    for (int64_t r : mesh_.group(axes, 0))
-      nodes.insert(r / perNode);
-    spans_[mask].nodes = static_cast<int64_t>(nodes.size());
-    spans_[mask].acrossNodes = nodes.size() > 1 || !nodes.contains(0);
+    spans_[mask] = nodesSpanned(mesh_, hw_, axes);
   }
 }
 
-CostModel::Span CostModel::span(llvm::ArrayRef<Axis> axes) const {
+int64_t CostModel::nodes(llvm::ArrayRef<Axis> axes) const {
   size_t mask = 0;
-  bool cached = !spans_.empty();
   for (Axis a : axes) {
-    if (a < 0 || a >= mesh_.numAxes()) {
-      cached = false;
-      break;
-    }
+    if (spans_.empty() || a < 0 || a >= mesh_.numAxes())
+      return nodesSpanned(mesh_, hw_, axes);
     mask |= size_t(1) << a;
   }
-  if (cached)
-    return spans_[mask];
-  int64_t perNode = std::max<int64_t>(hw_.devicesPerNode, 1);
-  llvm::SmallDenseSet<int64_t, 16> nodes;
-  for (int64_t r : mesh_.group(axes, 0))
-    nodes.insert(r / perNode);
-  return Span{nodes.size() > 1 || !nodes.contains(0), static_cast<int64_t>(nodes.size())};
+  return spans_[mask];
 }
 
 const Link &CostModel::linkFor(llvm::ArrayRef<Axis> axes) const {
-  return span(axes).acrossNodes ? hw_.links.back() : hw_.links.front();
+  return nodes(axes) > 1 ? hw_.links.back() : hw_.links.front();
 }
 
 /// A step's input bytes on one device (its `before` sharding's share).
@@ -292,7 +288,7 @@ double CostModel::allReduceOverhead(llvm::ArrayRef<Axis> axes, double localBytes
   // local bytes per device at 0.92 of the ring's bus bandwidth (NCCL's
   // tuning.cc), over log2(nodes) hops between nodes plus the chain inside
   // one (a scalar over 64 nodes: 2 * 6 link latencies, not the ring's 126).
-  int64_t k = span(axes).nodes;
+  int64_t k = nodes(axes);
   if (k <= 1)
     return ring;
   double depth =

@@ -116,20 +116,16 @@ public:
   double computeTime(double flops, mlir::Type elementType) const;
 
 private:
-  /// What a group over a set of axes spans, by the set's bit mask (the
-  /// group's ranks do not depend on the axes' order): whether it crosses
-  /// nodes (the link it runs on) and how many nodes it spans. Computed once
-  /// per mesh (at most 8 axes: 256 sets); the propagation prices millions
-  /// of resharding steps on them.
-  struct Span {
-    bool acrossNodes = false;
-    int64_t nodes = 1;
-  };
-  Span span(llvm::ArrayRef<sharding::Axis> axes) const;
+  /// The nodes a group over `axes` spans (more than one: it runs on the
+  /// links between nodes). Computed once per mesh for every set of axes (by
+  /// its bit mask: a group's ranks do not depend on the axes' order; at
+  /// most 8 axes, 256 sets): the propagation prices millions of resharding
+  /// steps on them.
+  int64_t nodes(llvm::ArrayRef<sharding::Axis> axes) const;
 
   sharding::Mesh mesh_;
   HardwareDesc hw_;
-  std::vector<Span> spans_;
+  std::vector<int64_t> spans_; ///< nodes spanned, by axis-set mask
 };
 
 } // namespace shardc::cost
