@@ -257,7 +257,12 @@ def XfPipeline : Pass<"xf-pipeline", "mlir::func::FuncOp"> {
     holds the table; reports are sent to stage 0. The ops are then ordered
     by the schedule (`gpipe`, `1f1b` or `interleaved`, over the step's
     micro-batches), which is recorded in `xf.pipeline` with its time slots
-    and bubble fraction.
+    and bubble fraction. With `schedule-stages` P' > stages, each stage runs
+    the units in the order a stage of a P'-stage pipeline does (stage s <
+    stages/2 as stage s, stage stages-1-k as stage P'-1-k): a step compiled
+    with a long pipeline's first, middle and last stages whose every stage
+    holds what that stage holds in the long one (the planner's reduced
+    compiles).
   }];
   let options = [
     Option<"function", "function", "std::string", "\"train_step\"", "the training step; empty: every function">,
@@ -267,6 +272,9 @@ def XfPipeline : Pass<"xf-pipeline", "mlir::func::FuncOp"> {
            "chunks per stage (interleaved 1F1B)">,
     Option<"cuts", "cuts", "std::string", "\"\"",
            "layer indices where chunks 1.. start (default: balanced by FLOPs)">,
+    Option<"scheduleStages", "schedule-stages", "int64_t", "0",
+           "order each stage as the stage it stands for in a pipeline this long (0: the axis's "
+           "stages): the first half as its first stages, the rest as its last">,
   ];
   let statistics = [
     Statistic<"numTransfers", "transfers", "point-to-point transfers between stages">
@@ -490,6 +498,9 @@ def XfReportSharding : Pass<"xf-report-sharding", "mlir::func::FuncOp"> {
     Option<"schedule", "schedule", "std::string", "\"1f1b\"", "pipeline schedule">,
     Option<"virtualStages", "virtual-stages", "int64_t", "1", "pipeline chunks per stage">,
     Option<"cuts", "cuts", "std::string", "\"\"", "pipeline cut points (layer indices)">,
+    Option<"scheduleStages", "schedule-stages", "int64_t", "0",
+           "order each pipeline stage as the stage it stands for in a pipeline this long "
+           "(-xf-pipeline schedule-stages; 0: the mesh's)">,
     Option<"offloadActivations", "offload-activations", "bool", "false",
            "plan memory with -xf-offload-activations (the host arena)">,
     Option<"offloadMinBytes", "offload-min-bytes", "int64_t", "65536",

@@ -260,11 +260,13 @@ struct StepCache {
 
 /// `attentionRows`: one evaluation's choice of attention rows, shared by its
 /// compiles: given where set (else the candidate's, else auto), and set from
-/// the first compile that made one (xf.attention_rows).
+/// the first compile that made one (xf.attention_rows). `scheduleStages`:
+/// the pipeline a reduced one (the first, two middle and the last stage)
+/// stands for, each stage ordered as its stage there (0: none).
 FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &request,
                            int64_t layers, std::string &error, StepCache *cache = nullptr,
                            const std::string &pricingMesh = "",
-                           std::string *attentionRows = nullptr) {
+                           std::string *attentionRows = nullptr, int64_t scheduleStages = 0) {
   MLIRContext *ctx = model.getContext();
   // The first diagnostic is the reason (EvaluationDiagnostics routes it).
   EvaluationErrorScope errors(error);
@@ -338,6 +340,7 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   ro.schedule = c.schedule;
   ro.virtualStages = c.virtualStages;
   ro.cuts = o.pipelineCuts;
+  ro.scheduleStages = scheduleStages;
   ro.values = false;
   ro.verifyPasses = false;
   ro.offloadActivations = c.offload;
@@ -408,6 +411,8 @@ combineStages(const Raw &a, const Raw &b, const std::function<double(double, dou
     o.backwardSum = combine(x.backwardSum, y.backwardSum);
     o.forwardSum = combine(x.forwardSum, y.forwardSum);
     o.offloadBytes = combine(x.offloadBytes, y.offloadBytes);
+    o.microBatchCompute = combine(x.microBatchCompute, y.microBatchCompute);
+    o.microBatchUnhidden = combine(x.microBatchUnhidden, y.microBatchUnhidden);
     for (const auto *from : {&x, &y})
       for (const auto &[to, send] : from->sendsTo) {
         StageCost::Sends sx = x.sendsTo.count(to) ? x.sendsTo.at(to) : StageCost::Sends{};
@@ -566,14 +571,26 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   return out;
 }
 
+/// The units a stage has run forward and not yet backward when its first
+/// backward starts (its warm-up forwards and one more): what its workspace
+/// grows with, as -xf-pipeline's stageOrder schedules them.
+int64_t unitsHeld(int64_t stage, int64_t stages, int64_t v, int64_t m) {
+  if (v == 1)
+    return heldUnder1F1B(stage, stages, m);
+  return std::min((stages - stage - 1) * 2 + (v - 1) * stages + 1, v * m);
+}
+
 /// A pipeline of `stages` stages from the same one compiled with fewer
 /// (`raw`: its first, middle and last stages; every middle stage of a
 /// generated transformer's pipeline runs the same ops), for a schedule of
 /// v virtual stages and m micro-batches: the stages' costs and compute by
 /// kind, the bubble the schedule has by construction, the compute the
-/// slowest stage over 1 - bubble. The workspace is the compiled stages'
-/// (what a stage holds at once under the interleaved schedule is not
-/// extrapolated: a screening figure the finalists' full compiles replace).
+/// slowest stage over 1 - bubble. The compiled stages ran the orders of the
+/// long pipeline's stages 0, 1, p - 2 and p - 1 (-xf-pipeline
+/// schedule-stages), so each holds what that stage holds and the workspace
+/// (the largest stage's: its first, or stage 1, which holds the most of the
+/// middle ones) is the long pipeline's; the middle stages between 1 and
+/// p - 2 are put on the line between theirs by the units they hold.
 FailureOr<Raw> expandStages(const Raw &raw, int64_t stages, int64_t v, int64_t m) {
   const size_t p = static_cast<size_t>(stages), q = raw.stages.size();
   if (q < 4 || raw.stageSeconds.size() != q || raw.stageWorkspace.size() != q)
@@ -583,10 +600,17 @@ FailureOr<Raw> expandStages(const Raw &raw, int64_t stages, int64_t v, int64_t m
   out.stageSeconds.assign(p, 0);
   out.stageWorkspace.assign(p, 0);
   double slowest = 0;
+  const auto last = static_cast<int64_t>(p) - 2;
+  const int64_t high = unitsHeld(1, stages, v, m), low = unitsHeld(last, stages, v, m);
   for (size_t s = 0; s < p; ++s) {
     size_t k = stageKind(s, p, q);
     out.stageSeconds[s] = raw.stageSeconds[k];
     out.stageWorkspace[s] = raw.stageWorkspace[k];
+    if (k == 1 && q == 4 && high > low) {
+      double t = static_cast<double>(high - unitsHeld(static_cast<int64_t>(s), stages, v, m)) /
+                 static_cast<double>(high - low);
+      out.stageWorkspace[s] = raw.stageWorkspace[1] + t * (raw.stageWorkspace[2] - raw.stageWorkspace[1]);
+    }
     slowest = std::max(slowest, out.stageSeconds[s]);
   }
   out.p.bubble = scheduleBubble(stages, v, m);
@@ -607,6 +631,11 @@ FailureOr<Raw> expandStages(const Raw &raw, int64_t stages, int64_t v, int64_t m
 /// compute add per layer from the first (sums over the layers' ops; the
 /// gradient buckets counted on the extrapolated bytes): from 1 and 2.
 constexpr int64_t kDepthLow = 3, kFloorDepthLow = 1;
+
+/// The micro-batches a communication floor is compiled with: two, so that a
+/// micro-batch's own ops are told apart from the step's once-per-step ones
+/// (every pipelined candidate has at least two).
+constexpr int64_t kFloorMicroBatches = 2;
 
 /// x(n) from x(low) and x(low + 1).
 double affine(double low, double high, double n, double lowDepth) {
@@ -815,20 +844,18 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   };
   // The stages a pipeline is compiled with to report it: every middle stage
   // of a generated transformer's pipeline runs the same ops, so a pipeline
-  // of more than four stages (1F1B composed from two and three
-  // micro-batches, or of one: the communication floor; interleaved where
-  // four divides its micro-batches, which run in groups of the stages) is
-  // compiled with four, its first, two middle and its last stage
-  // (expandStageCosts: the first stage's broadcast to the further middle
-  // ones added); the links keep the candidate's mesh (the report's pricing
-  // mesh). Off with --no-stage-reduction.
-  auto compiledStages = [&](const Candidate &c, bool composed) -> int64_t {
+  // of more than four stages (1F1B or interleaved) is compiled with four,
+  // its first, two middle and its last stage, each ordered as its stage in
+  // the long pipeline (stages 0, 1, p - 2, p - 1: -xf-pipeline
+  // schedule-stages), so each holds at once what that stage holds
+  // (expandStages; expandStageCosts: the first stage's broadcast to the
+  // further middle ones added); the links keep the candidate's mesh (the
+  // report's pricing mesh). Off with --no-stage-reduction.
+  auto compiledStages = [&](const Candidate &c) -> int64_t {
     if (!request.reduceStages || !plan.extrapolated || c.recompute != "none" || c.regather ||
-        c.offload)
+        c.offload || c.pp <= 4)
       return c.pp;
-    if (c.schedule == "1f1b" && c.pp > 4 && (composed || c.microBatches == 1))
-      return 4;
-    if (c.schedule == "interleaved" && c.pp > 4 && c.microBatches % 4 == 0)
+    if (c.schedule == "1f1b" || (c.schedule == "interleaved" && c.microBatches % c.pp == 0))
       return 4;
     return c.pp;
   };
@@ -865,12 +892,14 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     // The attention rows the first compile chooses, given to the others.
     std::string rows = c.attentionRows;
     auto at = [&](ModuleOp m, int64_t layers) -> FailureOr<Raw> {
-      int64_t stages = compiledStages(c, compose);
+      int64_t stages = compiledStages(c);
       Candidate cc = c;
       cc.pp = stages;
       std::string pricing = stages == c.pp ? "" : c.mesh();
+      int64_t standFor = stages == c.pp ? 0 : c.pp;
       if (!compose) {
-        FailureOr<Raw> r = evaluateRaw(m, cc, request, layers, e.error, &steps, pricing, &rows);
+        FailureOr<Raw> r =
+            evaluateRaw(m, cc, request, layers, e.error, &steps, pricing, &rows, standFor);
         if (failed(r) || stages == c.pp)
           return r;
         return expandStages(*r, c.pp, c.virtualStages, c.microBatches);
@@ -878,10 +907,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       Candidate one = cc, two = cc;
       one.microBatches = kComposeLow;
       two.microBatches = kComposeHigh;
-      FailureOr<Raw> r1 = evaluateRaw(m, one, request, layers, e.error, &steps, pricing, &rows);
+      FailureOr<Raw> r1 =
+          evaluateRaw(m, one, request, layers, e.error, &steps, pricing, &rows, standFor);
       if (failed(r1))
         return failure();
-      FailureOr<Raw> r2 = evaluateRaw(m, two, request, layers, e.error, &steps, pricing, &rows);
+      FailureOr<Raw> r2 =
+          evaluateRaw(m, two, request, layers, e.error, &steps, pricing, &rows, standFor);
       if (failed(r2))
         return failure();
       FailureOr<Raw> composed = composeMicroBatches(*r1, *r2, c.microBatches, c.pp, stages);
@@ -889,10 +920,11 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
         return evaluateRaw(m, c, request, layers, e.error, &steps, "", &rows);
       return composed;
     };
-    // At 3 and 4 layers per chunk, extrapolated; or the full model.
+    // At 3 and 4 layers per chunk, extrapolated; or the full model (every
+    // stage, or the first, two middle and last with their orders: exact).
     auto depths = [&]() -> FailureOr<Raw> {
-      FailureOr<Raw> r = atDepths(unit, compiledStages(c, compose) * c.virtualStages, batch, at);
-      if (succeeded(r) && !extrapolates(unit) && !compose && compiledStages(c, compose) == c.pp)
+      FailureOr<Raw> r = atDepths(unit, compiledStages(c) * c.virtualStages, batch, at);
+      if (succeeded(r) && !extrapolates(unit) && !compose)
         r->p.exact = true;
       return r;
     };
@@ -939,9 +971,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // lock): the (2 x top)-th best step and the floors.
   struct Committed {
     double incumbent = std::numeric_limits<double>::infinity();
-    /// (mesh, strategy, micro-batch size) -> floor, exposed floor, compute per stage
+    /// (mesh, strategy, micro-batch size) -> floor, exposed floor, its stages
     std::map<std::tuple<std::string, std::string, int64_t>,
-             std::tuple<double, double, std::vector<std::pair<double, double>>>>
+             std::tuple<double, double, std::vector<FloorStage>>>
         floors;
     /// The pipelined candidates evaluated, by mesh, strategy and memory
     /// policy (policyKey), then schedule and micro-batches: what bounds
@@ -1026,11 +1058,13 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // of the compute a layout repeats (attention whole on every tp rank where
   // its heads do not divide).
   std::map<std::tuple<std::string, std::string, int64_t>, double> &floors = plan.floorSeconds;
-  // The one-micro-batch step a floor is compiled as (for `c`'s layout and
-  // micro-batch size).
+  // The step a floor is compiled as (for `c`'s layout and micro-batch size):
+  // two micro-batches, so that what one micro-batch runs (the second's own
+  // ops: StageCost::microBatchCompute, microBatchUnhidden) is told apart
+  // from what the step runs once.
   auto floorCandidate = [](const Candidate &c) {
     Candidate one = c;
-    one.microBatches = 1;
+    one.microBatches = kFloorMicroBatches;
     one.schedule = "1f1b";
     one.virtualStages = 1;
     one.recompute = "none";
@@ -1043,7 +1077,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     std::string error;
     // Compiled with its first, a middle and its last stage: the most a stage
     // communicates is one of theirs.
-    int64_t stages = compiledStages(one, false);
+    int64_t stages = compiledStages(one);
     Candidate cc = one;
     cc.pp = stages;
     std::string pricing = stages == one.pp ? "" : one.mesh();
@@ -1051,7 +1085,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     FailureOr<Raw> raw = atDepths(
         one.chunks(), cc.chunks(), batch,
         [&](ModuleOp m, int64_t layers) {
-          return evaluateRaw(m, cc, request, layers, error, &steps, pricing, &rows);
+          return evaluateRaw(m, cc, request, layers, error, &steps, pricing, &rows,
+                             stages == one.pp ? 0 : one.pp);
         },
         kFloorDepthLow);
     if (succeeded(raw) && stages != one.pp)
@@ -1074,40 +1109,68 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
         ahead->need(floorKey(c), [&] { return std::any(compileFloor(one, batch)); }));
     double floor = succeeded(raw) ? 0.99 * busiestCommunication(*raw) : 0.0;
     double exposed = 0;
-    std::vector<std::pair<double, double>> &compute = plan.floorCompute[key];
+    std::vector<FloorStage> &stages = plan.floorStages[key];
     if (succeeded(raw))
       for (const StageCost &st : raw->stages) {
-        exposed = std::max(exposed, 0.99 * (st.commSeconds - st.gradientSeconds -
-                                            st.forwardGatherSeconds - st.backwardGatherSeconds));
-        double perMicroBatch = st.forwardSum + st.backwardSum;
-        compute.push_back({perMicroBatch, std::max(0.0, st.computeSum - perMicroBatch)});
+        // Per stage: m micro-batches run m copies of one's own ops and the
+        // rest (the optimizer, the gradient reductions, scalar reports, the
+        // tied table's transfers) at least once.
+        const double m = kFloorMicroBatches;
+        FloorStage f;
+        double unhidden = std::max(0.0, st.commSeconds - st.gradientSeconds -
+                                            st.forwardGatherSeconds - st.backwardGatherSeconds);
+        f.perMicroBatch = st.microBatchCompute;
+        f.once = std::max(0.0, st.computeSum - m * f.perMicroBatch);
+        f.unhiddenPerMicroBatch = st.microBatchUnhidden;
+        f.unhidden = std::max(0.0, unhidden - m * f.unhiddenPerMicroBatch);
+        f.gradient = st.gradientSeconds;
+        exposed = std::max(exposed, 0.99 * unhidden);
+        stages.push_back(f);
       }
     ++plan.floors;
     plan.floorExposed[key] = exposed;
     floors[key] = floor;
     {
       std::lock_guard<std::mutex> lock(committedMutex);
-      committed.floors[key] = {floor, exposed, compute};
+      committed.floors[key] = {floor, exposed, stages};
     }
     return {floor, exposed};
   };
-  // Every bound of a pipelined candidate from its floor: the floor's
-  // communication, and the compute bound (the FLOP bound, or 0.99 of the
-  // compute the floor's compile bounds: its stages' compute per micro-batch
-  // and once, the slowest over 1 - bubble) plus the floor's exposed part.
+  // Every bound of a pipelined candidate of m >= 2 micro-batches from its
+  // floor: the floor's communication, and, per stage s, from what the floor
+  // runs per micro-batch and once: the compute bound C (the FLOP bound, or
+  // 0.99 of the slowest stage's m x per-micro-batch + once, over
+  // 1 - bubble), the unhidable communication U_s = m x per-micro-batch +
+  // once (tensor-parallel collectives and sends per micro-batch, scalar
+  // reports and the tied table's transfers once; an interleaved schedule
+  // sends more, recomputation regathers) and the gradient reductions G_s
+  // (once per step), which stage s hides behind at most (1 + s)/m of the
+  // compute (modelStep's window, a share of the backward). A step is at
+  // least C + exposed_s on every stage, so at least
+  // max(C + 0.99 U_s, C (1 - min(1, (1 + s)/m)) + 0.99 (U_s + G_s)).
   auto boundByFloor = [&](const Candidate &c, double bound, double floor, double exposed,
-                          const std::vector<std::pair<double, double>> &compute) {
+                          const std::vector<FloorStage> &stages) {
+    if (c.microBatches < kFloorMicroBatches)
+      return bound;
+    const double m = static_cast<double>(c.microBatches);
     double slowest = 0;
-    for (auto [perMicroBatch, once] : compute)
-      slowest = std::max(slowest, static_cast<double>(c.microBatches) * perMicroBatch + once);
+    for (const FloorStage &f : stages)
+      slowest = std::max(slowest, m * f.perMicroBatch + f.once);
     double computeBound = std::max(lowerBound(c), 0.99 * slowest / (1 - bubbleOf(c)));
-    return std::max({bound, floor, computeBound + exposed});
+    double most = std::max({bound, floor, computeBound + exposed});
+    for (size_t s = 0; s < stages.size(); ++s) {
+      double unhidden = m * stages[s].unhiddenPerMicroBatch + stages[s].unhidden;
+      double window = std::min(1.0, static_cast<double>(s + 1) / m);
+      most = std::max({most, computeBound + 0.99 * unhidden,
+                       computeBound * (1 - window) + 0.99 * (unhidden + stages[s].gradient)});
+    }
+    return most;
   };
   // ... once its floor is compiled (here, if not yet).
   auto floorBound = [&](const Candidate &c, double bound) {
     auto [floor, exposed] = communicationFloor(c);
     return boundByFloor(c, bound, floor, exposed,
-                        plan.floorCompute[std::make_tuple(c.mesh(), c.strategy(),
+                        plan.floorStages[std::make_tuple(c.mesh(), c.strategy(),
                                                           plan.globalBatch / c.microBatches)]);
   };
   // A pipeline against the same one evaluated with fewer micro-batches
@@ -1154,8 +1217,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       if (auto it = committed.floors.find(
               std::make_tuple(c.mesh(), c.strategy(), plan.globalBatch / c.microBatches));
           it != committed.floors.end()) {
-        const auto &[floor, exposed, compute] = it->second;
-        bound = boundByFloor(c, bound, floor, exposed, compute);
+        const auto &[floor, exposed, stages] = it->second;
+        bound = boundByFloor(c, bound, floor, exposed, stages);
       }
       // An interleaved one waits for its 1F1B sibling (the search runs that
       // first), which mostly bounds it out.
@@ -1414,9 +1477,24 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // ranking lacks.
   ahead->passed();
   using Full = std::pair<FailureOr<Raw>, std::string>;
+  // In full: every layer and micro-batch; a pipeline of more than four
+  // stages with its first, two middle and last (compiledStages: each holds
+  // what its stage of the long pipeline holds), the others as the first
+  // middle one.
   auto compileFull = [&](const Candidate &c) {
     Full full{failure(), ""};
-    full.first = evaluateRaw(fullModel(c), c, request, plan.layers, full.second, &steps);
+    int64_t stages = compiledStages(c);
+    if (stages == c.pp) {
+      full.first = evaluateRaw(fullModel(c), c, request, plan.layers, full.second, &steps);
+      return full;
+    }
+    Candidate cc = c;
+    cc.pp = stages;
+    int64_t layers = plan.layers / c.chunks() * cc.chunks();
+    FailureOr<Raw> r = evaluateRaw(modelWith(layers, plan.globalBatch / c.microBatches), cc,
+                                   request, layers, full.second, &steps, c.mesh(), nullptr, c.pp);
+    if (succeeded(r))
+      full.first = expandStages(*r, c.pp, c.virtualStages, c.microBatches);
     return full;
   };
   auto fullKey = [&](const Candidate &c) { return "full " + candidateKey(c); };
@@ -1428,7 +1506,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       if (const Candidate &c = plan.evaluated[screened[j]].candidate;
           !plan.evaluated[screened[j]].prediction.exact) {
         // Its size: the layer copies a full compile holds.
-        double copies = static_cast<double>(plan.layers * c.microBatches);
+        double copies = static_cast<double>(plan.layers / c.chunks() *
+                                            compiledStages(c) * c.virtualStages * c.microBatches);
         ahead->expect(fullKey(c), [&, c] { return std::any(compileFull(c)); }, {}, copies);
         --wanted;
       }
@@ -1702,17 +1781,21 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
     all.push_back(candidateJson(e));
   llvm::json::Array floorsJson;
   for (const auto &[key, seconds] : plan.floorSeconds) {
-    llvm::json::Array compute;
-    if (auto it = plan.floorCompute.find(key); it != plan.floorCompute.end())
-      for (auto [perMicroBatch, once] : it->second)
-        compute.push_back(llvm::json::Array{perMicroBatch, once});
+    llvm::json::Array compute, communication;
+    if (auto it = plan.floorStages.find(key); it != plan.floorStages.end())
+      for (const FloorStage &f : it->second) {
+        compute.push_back(llvm::json::Array{f.perMicroBatch, f.once});
+        communication.push_back(
+            llvm::json::Array{f.unhiddenPerMicroBatch, f.unhidden, f.gradient});
+      }
     floorsJson.push_back(llvm::json::Object{
         {"mesh", std::get<0>(key)},
         {"strategy", std::get<1>(key)},
         {"micro_batch_size", std::get<2>(key)},
         {"seconds", seconds},
         {"exposed_seconds", plan.floorExposed.count(key) ? plan.floorExposed.at(key) : 0.0},
-        {"stage_compute_seconds", std::move(compute)}});
+        {"stage_compute_seconds", std::move(compute)},
+        {"stage_communication_seconds", std::move(communication)}});
   }
   return llvm::json::Object{{"model", plan.model},
                             {"layers", plan.layers},

@@ -146,6 +146,14 @@ struct Evaluated {
   std::optional<Prediction> screened;
 };
 
+/// One stage of a communication floor's step (Plan::floorStages), seconds.
+struct FloorStage {
+  double perMicroBatch = 0, once = 0; ///< compute per micro-batch, once per step
+  /// Communication nothing hides, per micro-batch and once per step; the
+  /// gradient reductions (once per step).
+  double unhiddenPerMicroBatch = 0, unhidden = 0, gradient = 0;
+};
+
 struct Plan {
   std::string model;        ///< xf.model name or the function name
   int64_t layers = 0, globalBatch = 0, seq = 0;
@@ -163,25 +171,26 @@ struct Plan {
   int64_t skipped = 0; ///< dominated: not evaluated (see the design notes)
   int64_t bounded = 0; ///< pipelines whose lower bound cannot make the ranking
   int64_t overMemoryWhenExact = 0; ///< finalists the full compile pushed over memory
-  /// 1F1B pipelines screened from their steps with one and two micro-batches.
+  /// 1F1B pipelines screened from their steps with two and three micro-batches.
   int64_t composed = 0;
-  /// Pipelines compiled with one micro-batch for the communication floor
+  /// Pipelines compiled with two micro-batches for the communication floor
   /// that bounds their schedules, counts and policies.
   int64_t floors = 0;
   /// Those floors: (mesh, strategy, micro-batch size) -> seconds (0.99 of
-  /// the one-micro-batch step's communication).
+  /// the two-micro-batch step's communication).
   std::map<std::tuple<std::string, std::string, int64_t>, double> floorSeconds;
   /// And 0.99 of the most any stage of that step communicates that nothing
   /// can hide (neither gradient reductions nor parameter gathers): a floor
   /// on the exposed communication of every candidate it applies to.
   std::map<std::tuple<std::string, std::string, int64_t>, double> floorExposed;
-  /// And per stage of that step its compute per micro-batch (the forward's
-  /// and the backward's ops) and once per step (the rest: the optimizer):
-  /// m micro-batches of that size compute at least m x the first + the
-  /// second on each stage.
-  std::map<std::tuple<std::string, std::string, int64_t>,
-           std::vector<std::pair<double, double>>>
-      floorCompute;
+  /// And per stage of that step: its compute per micro-batch (the second
+  /// micro-batch's own ops) and once per step (the rest: the optimizer, the
+  /// gradient accumulation), so m micro-batches of that size compute at
+  /// least m x the first + the second on each stage; the same for what it
+  /// communicates that nothing can hide; and its gradient reductions (once
+  /// per step whatever m, hidden only behind the backward of the last
+  /// (1 + s)/m micro-batches).
+  std::map<std::tuple<std::string, std::string, int64_t>, std::vector<FloorStage>> floorStages;
 };
 
 /// Plans; diagnostics (through the module's context) and failure when the

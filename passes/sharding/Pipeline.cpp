@@ -34,7 +34,9 @@
 //     the schedule's order (GPipe: all forwards, then all backwards; 1F1B:
 //     stages-s-1 warm-up forwards, then one forward and one backward in
 //     turn; interleaved: Megatron's 1F1B over virtual-stage chunks, groups
-//     of `stages` micro-batches). With a forward as one time slot and a
+//     of `stages` micro-batches; with `schedule-stages` P' each stage runs
+//     the order of the stage of a P'-stage pipeline it stands for, its first
+//     stages then its last). With a forward as one time slot and a
 //     backward as two, the units' start times follow from the stage order
 //     and the data dependences between units; the function's ops are
 //     reordered by start time. That order is a topological order that every
@@ -96,9 +98,21 @@ StringRef paramOfState(StringRef state) {
   return "";
 }
 
-/// The schedule of one stage: its units in the order it runs them.
+/// The stage of a `scheduleStages`-stage pipeline whose order stage `stage`
+/// of `stages` runs: the first half its first stages, the rest its last.
+int64_t standsFor(int64_t stage, int64_t stages, int64_t scheduleStages) {
+  return 2 * stage < stages ? stage : scheduleStages - (stages - stage);
+}
+
+/// The schedule of one stage: its units in the order it runs them, as stage
+/// `runAs` of a pipeline of `scheduleStages` stages runs them (its warm-up
+/// forwards, the micro-batch groups of interleaving); the units' chunks are
+/// this pipeline's, c = v * stages + stage. Warm-ups fall with the stage
+/// (standsFor keeps their order), so every stage's first backward finds its
+/// inputs: the order is one the units' dependences allow.
 std::vector<Unit> stageOrder(StringRef schedule, int64_t stage, int64_t stages,
-                             int64_t chunksPerStage, int64_t microBatches) {
+                             int64_t chunksPerStage, int64_t microBatches, int64_t runAs,
+                             int64_t scheduleStages) {
   std::vector<Unit> order;
   auto F = [&](int64_t j, int64_t v) { order.push_back({false, j, v * stages + stage}); };
   auto B = [&](int64_t j, int64_t v) { order.push_back({true, j, v * stages + stage}); };
@@ -110,7 +124,7 @@ std::vector<Unit> stageOrder(StringRef schedule, int64_t stage, int64_t stages,
     return order;
   }
   if (schedule == "1f1b") {
-    int64_t warmup = std::min(stages - stage - 1, microBatches);
+    int64_t warmup = std::min(scheduleStages - runAs - 1, microBatches);
     for (int64_t j = 0; j < warmup; ++j)
       F(j, 0);
     for (int64_t j = warmup; j < microBatches; ++j) {
@@ -122,16 +136,12 @@ std::vector<Unit> stageOrder(StringRef schedule, int64_t stage, int64_t stages,
     return order;
   }
   // Interleaved 1F1B (Megatron-LM): the k-th forward of a stage is
-  // micro-batch (k / (stages * v)) * stages + k % stages on its chunk
-  // (k / stages) % v; backwards run the chunks in reverse.
-  const int64_t v = chunksPerStage, total = microBatches * v;
-  auto fwd = [&](int64_t k) {
-    F((k / (stages * v)) * stages + k % stages, (k / stages) % v);
-  };
-  auto bwd = [&](int64_t k) {
-    B((k / (stages * v)) * stages + k % stages, v - 1 - (k / stages) % v);
-  };
-  int64_t warmup = std::min((stages - stage - 1) * 2 + (v - 1) * stages, total);
+  // micro-batch (k / (P v)) P + k % P on its chunk (k / P) % v, P the
+  // schedule's stages; backwards run the chunks in reverse.
+  const int64_t v = chunksPerStage, total = microBatches * v, P = scheduleStages;
+  auto fwd = [&](int64_t k) { F((k / (P * v)) * P + k % P, (k / P) % v); };
+  auto bwd = [&](int64_t k) { B((k / (P * v)) * P + k % P, v - 1 - (k / P) % v); };
+  int64_t warmup = std::min((P - runAs - 1) * 2 + (v - 1) * P, total);
   for (int64_t k = 0; k < warmup; ++k)
     fwd(k);
   for (int64_t k = warmup; k < total; ++k) {
@@ -196,10 +206,14 @@ LogicalResult XfPipelinePass::run() {
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (auto mb = func.getArgAttrOfType<IntegerAttr>(i, XfDialect::kMicroBatchAttrName))
       microBatches = std::max<int64_t>(microBatches, mb.getInt() + 1);
-  if (schedule == "interleaved" && microBatches % P != 0)
+  const int64_t scheduleP = scheduleStages == 0 ? P : scheduleStages;
+  if (scheduleP < P)
+    return func.emitError() << "xf-pipeline: schedule-stages " << scheduleP
+                            << " is shorter than the pipeline's " << P << " stages";
+  if (schedule == "interleaved" && microBatches % scheduleP != 0)
     return func.emitError() << "xf-pipeline: the interleaved schedule runs micro-batches in "
                                "groups of the "
-                            << P << " stages; " << microBatches
+                            << scheduleP << " stages; " << microBatches
                             << " micro-batches are not a multiple";
 
   // Arguments: inputs (every stage), state of a parameter (its layer).
@@ -693,7 +707,8 @@ LogicalResult XfPipelinePass::run() {
   std::vector<std::vector<Unit>> orders;
   std::map<Unit, std::pair<int64_t, size_t>> slotOf; // stage, index in its order
   for (int64_t s = 0; s < P; ++s) {
-    std::vector<Unit> order = stageOrder(schedule, s, P, V, microBatches);
+    std::vector<Unit> order =
+        stageOrder(schedule, s, P, V, microBatches, standsFor(s, P, scheduleP), scheduleP);
     // A function without a backward (a forward + loss: `--forward-only`,
     // `shardc run`) runs only the forward units.
     if (backward.empty())
@@ -812,6 +827,7 @@ LogicalResult XfPipelinePass::run() {
   info.append("axis", ab.getI64IntegerAttr(axisIndex));
   info.append("axis_name", ab.getStringAttr(axis));
   info.append("stages", ab.getI64IntegerAttr(P));
+  info.append("schedule_stages", ab.getI64IntegerAttr(scheduleP));
   info.append("virtual_stages", ab.getI64IntegerAttr(V));
   info.append("schedule", ab.getStringAttr(schedule));
   info.append("micro_batches", ab.getI64IntegerAttr(microBatches));

@@ -141,6 +141,8 @@ llvm::json::Object shardc::stageCostJson(const StageCost &stage) {
                             {"backward_compute_seconds_sum", stage.backwardSum},
                             {"forward_compute_seconds_sum", stage.forwardSum},
                             {"offload_bytes", stage.offloadBytes},
+                            {"micro_batch_compute_seconds", stage.microBatchCompute},
+                            {"micro_batch_unhidden_seconds", stage.microBatchUnhidden},
                             {"gradient_buckets", bucketsJson(stage.buckets)},
                             {"gather_buckets", bucketsJson(stage.gatherBuckets)},
                             {"scatter_buckets", bucketsJson(stage.scatterBuckets)},
@@ -161,6 +163,8 @@ StageCost shardc::stageCostFromJson(const llvm::json::Object &o) {
   s.backwardSum = number(o, "backward_compute_seconds_sum");
   s.forwardSum = number(o, "forward_compute_seconds_sum");
   s.offloadBytes = number(o, "offload_bytes");
+  s.microBatchCompute = number(o, "micro_batch_compute_seconds");
+  s.microBatchUnhidden = number(o, "micro_batch_unhidden_seconds");
   if (const llvm::json::Object *axes = o.getObject("bytes_per_axis"))
     for (const auto &[k, v] : *axes)
       s.bytesPerAxis[k.str()] = v.getAsNumber().value_or(0);
@@ -383,6 +387,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     pipeline.schedule = options.schedule;
     pipeline.virtualStages = options.virtualStages;
     pipeline.cuts = options.cuts;
+    pipeline.scheduleStages = options.scheduleStages;
     stages.nest<func::FuncOp>().addPass(createXfPipeline(pipeline));
   }
   addRankLocalFusions(stages.nest<func::FuncOp>(), options.function, options.bucketBytes);
@@ -423,6 +428,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     std::map<std::string, GradientGroup> scatterInput;
     double gradientSeconds = 0, computeSum = 0, backwardSum = 0, forwardSum = 0;
     double forwardGathers = 0, backwardGathers = 0, offloadBytes = 0;
+    double microBatchCompute = 0, microBatchUnhidden = 0;
     std::map<int64_t, StageCost::Sends> sendsTo;
 
     CollectiveRow &row(const std::string &kind, const std::string &axes) {
@@ -458,6 +464,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       forwardGathers += o.forwardGathers;
       backwardGathers += o.backwardGathers;
       offloadBytes += o.offloadBytes;
+      microBatchCompute += o.microBatchCompute;
+      microBatchUnhidden += o.microBatchUnhidden;
       for (const auto &[to, send] : o.sendsTo) {
         StageCost::Sends &mine = sendsTo[to];
         mine.axes = send.axes;
@@ -467,6 +475,32 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     }
   };
   std::map<int64_t, StageAccount> accounts;
+  // The ops of the last micro-batch alone: they read (through their
+  // operands) its inputs and no other micro-batch's. Two bits per value:
+  // reads the last micro-batch's inputs, reads another's.
+  int64_t lastMicroBatch = -1;
+  for (unsigned i = 0; i < work.getNumArguments(); ++i)
+    if (auto mb = work.getArgAttrOfType<IntegerAttr>(i, xf::XfDialect::kMicroBatchAttrName))
+      lastMicroBatch = std::max<int64_t>(lastMicroBatch, mb.getInt());
+  llvm::DenseMap<Value, uint8_t> readsInputs;
+  if (lastMicroBatch > 0)
+    for (unsigned i = 0; i < work.getNumArguments(); ++i)
+      if (auto mb = work.getArgAttrOfType<IntegerAttr>(i, xf::XfDialect::kMicroBatchAttrName))
+        readsInputs[work.getArgument(i)] = mb.getInt() == lastMicroBatch ? 1 : 2;
+  auto inputsRead = [&](Operation *op) {
+    uint8_t bits = 0;
+    for (Value v : op->getOperands())
+      if (auto it = readsInputs.find(v); it != readsInputs.end())
+        bits |= it->second;
+    return bits;
+  };
+  auto lastMicroBatchOnly = [&](Operation *op) { return inputsRead(op) == 1; };
+  if (lastMicroBatch > 0)
+    work.walk([&](Operation *op) {
+      if (uint8_t bits = inputsRead(op))
+        for (Value r : op->getResults())
+          readsInputs[r] = bits;
+    });
   auto account = [&](Operation *op, CollectiveStep::Kind kind, ArrayRef<Axis> axes,
                      double inBytes, double elements, bool gradient = false) {
     StageAccount &acc = accounts[stageKey(op)];
@@ -495,6 +529,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     }
     if (gradient)
       acc.gradientSeconds += seconds;
+    else if (lastMicroBatchOnly(op))
+      acc.microBatchUnhidden += seconds;
     row.seconds += seconds;
     row.elements += elements;
     acc.bytesPerAxis[axesName] += bytes;
@@ -530,6 +566,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       row.seconds += link.latency + bytes / link.bandwidth;
       row.elements += elems(t.getInput().getType());
       acc.bytesPerAxis[row.axes] += bytes;
+      if (lastMicroBatchOnly(op))
+        acc.microBatchUnhidden += link.latency + bytes / link.bandwidth;
       StageCost::Sends &send = acc.sendsTo[t.getTo()];
       send.axes = row.axes;
       send.seconds += link.latency + bytes / link.bandwidth;
@@ -607,6 +645,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       computeSum += seconds;
       acc.computeSum += seconds;
       computeFlops += rule.flops;
+      if (lastMicroBatchOnly(op))
+        acc.microBatchCompute += seconds;
       if (op->hasAttr(xf::XfDialect::kRecomputedAttrName)) {
         recomputeFlops += rule.flops;
         recomputeSum += seconds;
@@ -745,6 +785,8 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     sc.backwardSum = acc.backwardSum;
     sc.forwardSum = acc.forwardSum;
     sc.offloadBytes = acc.offloadBytes;
+    sc.microBatchCompute = acc.microBatchCompute;
+    sc.microBatchUnhidden = acc.microBatchUnhidden;
     sc.sendsTo = acc.sendsTo;
     stageCosts.push_back(std::move(sc));
   }
@@ -1033,6 +1075,7 @@ public:
     options.schedule = schedule.getValue();
     options.virtualStages = virtualStages.getValue();
     options.cuts = cuts.getValue();
+    options.scheduleStages = scheduleStages.getValue();
     options.bucketBytes = bucketBytes.getValue();
     options.offloadActivations = offloadActivations.getValue();
     options.offloadMinBytes = offloadMinBytes.getValue();

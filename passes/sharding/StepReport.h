@@ -30,6 +30,11 @@ struct StepReportOptions {
   std::string schedule = "1f1b";
   int64_t virtualStages = 1;
   std::string cuts; ///< pipeline cuts ("" = balanced)
+  /// Order each stage as the stage it stands for in a pipeline this long
+  /// (-xf-pipeline schedule-stages; 0: the mesh's): the planner compiles a
+  /// long pipeline's first, two middle and last stages, each holding what
+  /// that stage holds in the long pipeline.
+  int64_t scheduleStages = 0;
   /// Gradient all-reduce buckets (-rt-bucket-all-reduces; 0: none): their
   /// ring latencies are paid once per bucket.
   int64_t bucketBytes = 25 * 1024 * 1024;
@@ -85,6 +90,12 @@ struct StageCost {
   /// pipeline's bubble): the phase shares are taken in these proportions.
   double computeSum = 0, backwardSum = 0, forwardSum = 0;
   double offloadBytes = 0; ///< activations copied out (and back) per step
+  /// What the step's last micro-batch alone runs (its own forward and
+  /// backward: ops that read its inputs and no other micro-batch's; 0 with
+  /// one micro-batch): compute, and communication nothing hides (not a
+  /// gradient reduction nor a parameter gather). A step of m micro-batches
+  /// of that size runs m copies of these and the rest once.
+  double microBatchCompute = 0, microBatchUnhidden = 0;
   std::map<std::string, GradientBuckets> buckets; ///< by axes
   /// Whole-step parameter gathers (ZeRO-1/2, -xf-bucket-all-gathers): their
   /// ring latencies once per bucket of gathered bytes, by axes (part of

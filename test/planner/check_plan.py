@@ -169,6 +169,26 @@ def main():
             if compute_floor + f["exposed_seconds"] > step * (1 + 1e-9):
                 sys.exit(f"FAIL: {' '.join(c['flags'])}: compute + exposed floor exceeds its "
                          f"step {step}")
+            # Per stage of the floor (a step of two micro-batches): the
+            # unhidable communication of m micro-batches, m x its
+            # per-micro-batch part + its once part, never above the
+            # candidate's exposed communication; and with the gradient
+            # window (stage s hides its gradient reductions behind at most
+            # (1 + s)/m of the compute C) the step is at least
+            # C (1 - min(1, (1 + s)/m)) + 0.99 (unhidable + gradient
+            # reductions); checked with the candidate's own compute (the
+            # search takes a lower bound of it).
+            for s, (per_mb, once, gradient) in enumerate(
+                    f.get("stage_communication_seconds", [])):
+                unhidden = 0.99 * (m * per_mb + once)
+                if unhidden > exposed * (1 + 1e-9) + 1e-15:
+                    sys.exit(f"FAIL: {' '.join(c['flags'])}: stage {s}'s unhidable floor "
+                             f"{unhidden} exceeds its exposed communication {exposed}")
+                w = min(1.0, (s + 1) / m)
+                bound = screened["compute_seconds"] * (1 - w) + unhidden + 0.99 * gradient
+                if bound > step * (1 + 1e-9):
+                    sys.exit(f"FAIL: {' '.join(c['flags'])}: the gradient-window bound of "
+                             f"stage {s}, {bound}, exceeds its step {step}")
             floored += 1
         # An interleaved pipeline against its 1F1B siblings (the same mesh,
         # strategy and memory policy, at most its micro-batches): the bound

@@ -1363,7 +1363,11 @@ int cmdExplain(const std::vector<std::string> &argv) {
       .flag("no-fuse-linear-ce", "keep the logit GEMM and the cross-entropy apart")
       .flag("fuse-qkv", kFuseQKVHelp)
       .flag("forward-only", "shard the forward function instead of the training step")
-      .flag("json", "write the report as JSON");
+      .flag("json", "write the report as JSON")
+      .option("schedule-stages", "P",
+              "order each pipeline stage as the stage it stands for in a P-stage pipeline "
+              "(the first half as its first stages, the rest as its last): a long pipeline's "
+              "memory from its first, middle and last stages, as `shardc plan` compiles it");
   addRecomputeOptions(args);
   addOffloadOptions(args);
   addShardingOptions(args);
@@ -1406,6 +1410,20 @@ int cmdExplain(const std::vector<std::string> &argv) {
     report.schedule = o.schedule;
     report.virtualStages = o.virtualStages;
     report.cuts = o.pipelineCuts;
+    if (args.has("schedule-stages")) {
+      if (report.pipelineAxis.empty())
+        throw UsageError{"--schedule-stages needs a strategy with a pp component"};
+      report.scheduleStages = args.integer("schedule-stages", 1);
+      std::string error;
+      auto mesh = sharding::Mesh::parse(o.mesh, error);
+      int axis = succeeded(mesh) ? mesh->axisIndex(report.pipelineAxis) : -1;
+      int64_t stages = axis >= 0 ? mesh->sizes[axis] : 1;
+      if (report.scheduleStages < stages || report.scheduleStages > 4096)
+        throw UsageError{llvm::formatv("option '--schedule-stages' expects an integer in [{0}, "
+                                       "4096] (at least the mesh's {0} pipeline stages)",
+                                       stages)
+                             .str()};
+    }
   }
   pm.addNestedPass<func::FuncOp>(createXfReportSharding(report));
   if (failed(pm.run(*module)))
