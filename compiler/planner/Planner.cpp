@@ -263,10 +263,12 @@ struct StepCache {
 /// the first compile that made one (xf.attention_rows). `scheduleStages`:
 /// the pipeline a reduced one (the first, two middle and the last stage)
 /// stands for, each stage ordered as its stage there (0: none).
+/// `planMemory` false: time and bytes only (every arena 0).
 FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &request,
                            int64_t layers, std::string &error, StepCache *cache = nullptr,
                            const std::string &pricingMesh = "",
-                           std::string *attentionRows = nullptr, int64_t scheduleStages = 0) {
+                           std::string *attentionRows = nullptr, int64_t scheduleStages = 0,
+                           bool planMemory = true) {
   MLIRContext *ctx = model.getContext();
   // The first diagnostic is the reason (EvaluationDiagnostics routes it).
   EvaluationErrorScope errors(error);
@@ -344,6 +346,7 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   ro.values = false;
   ro.verifyPasses = false;
   ro.offloadActivations = c.offload;
+  ro.planMemory = planMemory;
   ro.pricingMesh = pricingMesh;
   ro.consume = true;
   FailureOr<StepReport> report = reportStep(sharded, ro);
@@ -413,6 +416,7 @@ combineStages(const Raw &a, const Raw &b, const std::function<double(double, dou
     o.offloadBytes = combine(x.offloadBytes, y.offloadBytes);
     o.microBatchCompute = combine(x.microBatchCompute, y.microBatchCompute);
     o.microBatchUnhidden = combine(x.microBatchUnhidden, y.microBatchUnhidden);
+    o.microBatchSends = combine(x.microBatchSends, y.microBatchSends);
     for (const auto *from : {&x, &y})
       for (const auto &[to, send] : from->sendsTo) {
         StageCost::Sends sx = x.sendsTo.count(to) ? x.sendsTo.at(to) : StageCost::Sends{};
@@ -1086,7 +1090,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
         one.chunks(), cc.chunks(), batch,
         [&](ModuleOp m, int64_t layers) {
           return evaluateRaw(m, cc, request, layers, error, &steps, pricing, &rows,
-                             stages == one.pp ? 0 : one.pp);
+                             stages == one.pp ? 0 : one.pp, /*planMemory=*/false);
         },
         kFloorDepthLow);
     if (succeeded(raw) && stages != one.pp)
@@ -1122,6 +1126,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
         f.perMicroBatch = st.microBatchCompute;
         f.once = std::max(0.0, st.computeSum - m * f.perMicroBatch);
         f.unhiddenPerMicroBatch = st.microBatchUnhidden;
+        f.sendsPerMicroBatch = st.microBatchSends;
         f.unhidden = std::max(0.0, unhidden - m * f.unhiddenPerMicroBatch);
         f.gradient = st.gradientSeconds;
         exposed = std::max(exposed, 0.99 * unhidden);
@@ -1142,8 +1147,11 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // 0.99 of the slowest stage's m x per-micro-batch + once, over
   // 1 - bubble), the unhidable communication U_s = m x per-micro-batch +
   // once (tensor-parallel collectives and sends per micro-batch, scalar
-  // reports and the tied table's transfers once; an interleaved schedule
-  // sends more, recomputation regathers) and the gradient reductions G_s
+  // reports and the tied table's transfers once; recomputation regathers;
+  // an interleaved schedule of v chunks per stage has every stage send one
+  // micro-batch's activations forward and its gradients back v - 1 times
+  // more than 1F1B does, the first stage's and the last's per-micro-batch
+  // sends together) and the gradient reductions G_s
   // (once per step), which stage s hides behind at most (1 + s)/m of the
   // compute (modelStep's window, a share of the backward). A step is at
   // least C + exposed_s on every stage, so at least
@@ -1158,8 +1166,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       slowest = std::max(slowest, m * f.perMicroBatch + f.once);
     double computeBound = std::max(lowerBound(c), 0.99 * slowest / (1 - bubbleOf(c)));
     double most = std::max({bound, floor, computeBound + exposed});
+    double crossing =
+        stages.empty() ? 0.0 : stages.front().sendsPerMicroBatch + stages.back().sendsPerMicroBatch;
     for (size_t s = 0; s < stages.size(); ++s) {
-      double unhidden = m * stages[s].unhiddenPerMicroBatch + stages[s].unhidden;
+      double unhidden = m * (stages[s].unhiddenPerMicroBatch +
+                             static_cast<double>(c.virtualStages - 1) * crossing) +
+                        stages[s].unhidden;
       double window = std::min(1.0, static_cast<double>(s + 1) / m);
       most = std::max({most, computeBound + 0.99 * unhidden,
                        computeBound * (1 - window) + 0.99 * (unhidden + stages[s].gradient)});
@@ -1785,8 +1797,8 @@ llvm::json::Value shardc::planner::planJson(const Plan &plan, const Request &req
     if (auto it = plan.floorStages.find(key); it != plan.floorStages.end())
       for (const FloorStage &f : it->second) {
         compute.push_back(llvm::json::Array{f.perMicroBatch, f.once});
-        communication.push_back(
-            llvm::json::Array{f.unhiddenPerMicroBatch, f.unhidden, f.gradient});
+        communication.push_back(llvm::json::Array{f.unhiddenPerMicroBatch, f.unhidden,
+                                                  f.gradient, f.sendsPerMicroBatch});
       }
     floorsJson.push_back(llvm::json::Object{
         {"mesh", std::get<0>(key)},

@@ -152,6 +152,9 @@ struct FloorStage {
   /// Communication nothing hides, per micro-batch and once per step; the
   /// gradient reductions (once per step).
   double unhiddenPerMicroBatch = 0, unhidden = 0, gradient = 0;
+  /// Of the unhidable communication per micro-batch, the sends (the
+  /// boundary crossings: v times as many under an interleaved schedule).
+  double sendsPerMicroBatch = 0;
 };
 
 struct Plan {

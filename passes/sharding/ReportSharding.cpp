@@ -143,6 +143,7 @@ llvm::json::Object shardc::stageCostJson(const StageCost &stage) {
                             {"offload_bytes", stage.offloadBytes},
                             {"micro_batch_compute_seconds", stage.microBatchCompute},
                             {"micro_batch_unhidden_seconds", stage.microBatchUnhidden},
+                            {"micro_batch_send_seconds", stage.microBatchSends},
                             {"gradient_buckets", bucketsJson(stage.buckets)},
                             {"gather_buckets", bucketsJson(stage.gatherBuckets)},
                             {"scatter_buckets", bucketsJson(stage.scatterBuckets)},
@@ -165,6 +166,7 @@ StageCost shardc::stageCostFromJson(const llvm::json::Object &o) {
   s.offloadBytes = number(o, "offload_bytes");
   s.microBatchCompute = number(o, "micro_batch_compute_seconds");
   s.microBatchUnhidden = number(o, "micro_batch_unhidden_seconds");
+  s.microBatchSends = number(o, "micro_batch_send_seconds");
   if (const llvm::json::Object *axes = o.getObject("bytes_per_axis"))
     for (const auto &[k, v] : *axes)
       s.bytesPerAxis[k.str()] = v.getAsNumber().value_or(0);
@@ -428,7 +430,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     std::map<std::string, GradientGroup> scatterInput;
     double gradientSeconds = 0, computeSum = 0, backwardSum = 0, forwardSum = 0;
     double forwardGathers = 0, backwardGathers = 0, offloadBytes = 0;
-    double microBatchCompute = 0, microBatchUnhidden = 0;
+    double microBatchCompute = 0, microBatchUnhidden = 0, microBatchSends = 0;
     std::map<int64_t, StageCost::Sends> sendsTo;
 
     CollectiveRow &row(const std::string &kind, const std::string &axes) {
@@ -466,6 +468,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       offloadBytes += o.offloadBytes;
       microBatchCompute += o.microBatchCompute;
       microBatchUnhidden += o.microBatchUnhidden;
+      microBatchSends += o.microBatchSends;
       for (const auto &[to, send] : o.sendsTo) {
         StageCost::Sends &mine = sendsTo[to];
         mine.axes = send.axes;
@@ -566,8 +569,10 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
       row.seconds += link.latency + bytes / link.bandwidth;
       row.elements += elems(t.getInput().getType());
       acc.bytesPerAxis[row.axes] += bytes;
-      if (lastMicroBatchOnly(op))
+      if (lastMicroBatchOnly(op)) {
         acc.microBatchUnhidden += link.latency + bytes / link.bandwidth;
+        acc.microBatchSends += link.latency + bytes / link.bandwidth;
+      }
       StageCost::Sends &send = acc.sendsTo[t.getTo()];
       send.axes = row.axes;
       send.seconds += link.latency + bytes / link.bandwidth;
@@ -700,27 +705,33 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   // goes through what `shardc compile` runs next (-xf-schedule, then
   // -xf-plan-memory), so these are the arenas a compiled step allocates:
   // activations are the planned workspace, not a second estimate.
-  PassManager planner(copy->getContext());
-  planner.enableVerifier(options.verifyPasses);
-  XfScheduleOptions scheduleOptions;
-  scheduleOptions.function = options.function;
-  planner.nest<func::FuncOp>().addPass(createXfSchedule(scheduleOptions));
-  if (options.offloadActivations) {
-    XfOffloadActivationsOptions offload;
-    offload.function = options.function;
-    offload.minBytes = options.offloadMinBytes;
-    planner.nest<func::FuncOp>().addPass(createXfOffloadActivations(offload));
-  }
-  XfPlanMemoryOptions planOptions;
-  planOptions.function = options.function;
-  planOptions.placements = false; // the sizes are the report's; nothing lowers this copy
-  planner.addPass(createXfPlanMemory(planOptions));
-  if (failed(planner.run(*copy)))
-    return failure();
-  auto arenaBytes = work->getAttrOfType<DenseI64ArrayAttr>(memory::kArenaBytesAttr);
-  if (!arenaBytes || arenaBytes.size() != memory::NumArenas) {
-    work.emitError("xf-report-sharding: the memory plan wrote no arena sizes");
-    return failure();
+  // Without `planMemory` (the planner's communication floors, which read
+  // time and bytes only) every arena is reported as 0.
+  std::vector<int64_t> arenaBytes(memory::NumArenas, 0);
+  if (options.planMemory) {
+    PassManager planner(copy->getContext());
+    planner.enableVerifier(options.verifyPasses);
+    XfScheduleOptions scheduleOptions;
+    scheduleOptions.function = options.function;
+    planner.nest<func::FuncOp>().addPass(createXfSchedule(scheduleOptions));
+    if (options.offloadActivations) {
+      XfOffloadActivationsOptions offload;
+      offload.function = options.function;
+      offload.minBytes = options.offloadMinBytes;
+      planner.nest<func::FuncOp>().addPass(createXfOffloadActivations(offload));
+    }
+    XfPlanMemoryOptions planOptions;
+    planOptions.function = options.function;
+    planOptions.placements = false; // the sizes are the report's; nothing lowers this copy
+    planner.addPass(createXfPlanMemory(planOptions));
+    if (failed(planner.run(*copy)))
+      return failure();
+    auto planned = work->getAttrOfType<DenseI64ArrayAttr>(memory::kArenaBytesAttr);
+    if (!planned || planned.size() != memory::NumArenas) {
+      work.emitError("xf-report-sharding: the memory plan wrote no arena sizes");
+      return failure();
+    }
+    arenaBytes.assign(planned.asArrayRef().begin(), planned.asArrayRef().end());
   }
   // The bytes each rank copies out (and back) per step, on its stage.
   work.walk([&](xf::OffloadOp op) {
@@ -787,6 +798,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     sc.offloadBytes = acc.offloadBytes;
     sc.microBatchCompute = acc.microBatchCompute;
     sc.microBatchUnhidden = acc.microBatchUnhidden;
+    sc.microBatchSends = acc.microBatchSends;
     sc.sendsTo = acc.sendsTo;
     stageCosts.push_back(std::move(sc));
   }

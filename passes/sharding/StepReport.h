@@ -45,6 +45,10 @@ struct StepReportOptions {
   /// Plan memory with -xf-offload-activations (the offloaded activations in
   /// the host arena, reported apart from the device's memory).
   bool offloadActivations = false;
+  /// Schedule and plan the memory (-xf-schedule, -xf-plan-memory); without
+  /// it every arena is reported as 0 (the planner's communication floors
+  /// read time and bytes only).
+  bool planMemory = true;
   int64_t offloadMinBytes = 65536;
   /// The mesh whose links price the collectives and sends ("": the step's
   /// own). The planner reports a pipeline of many stages from the same one
@@ -96,6 +100,9 @@ struct StageCost {
   /// gradient reduction nor a parameter gather). A step of m micro-batches
   /// of that size runs m copies of these and the rest once.
   double microBatchCompute = 0, microBatchUnhidden = 0;
+  /// Of that communication, its sends (the pipeline's boundary crossings,
+  /// which an interleaved schedule makes v times per micro-batch).
+  double microBatchSends = 0;
   std::map<std::string, GradientBuckets> buckets; ///< by axes
   /// Whole-step parameter gathers (ZeRO-1/2, -xf-bucket-all-gathers): their
   /// ring latencies once per bucket of gathered bytes, by axes (part of

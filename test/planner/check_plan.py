@@ -178,9 +178,14 @@ def main():
             # C (1 - min(1, (1 + s)/m)) + 0.99 (unhidable + gradient
             # reductions); checked with the candidate's own compute (the
             # search takes a lower bound of it).
-            for s, (per_mb, once, gradient) in enumerate(
-                    f.get("stage_communication_seconds", [])):
-                unhidden = 0.99 * (m * per_mb + once)
+            # (An interleaved schedule of v chunks per stage has every stage
+            # send a micro-batch's activations and gradients v - 1 times
+            # more: the first and the last stage's sends per micro-batch.)
+            v = c.get("virtual_stages", 1)
+            floor_stages = f.get("stage_communication_seconds", [])
+            crossing = floor_stages[0][3] + floor_stages[-1][3] if floor_stages else 0
+            for s, (per_mb, once, gradient, sends) in enumerate(floor_stages):
+                unhidden = 0.99 * (m * (per_mb + (v - 1) * crossing) + once)
                 if unhidden > exposed * (1 + 1e-9) + 1e-15:
                     sys.exit(f"FAIL: {' '.join(c['flags'])}: stage {s}'s unhidable floor "
                              f"{unhidden} exceeds its exposed communication {exposed}")
