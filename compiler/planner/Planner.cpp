@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <any>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -258,6 +259,15 @@ struct StepCache {
       steps;
 };
 
+/// SHARDC_DEBUG=plan's clock and thread numbers (which compiles overlapped,
+/// where a thread idled).
+const auto processStart = std::chrono::steady_clock::now();
+int threadNumber() {
+  static std::atomic<int> next{0};
+  thread_local int number = next++;
+  return number;
+}
+
 /// `attentionRows`: one evaluation's choice of attention rows, shared by its
 /// compiles: given where set (else the candidate's, else auto), and set from
 /// the first compile that made one (xf.attention_rows). `scheduleStages`:
@@ -276,12 +286,16 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   auto started = std::chrono::steady_clock::now();
   auto timed = llvm::make_scope_exit([&] {
     SHARDC_DEBUG(DBGS() << llvm::formatv(
-                     "compiled {0} {1} m={2} {3} v={4} {5}{6} over {7} layers{8}: {9:f3} s\n",
+                     "compiled {0} {1} m={2} {3} v={4} {5}{6} over {7} layers{8}: {9:f3} s, "
+                     "ended at {10:f3} s on thread {11}\n",
                      c.mesh(), c.strategy(), c.microBatches, c.schedule, c.virtualStages,
                      c.recompute, c.regather ? "+regather" : "", layers,
                      pricingMesh.empty() ? "" : " priced on " + pricingMesh,
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
-                         .count()));
+                         .count(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - processStart)
+                         .count(),
+                     threadNumber()));
   });
   OwningOpRef<ModuleOp> m;
   auto key = std::make_tuple(model.getOperation(), c.microBatches,
@@ -1416,14 +1430,21 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   std::stable_sort(order.begin(), order.end(),
                    [&](const auto &a, const auto &b) { return groupOf(a) < groupOf(b); });
   // Expected: each layout at its fewest micro-batches with nothing
-  // recomputed (its floor is known). Its further counts are bounded by it,
-  // so a thread that computed them beside it would mostly waste the work;
-  // the search computes those while the threads take the next layouts.
+  // recomputed (its floor is known), then the floors of its further counts
+  // (another micro-batch size each), which the search takes before it
+  // decides whether to evaluate them. The further counts themselves are
+  // bounded by the fewest, so a thread that computed them beside it would
+  // mostly waste the work; the search computes those while the threads take
+  // the next layouts.
   ahead->passed();
   for (auto [first, i] : order) {
     Candidate c = pipelines[i].first;
     c.microBatches = pipelines[i].second.front();
     expectCandidate(c);
+    for (int64_t m : llvm::ArrayRef<int64_t>(pipelines[i].second).drop_front()) {
+      c.microBatches = m;
+      expectFloor(c);
+    }
   }
   for (auto [first, i] : order) {
     const Candidate &base = pipelines[i].first;
