@@ -839,18 +839,22 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   };
   // A candidate of `chunks` pipeline chunks (one unpipelined), compiled by
   // `at` (a model, its layers) with `compiled` chunks (fewer where a longer
-  // pipeline is reported from its first, middle and last stages) at 3 and 4
-  // layers per chunk and extrapolated to its layers per chunk; with four per
-  // chunk or fewer at that depth (as cheap); a model the planner cannot
-  // regenerate as given.
-  auto extrapolates = [&](int64_t chunks) { return plan.extrapolated && plan.layers / chunks > 4; };
+  // pipeline is reported from its first, middle and last stages) at `low`
+  // and `low` + 1 layers per chunk (3 and 4; 1 and 2 for a floor) and
+  // extrapolated to its layers per chunk; at its own depth where that is no
+  // more layers than the two (GPT-2 1.5B on 8 stages: 6 per chunk, not
+  // 3 + 4; exact, and two compiles instead of four); a model the planner
+  // cannot regenerate as given.
+  auto extrapolates = [&](int64_t chunks, int64_t low = kDepthLow) {
+    return plan.extrapolated && plan.layers / chunks > 2 * low + 1;
+  };
   auto atDepths = [&](int64_t chunks, int64_t compiled, int64_t batch,
                       llvm::function_ref<FailureOr<Raw>(ModuleOp, int64_t)> at,
                       int64_t low = kDepthLow) -> FailureOr<Raw> {
     if (!plan.extrapolated)
       return at(modelWith(plan.layers, batch), plan.layers);
     int64_t perChunk = plan.layers / chunks;
-    if (!extrapolates(chunks))
+    if (!extrapolates(chunks, low))
       return at(modelWith(perChunk * compiled, batch), perChunk * compiled);
     FailureOr<Raw> shallow = at(modelWith(low * compiled, batch), low * compiled);
     if (failed(shallow))
