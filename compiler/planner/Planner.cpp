@@ -18,6 +18,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include "passes/sharding/PipelineSchedule.h"
+
 #include <algorithm>
 #include <any>
 #include <atomic>
@@ -270,15 +272,15 @@ int threadNumber() {
 
 /// `attentionRows`: one evaluation's choice of attention rows, shared by its
 /// compiles: given where set (else the candidate's, else auto), and set from
-/// the first compile that made one (xf.attention_rows). `scheduleStages`:
-/// the pipeline a reduced one (the first, two middle and the last stage)
-/// stands for, each stage ordered as its stage there (0: none).
-/// `planMemory` false: time and bytes only (every arena 0).
+/// the first compile that made one (xf.attention_rows). `longer`: the
+/// pipeline that `c`, its first, two middle and last stages, stands for:
+/// each compiled stage ordered as its stage there, the links priced on its
+/// mesh. `planMemory` false: time and bytes only (every arena 0).
 FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &request,
                            int64_t layers, std::string &error, StepCache *cache = nullptr,
-                           const std::string &pricingMesh = "",
-                           std::string *attentionRows = nullptr, int64_t scheduleStages = 0,
-                           bool planMemory = true) {
+                           std::string *attentionRows = nullptr,
+                           const Candidate *longer = nullptr, bool planMemory = true) {
+  const std::string pricingMesh = longer ? longer->mesh() : "";
   MLIRContext *ctx = model.getContext();
   // The first diagnostic is the reason (EvaluationDiagnostics routes it).
   EvaluationErrorScope errors(error);
@@ -356,7 +358,7 @@ FailureOr<Raw> evaluateRaw(ModuleOp model, const Candidate &c, const Request &re
   ro.schedule = c.schedule;
   ro.virtualStages = c.virtualStages;
   ro.cuts = o.pipelineCuts;
-  ro.scheduleStages = scheduleStages;
+  ro.scheduleStages = longer ? longer->pp : 0;
   ro.values = false;
   ro.verifyPasses = false;
   ro.offloadActivations = c.offload;
@@ -492,7 +494,7 @@ double scheduleBubble(int64_t stages, int64_t virtualStages, int64_t microBatche
 /// The micro-batches a stage holds at once under 1F1B: its warm-up
 /// forwards and one more, at most all of them.
 int64_t heldUnder1F1B(int64_t stage, int64_t stages, int64_t microBatches) {
-  return std::min(microBatches, stages - stage);
+  return pipeline::unitsHeld(stage, stages, 1, microBatches);
 }
 
 /// The micro-batch counts a composed 1F1B step is compiled with. Not one:
@@ -589,15 +591,6 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   return out;
 }
 
-/// The units a stage has run forward and not yet backward when its first
-/// backward starts (its warm-up forwards and one more): what its workspace
-/// grows with, as -xf-pipeline's stageOrder schedules them.
-int64_t unitsHeld(int64_t stage, int64_t stages, int64_t v, int64_t m) {
-  if (v == 1)
-    return heldUnder1F1B(stage, stages, m);
-  return std::min((stages - stage - 1) * 2 + (v - 1) * stages + 1, v * m);
-}
-
 /// A pipeline of `stages` stages from the same one compiled with fewer
 /// (`raw`: its first, middle and last stages; every middle stage of a
 /// generated transformer's pipeline runs the same ops), for a schedule of
@@ -618,8 +611,9 @@ FailureOr<Raw> expandStages(const Raw &raw, int64_t stages, int64_t v, int64_t m
   out.stageSeconds.assign(p, 0);
   out.stageWorkspace.assign(p, 0);
   double slowest = 0;
-  const auto last = static_cast<int64_t>(p) - 2;
-  const int64_t high = unitsHeld(1, stages, v, m), low = unitsHeld(last, stages, v, m);
+  using pipeline::unitsHeld;
+  const int64_t high = unitsHeld(pipeline::standsFor(1, 4, stages), stages, v, m),
+                low = unitsHeld(pipeline::standsFor(2, 4, stages), stages, v, m);
   for (size_t s = 0; s < p; ++s) {
     size_t k = stageKind(s, p, q);
     out.stageSeconds[s] = raw.stageSeconds[k];
@@ -881,6 +875,20 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       return 4;
     return c.pp;
   };
+  // `c` with its m copies at `layers` (of `m`), reported for its own length
+  // from the stages compiledStages gives it.
+  auto evaluateStages = [&](ModuleOp m, const Candidate &c, int64_t layers, std::string &error,
+                            std::string *rows) -> FailureOr<Raw> {
+    int64_t stages = compiledStages(c);
+    if (stages == c.pp)
+      return evaluateRaw(m, c, request, layers, error, &steps, rows);
+    Candidate cc = c;
+    cc.pp = stages;
+    FailureOr<Raw> r = evaluateRaw(m, cc, request, layers, error, &steps, rows, &c);
+    if (failed(r))
+      return failure();
+    return expandStages(*r, c.pp, c.virtualStages, c.microBatches);
+  };
   double tokens = static_cast<double>(plan.globalBatch) * plan.seq;
   auto finish = [&](Prediction &p) {
     p.tokensPerSecond = p.stepSeconds > 0 ? tokens / p.stepSeconds : 0;
@@ -914,32 +922,23 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     // The attention rows the first compile chooses, given to the others.
     std::string rows = c.attentionRows;
     auto at = [&](ModuleOp m, int64_t layers) -> FailureOr<Raw> {
+      if (!compose)
+        return evaluateStages(m, c, layers, e.error, &rows);
       int64_t stages = compiledStages(c);
-      Candidate cc = c;
-      cc.pp = stages;
-      std::string pricing = stages == c.pp ? "" : c.mesh();
-      int64_t standFor = stages == c.pp ? 0 : c.pp;
-      if (!compose) {
-        FailureOr<Raw> r =
-            evaluateRaw(m, cc, request, layers, e.error, &steps, pricing, &rows, standFor);
-        if (failed(r) || stages == c.pp)
-          return r;
-        return expandStages(*r, c.pp, c.virtualStages, c.microBatches);
-      }
-      Candidate one = cc, two = cc;
+      Candidate one = c, two = c;
+      one.pp = two.pp = stages;
       one.microBatches = kComposeLow;
       two.microBatches = kComposeHigh;
-      FailureOr<Raw> r1 =
-          evaluateRaw(m, one, request, layers, e.error, &steps, pricing, &rows, standFor);
+      const Candidate *longer = stages == c.pp ? nullptr : &c;
+      FailureOr<Raw> r1 = evaluateRaw(m, one, request, layers, e.error, &steps, &rows, longer);
       if (failed(r1))
         return failure();
-      FailureOr<Raw> r2 =
-          evaluateRaw(m, two, request, layers, e.error, &steps, pricing, &rows, standFor);
+      FailureOr<Raw> r2 = evaluateRaw(m, two, request, layers, e.error, &steps, &rows, longer);
       if (failed(r2))
         return failure();
       FailureOr<Raw> composed = composeMicroBatches(*r1, *r2, c.microBatches, c.pp, stages);
       if (failed(composed) && stages == c.pp) // no per-stage figures: the m copies after all
-        return evaluateRaw(m, c, request, layers, e.error, &steps, "", &rows);
+        return evaluateRaw(m, c, request, layers, e.error, &steps, &rows);
       return composed;
     };
     // At 3 and 4 layers per chunk, extrapolated; or the full model (every
@@ -993,9 +992,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // lock): the (2 x top)-th best step and the floors.
   struct Committed {
     double incumbent = std::numeric_limits<double>::infinity();
-    /// (mesh, strategy, micro-batch size) -> floor, exposed floor, its stages
+    /// (mesh, strategy, micro-batch size) -> floor, its stages
     std::map<std::tuple<std::string, std::string, int64_t>,
-             std::tuple<double, double, std::vector<FloorStage>>>
+             std::pair<double, std::vector<FloorStage>>>
         floors;
     /// The pipelined candidates evaluated, by mesh, strategy and memory
     /// policy (policyKey), then schedule and micro-batches: what bounds
@@ -1102,13 +1101,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     int64_t stages = compiledStages(one);
     Candidate cc = one;
     cc.pp = stages;
-    std::string pricing = stages == one.pp ? "" : one.mesh();
     std::string rows;
     FailureOr<Raw> raw = atDepths(
         one.chunks(), cc.chunks(), batch,
         [&](ModuleOp m, int64_t layers) {
-          return evaluateRaw(m, cc, request, layers, error, &steps, pricing, &rows,
-                             stages == one.pp ? 0 : one.pp, /*planMemory=*/false);
+          return evaluateRaw(m, cc, request, layers, error, &steps, &rows,
+                             stages == one.pp ? nullptr : &one, /*planMemory=*/false);
         },
         kFloorDepthLow);
     if (succeeded(raw) && stages != one.pp)
@@ -1121,12 +1119,12 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
                          plan.globalBatch / c.microBatches)
         .str();
   };
-  auto communicationFloor = [&](const Candidate &c) -> std::pair<double, double> {
+  auto communicationFloor = [&](const Candidate &c) -> double {
     Candidate one = floorCandidate(c);
     int64_t batch = plan.globalBatch / c.microBatches;
     auto key = std::make_tuple(one.mesh(), one.strategy(), batch);
     if (auto it = floors.find(key); it != floors.end())
-      return {it->second, plan.floorExposed[key]};
+      return it->second;
     FailureOr<Raw> raw = std::any_cast<FailureOr<Raw>>(
         ahead->need(floorKey(c), [&] { return std::any(compileFloor(one, batch)); }));
     double floor = succeeded(raw) ? 0.99 * busiestCommunication(*raw) : 0.0;
@@ -1155,9 +1153,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     floors[key] = floor;
     {
       std::lock_guard<std::mutex> lock(committedMutex);
-      committed.floors[key] = {floor, exposed, stages};
+      committed.floors[key] = {floor, stages};
     }
-    return {floor, exposed};
+    return floor;
   };
   // Every bound of a pipelined candidate of m >= 2 micro-batches from its
   // floor: the floor's communication, and, per stage s, from what the floor
@@ -1173,8 +1171,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // (once per step), which stage s hides behind at most (1 + s)/m of the
   // compute (modelStep's window, a share of the backward). A step is at
   // least C + exposed_s on every stage, so at least
-  // max(C + 0.99 U_s, C (1 - min(1, (1 + s)/m)) + 0.99 (U_s + G_s)).
-  auto boundByFloor = [&](const Candidate &c, double bound, double floor, double exposed,
+  // max(C + 0.99 U_s, C (1 - min(1, (1 + s)/m)) + 0.99 (U_s + G_s)); U_s is
+  // at least the floor's own unhidable communication (JSON exposed_seconds).
+  auto boundByFloor = [&](const Candidate &c, double bound, double floor,
                           const std::vector<FloorStage> &stages) {
     if (c.microBatches < kFloorMicroBatches)
       return bound;
@@ -1183,7 +1182,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     for (const FloorStage &f : stages)
       slowest = std::max(slowest, m * f.perMicroBatch + f.once);
     double computeBound = std::max(lowerBound(c), 0.99 * slowest / (1 - bubbleOf(c)));
-    double most = std::max({bound, floor, computeBound + exposed});
+    double most = std::max(bound, floor);
     double crossing =
         stages.empty() ? 0.0 : stages.front().sendsPerMicroBatch + stages.back().sendsPerMicroBatch;
     for (size_t s = 0; s < stages.size(); ++s) {
@@ -1198,8 +1197,7 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   };
   // ... once its floor is compiled (here, if not yet).
   auto floorBound = [&](const Candidate &c, double bound) {
-    auto [floor, exposed] = communicationFloor(c);
-    return boundByFloor(c, bound, floor, exposed,
+    return boundByFloor(c, bound, communicationFloor(c),
                         plan.floorStages[std::make_tuple(c.mesh(), c.strategy(),
                                                           plan.globalBatch / c.microBatches)]);
   };
@@ -1247,8 +1245,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       if (auto it = committed.floors.find(
               std::make_tuple(c.mesh(), c.strategy(), plan.globalBatch / c.microBatches));
           it != committed.floors.end()) {
-        const auto &[floor, exposed, stages] = it->second;
-        bound = boundByFloor(c, bound, floor, exposed, stages);
+        const auto &[floor, stages] = it->second;
+        bound = boundByFloor(c, bound, floor, stages);
       }
       // An interleaved one waits for its 1F1B sibling (the search runs that
       // first), which mostly bounds it out.
@@ -1520,18 +1518,9 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
   // middle one.
   auto compileFull = [&](const Candidate &c) {
     Full full{failure(), ""};
-    int64_t stages = compiledStages(c);
-    if (stages == c.pp) {
-      full.first = evaluateRaw(fullModel(c), c, request, plan.layers, full.second, &steps);
-      return full;
-    }
-    Candidate cc = c;
-    cc.pp = stages;
-    int64_t layers = plan.layers / c.chunks() * cc.chunks();
-    FailureOr<Raw> r = evaluateRaw(modelWith(layers, plan.globalBatch / c.microBatches), cc,
-                                   request, layers, full.second, &steps, c.mesh(), nullptr, c.pp);
-    if (succeeded(r))
-      full.first = expandStages(*r, c.pp, c.virtualStages, c.microBatches);
+    int64_t layers = plan.layers / c.pp * compiledStages(c);
+    full.first = evaluateStages(modelWith(layers, plan.globalBatch / c.microBatches), c, layers,
+                                full.second, nullptr);
     return full;
   };
   auto fullKey = [&](const Candidate &c) { return "full " + candidateKey(c); };

@@ -50,6 +50,7 @@
 #include "passes/FunctionTarget.h"
 #include "passes/Passes.h"
 #include "passes/memory/MemoryPlan.h"
+#include "passes/sharding/PipelineSchedule.h"
 
 #include "compiler/sharding/Sharding.h"
 #include "dialects/xf/Params.h"
@@ -98,18 +99,12 @@ StringRef paramOfState(StringRef state) {
   return "";
 }
 
-/// The stage of a `scheduleStages`-stage pipeline whose order stage `stage`
-/// of `stages` runs: the first half its first stages, the rest its last.
-int64_t standsFor(int64_t stage, int64_t stages, int64_t scheduleStages) {
-  return 2 * stage < stages ? stage : scheduleStages - (stages - stage);
-}
-
 /// The schedule of one stage: its units in the order it runs them, as stage
 /// `runAs` of a pipeline of `scheduleStages` stages runs them (its warm-up
 /// forwards, the micro-batch groups of interleaving); the units' chunks are
 /// this pipeline's, c = v * stages + stage. Warm-ups fall with the stage
-/// (standsFor keeps their order), so every stage's first backward finds its
-/// inputs: the order is one the units' dependences allow.
+/// (pipeline::standsFor keeps their order), so every stage's first backward
+/// finds its inputs: the order is one the units' dependences allow.
 std::vector<Unit> stageOrder(StringRef schedule, int64_t stage, int64_t stages,
                              int64_t chunksPerStage, int64_t microBatches, int64_t runAs,
                              int64_t scheduleStages) {
@@ -124,7 +119,7 @@ std::vector<Unit> stageOrder(StringRef schedule, int64_t stage, int64_t stages,
     return order;
   }
   if (schedule == "1f1b") {
-    int64_t warmup = std::min(scheduleStages - runAs - 1, microBatches);
+    int64_t warmup = pipeline::warmupForwards(runAs, scheduleStages, 1, microBatches);
     for (int64_t j = 0; j < warmup; ++j)
       F(j, 0);
     for (int64_t j = warmup; j < microBatches; ++j) {
@@ -141,7 +136,7 @@ std::vector<Unit> stageOrder(StringRef schedule, int64_t stage, int64_t stages,
   const int64_t v = chunksPerStage, total = microBatches * v, P = scheduleStages;
   auto fwd = [&](int64_t k) { F((k / (P * v)) * P + k % P, (k / P) % v); };
   auto bwd = [&](int64_t k) { B((k / (P * v)) * P + k % P, v - 1 - (k / P) % v); };
-  int64_t warmup = std::min((P - runAs - 1) * 2 + (v - 1) * P, total);
+  int64_t warmup = pipeline::warmupForwards(runAs, P, v, microBatches);
   for (int64_t k = 0; k < warmup; ++k)
     fwd(k);
   for (int64_t k = warmup; k < total; ++k) {
@@ -708,7 +703,8 @@ LogicalResult XfPipelinePass::run() {
   std::map<Unit, std::pair<int64_t, size_t>> slotOf; // stage, index in its order
   for (int64_t s = 0; s < P; ++s) {
     std::vector<Unit> order =
-        stageOrder(schedule, s, P, V, microBatches, standsFor(s, P, scheduleP), scheduleP);
+        stageOrder(schedule, s, P, V, microBatches, pipeline::standsFor(s, P, scheduleP),
+                   scheduleP);
     // A function without a backward (a forward + loss: `--forward-only`,
     // `shardc run`) runs only the forward units.
     if (backward.empty())
