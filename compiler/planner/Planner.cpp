@@ -514,7 +514,7 @@ constexpr int64_t kComposeLow = 2, kComposeHigh = 3;
 /// approximation: the planner's placement is not exactly additive). Only
 /// screens: a finalist is compiled with its m copies.
 FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, int64_t stages,
-                                   int64_t compiled) {
+                                   int64_t compiled, int64_t v) {
   const size_t p = static_cast<size_t>(stages), q = static_cast<size_t>(compiled);
   if (one.stageSeconds.size() != q || two.stageSeconds.size() != q ||
       one.stageWorkspace.size() != q || two.stageWorkspace.size() != q ||
@@ -540,18 +540,28 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
     out.stageSeconds[s] = lin(one.stageSeconds[k], two.stageSeconds[k]);
     slowest = std::max(slowest, out.stageSeconds[s]);
   }
-  o.bubble = scheduleBubble(stages, 1, m);
+  o.bubble = scheduleBubble(stages, v, m);
   out.pipelineMicroBatches = m;
   o.computeSeconds = slowest / (1 - o.bubble);
+  // The units (micro-batch chunks) a stage holds at once: 1F1B's
+  // micro-batches (a compiled stage's as its own pipeline's), interleaved
+  // 1F1B's chunk forwards ahead of the first backward (a compiled stage's as
+  // the stage it stands for in the long pipeline, whose order it ran).
+  auto heldCompiled = [&](size_t k, int64_t mb) {
+    auto kk = static_cast<int64_t>(k);
+    if (v == 1)
+      return heldUnder1F1B(kk, compiled, mb);
+    return pipeline::unitsHeld(q < p ? pipeline::standsFor(kk, compiled, stages) : kk, stages, v,
+                               mb);
+  };
   // Memory: the arenas stored once (parameters, gradients, optimizer state)
   // and the inputs (every micro-batch's) are affine; the workspace is its
   // largest stage's, each stage's grown by the micro-batches it holds (a
   // middle stage of a longer pipeline than compiled by the first stage's
   // growth per micro-batch: the same layers).
   auto growth = [&](size_t k) -> std::optional<double> {
-    auto kk = static_cast<int64_t>(k);
-    int64_t low = heldUnder1F1B(kk, compiled, kComposeLow);
-    int64_t high = heldUnder1F1B(kk, compiled, kComposeHigh);
+    int64_t low = heldCompiled(k, kComposeLow);
+    int64_t high = heldCompiled(k, kComposeHigh);
     if (high == low)
       return std::nullopt;
     return (two.stageWorkspace[k] - one.stageWorkspace[k]) / static_cast<double>(high - low);
@@ -559,8 +569,8 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   double workspace = 0;
   for (size_t s = 0; s < p; ++s) {
     size_t k = kindOf(s);
-    int64_t heldHigh = heldUnder1F1B(static_cast<int64_t>(k), compiled, kComposeHigh);
-    int64_t heldM = heldUnder1F1B(static_cast<int64_t>(s), stages, m);
+    int64_t heldHigh = heldCompiled(k, kComposeHigh);
+    int64_t heldM = pipeline::unitsHeld(static_cast<int64_t>(s), stages, v, m);
     std::optional<double> perMicroBatch = growth(k) ? growth(k) : growth(0);
     double w = two.stageWorkspace[k];
     if (heldM != heldHigh && perMicroBatch)
@@ -916,9 +926,11 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
     // not with m copies of the layers. Where that puts it near the memory
     // limit (within 40% either way: the composed workspace is approximate),
     // its m copies decide.
+    // Interleaved too, where two and three micro-batches are fewer than the
+    // stages (one partial group each: -xf-pipeline's interleaved order).
     bool compose = request.composeFrom > 0 && c.microBatches >= request.composeFrom &&
-                   c.microBatches > kComposeHigh && c.pp > 1 && c.schedule == "1f1b" &&
-                   !c.offload;
+                   c.microBatches > kComposeHigh && c.pp > 1 && !c.offload &&
+                   (c.schedule == "1f1b" || (c.schedule == "interleaved" && c.pp > kComposeHigh));
     // The attention rows the first compile chooses, given to the others.
     std::string rows = c.attentionRows;
     auto at = [&](ModuleOp m, int64_t layers) -> FailureOr<Raw> {
@@ -936,7 +948,8 @@ FailureOr<Plan> shardc::planner::plan(ModuleOp model,
       FailureOr<Raw> r2 = evaluateRaw(m, two, request, layers, e.error, &steps, &rows, longer);
       if (failed(r2))
         return failure();
-      FailureOr<Raw> composed = composeMicroBatches(*r1, *r2, c.microBatches, c.pp, stages);
+      FailureOr<Raw> composed =
+          composeMicroBatches(*r1, *r2, c.microBatches, c.pp, stages, c.virtualStages);
       if (failed(composed) && stages == c.pp) // no per-stage figures: the m copies after all
         return evaluateRaw(m, c, request, layers, e.error, &steps, &rows);
       return composed;

@@ -31,6 +31,10 @@ def Xf_Dialect : Dialect {
   let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
+    /// The sharding rules of this context's ops, each computed once per
+    /// distinct op (cachedShardingRule, XfShardingRules.cpp).
+    std::shared_ptr<void> shardingRules;
+
     /// Argument attribute naming a parameter: #xf.param<...>.
     static constexpr llvm::StringLiteral kParamAttrName = "xf.param";
     /// Argument attribute naming a data input: "tokens", "targets", ...

@@ -28,6 +28,7 @@ void XfDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "dialects/xf/XfAttrs.cpp.inc"
       >();
+  shardingRules = makeShardingRuleCache();
 }
 
 LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,

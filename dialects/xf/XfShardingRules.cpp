@@ -17,8 +17,13 @@
 #include "dialects/xf/XfOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
 
 #include <cassert>
+#include <deque>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 
 using namespace mlir;
 using namespace shardc::xf;
@@ -779,4 +784,64 @@ OpShardingRule AdamWOp::getShardingRule() {
   // param, grad, m, v and the results share factors; lr, grad_scale, step and
   // skip are 0-d scalars.
   return elementwiseRule(*this, 12);
+}
+
+//===----------------------------------------------------------------------===//
+// The rules of a context, each computed once
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What a rule is computed from: the op's name, its properties (its
+/// attributes) and its operand and result types, all uniqued in the context.
+struct RuleKey {
+  llvm::SmallVector<const void *, 8> parts;
+  bool operator==(const RuleKey &o) const { return parts == o.parts; }
+};
+
+struct RuleKeyHash {
+  size_t operator()(const RuleKey &k) const {
+    return static_cast<size_t>(llvm::hash_combine_range(k.parts.begin(), k.parts.end()));
+  }
+};
+
+struct RuleCache {
+  std::shared_mutex mutex;
+  /// Node-based: a rule handed out stays where it is.
+  std::unordered_map<RuleKey, OpShardingRule, RuleKeyHash> rules;
+};
+
+/// Rules of ops in a context without the xf dialect loaded (an
+/// out-of-tree op implementing the interface alone): kept for the thread.
+thread_local std::deque<OpShardingRule> unloadedRules;
+
+} // namespace
+
+std::shared_ptr<void> shardc::xf::makeShardingRuleCache() {
+  return std::make_shared<RuleCache>();
+}
+
+const OpShardingRule &shardc::xf::cachedShardingRule(ShardingRuleOpInterface iface) {
+  Operation *op = iface.getOperation();
+  auto *dialect = op->getContext()->getLoadedDialect<XfDialect>();
+  if (!dialect || !dialect->shardingRules)
+    return unloadedRules.emplace_back(iface.getShardingRule());
+  auto &cache = *static_cast<RuleCache *>(dialect->shardingRules.get());
+  RuleKey key;
+  key.parts.push_back(op->getName().getAsOpaquePointer());
+  key.parts.push_back(op->getPropertiesAsAttribute().getAsOpaquePointer());
+  key.parts.push_back(op->getRawDictionaryAttrs().getAsOpaquePointer());
+  for (Type t : op->getOperandTypes())
+    key.parts.push_back(t.getAsOpaquePointer());
+  key.parts.push_back(nullptr); // operands | results
+  for (Type t : op->getResultTypes())
+    key.parts.push_back(t.getAsOpaquePointer());
+  {
+    std::shared_lock<std::shared_mutex> lock(cache.mutex);
+    if (auto it = cache.rules.find(key); it != cache.rules.end())
+      return it->second;
+  }
+  OpShardingRule rule = iface.getShardingRule();
+  std::unique_lock<std::shared_mutex> lock(cache.mutex);
+  return cache.rules.try_emplace(std::move(key), std::move(rule)).first->second;
 }

@@ -136,7 +136,7 @@ LogicalResult Partitioner::verifyAnnotated() {
       ok = false;
       return;
     }
-    if (!readDecision(op, iface.getShardingRule().factors.size())) {
+    if (!readDecision(op, xf::cachedShardingRule(iface).factors.size())) {
       op->emitError() << "op has no sharding decision ('" << kFactorAxesAttr
                       << "'); run -xf-propagate-sharding first";
       ok = false;
@@ -265,7 +265,7 @@ FailureOr<Value> Partitioner::use(Value old, const TensorSharding &to, Location 
 }
 
 LogicalResult Partitioner::partitionOp(Operation *op) {
-  xf::OpShardingRule rule = cast<xf::ShardingRuleOpInterface>(op).getShardingRule();
+  const xf::OpShardingRule &rule = xf::cachedShardingRule(cast<xf::ShardingRuleOpInterface>(op));
   OpDecision d = *readDecision(op, rule.factors.size());
   std::string why;
   if (!isValidDecision(rule, d, mesh_, &why))

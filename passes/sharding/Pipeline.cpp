@@ -131,11 +131,14 @@ std::vector<Unit> stageOrder(StringRef schedule, int64_t stage, int64_t stages,
     return order;
   }
   // Interleaved 1F1B (Megatron-LM): the k-th forward of a stage is
-  // micro-batch (k / (P v)) P + k % P on its chunk (k / P) % v, P the
-  // schedule's stages; backwards run the chunks in reverse.
+  // micro-batch (k / (g v)) g + k % g on its chunk (k / g) % v, in groups of
+  // g = P micro-batches, P the schedule's stages (fewer micro-batches than
+  // P: one partial group of them all, which the planner composes longer
+  // steps from); backwards run the chunks in reverse.
   const int64_t v = chunksPerStage, total = microBatches * v, P = scheduleStages;
-  auto fwd = [&](int64_t k) { F((k / (P * v)) * P + k % P, (k / P) % v); };
-  auto bwd = [&](int64_t k) { B((k / (P * v)) * P + k % P, v - 1 - (k / P) % v); };
+  const int64_t g = pipeline::interleavedGroup(P, microBatches);
+  auto fwd = [&](int64_t k) { F((k / (g * v)) * g + k % g, (k / g) % v); };
+  auto bwd = [&](int64_t k) { B((k / (g * v)) * g + k % g, v - 1 - (k / g) % v); };
   int64_t warmup = pipeline::warmupForwards(runAs, P, v, microBatches);
   for (int64_t k = 0; k < warmup; ++k)
     fwd(k);
@@ -205,11 +208,11 @@ LogicalResult XfPipelinePass::run() {
   if (scheduleP < P)
     return func.emitError() << "xf-pipeline: schedule-stages " << scheduleP
                             << " is shorter than the pipeline's " << P << " stages";
-  if (schedule == "interleaved" && microBatches % scheduleP != 0)
+  if (schedule == "interleaved" && microBatches % pipeline::interleavedGroup(scheduleP, microBatches))
     return func.emitError() << "xf-pipeline: the interleaved schedule runs micro-batches in "
                                "groups of the "
                             << scheduleP << " stages; " << microBatches
-                            << " micro-batches are not a multiple";
+                            << " micro-batches are neither fewer nor a multiple";
 
   // Arguments: inputs (every stage), state of a parameter (its layer).
   llvm::DenseMap<Value, int64_t> layerOfArg;
@@ -279,7 +282,7 @@ LogicalResult XfPipelinePass::run() {
     for (Value r : op->getResults())
       layerOf[r] = l;
     if (auto rule = dyn_cast<ShardingRuleOpInterface>(op))
-      flops[std::max(l, layers.front())] += rule.getShardingRule().flops;
+      flops[std::max(l, layers.front())] += xf::cachedShardingRule(rule).flops;
   }
   std::vector<int64_t> firstLayer; // per chunk, index into `layers`
   if (!cuts.empty()) {

@@ -20,6 +20,14 @@ inline int64_t standsFor(int64_t stage, int64_t stages, int64_t scheduleStages) 
   return 2 * stage < stages ? stage : scheduleStages - (stages - stage);
 }
 
+/// The micro-batches interleaved 1F1B runs each chunk of a stage for in
+/// turn: groups of the pipeline's stages (Megatron-LM), or all of them where
+/// there are fewer (one partial group; the planner composes a long step's
+/// figures from two such short ones).
+inline int64_t interleavedGroup(int64_t stages, int64_t microBatches) {
+  return std::min(stages, microBatches);
+}
+
 /// The forwards stage `stage` of a `stages`-stage pipeline runs before its
 /// first backward: 1F1B's stages - s - 1 (of m micro-batches), interleaved
 /// 1F1B's 2 (stages - s - 1) + (v - 1) stages (of v m chunk forwards).

@@ -85,7 +85,7 @@ private:
 
 struct Node {
   Operation *op;
-  OpShardingRule rule;
+  const OpShardingRule &rule; ///< the context's (xf::cachedShardingRule)
   std::optional<OpDecision> decision;
 };
 
@@ -986,7 +986,7 @@ LogicalResult Propagator::decide() {
       ok = false;
       return;
     }
-    OpShardingRule rule = iface.getShardingRule();
+    const OpShardingRule &rule = xf::cachedShardingRule(iface);
     if (rule.operands.size() != op->getNumOperands() ||
         rule.results.size() != op->getNumResults()) {
       op->emitError() << "sharding rule describes " << rule.operands.size() << " operands and "
@@ -995,7 +995,7 @@ LogicalResult Propagator::decide() {
       ok = false;
       return;
     }
-    nodes_.push_back({op, std::move(rule), std::nullopt});
+    nodes_.push_back({op, rule, std::nullopt});
   });
   if (!ok)
     return failure();

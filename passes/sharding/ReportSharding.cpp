@@ -276,7 +276,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   llvm::json::Array notTakenJson;
   func.walk([&](xf::ShardingRuleOpInterface ruled) {
     Operation *op = ruled.getOperation();
-    xf::OpShardingRule rule = ruled.getShardingRule();
+    const xf::OpShardingRule &rule = xf::cachedShardingRule(ruled);
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       auto ann = operand.getDefiningOp<shard::ShardOp>();
       if (!ann || i >= rule.operands.size())
@@ -353,7 +353,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
   std::map<std::string, int64_t> spareSplits;
   func.walk([&](xf::ShardingRuleOpInterface ruled) {
     Operation *op = ruled.getOperation();
-    xf::OpShardingRule rule = ruled.getShardingRule();
+    const xf::OpShardingRule &rule = xf::cachedShardingRule(ruled);
     std::optional<OpDecision> d = readDecision(op, rule.factors.size());
     if (!d)
       return;
@@ -582,7 +582,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
     if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op))
       if (auto stage = op->getAttrOfType<IntegerAttr>(xf::XfDialect::kStageAttrName)) {
         stageSeconds[stage.getInt()] +=
-            cost.computeTime(iface.getShardingRule().flops, cost::pricingType(op));
+            cost.computeTime(xf::cachedShardingRule(iface).flops, cost::pricingType(op));
       }
   });
   work.walk([&](Operation *op) {
@@ -642,7 +642,7 @@ FailureOr<StepReport> shardc::reportStep(func::FuncOp func, const StepReportOpti
               elems(ag.getResult().getType()));
     }
     else if (auto iface = dyn_cast<xf::ShardingRuleOpInterface>(op)) {
-      xf::OpShardingRule rule = iface.getShardingRule();
+      const xf::OpShardingRule &rule = xf::cachedShardingRule(iface);
       auto d = readDecision(op, rule.factors.size());
       double seconds = cost.computeTime(rule.flops, cost::pricingType(op));
       StageAccount &acc = accounts[stageKey(op)];

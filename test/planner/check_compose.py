@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""shardc plan's composition of 1F1B pipelines (issue 18) against their
-m-copy steps.
+"""shardc plan's composition of pipelines (issue 18) against their m-copy
+steps.
 
 A 1F1B candidate of --compose-from or more micro-batches is screened from its
 steps with two and three micro-batches (composeMicroBatches in
-compiler/planner); with `--compose-from 0` the same candidate is screened with
-its m copies compiled. The two plans of one model must agree on every composed candidate:
+compiler/planner), and so is an interleaved one of more than three stages
+(two and three micro-batches run as one partial group); with
+`--compose-from 0` the same candidate is screened with its m copies
+compiled. The two plans of one model must agree on every composed candidate:
   - collective bytes per mesh axis and in total: equal (to a byte),
   - the modelled step time and compute: equal (to 1e-9 relative),
   - the planned memory: within --memory-tolerance (the composed workspace is
@@ -44,6 +46,8 @@ def main():
     ap = plan_arguments()
     ap.add_argument("--memory-tolerance", type=float, default=0.10)
     ap.add_argument("--min-composed", type=int, default=1)
+    ap.add_argument("--min-interleaved", type=int, default=0,
+                    help="interleaved candidates that must be among those compared")
     ap.add_argument("--compose-from", type=int, default=8)
     # Enough ranked rows that the bounds (the (2 x top)-th best step) leave
     # the pipelines of many micro-batches evaluated.
@@ -69,9 +73,12 @@ def main():
     if not a.stages and exact["composed_pipelines"] != 0:
         sys.exit("FAIL: --compose-from 0 composed candidates")
 
+    def pp_of(c):
+        return int(c["mesh"].split(",")[0][3:]) if c["mesh"].startswith("pp=") else 1
+
     def reduced(c):
         """Whether the default plan screened `c` from fewer stages."""
-        pp = int(c["mesh"].split(",")[0][3:]) if c["mesh"].startswith("pp=") else 1
+        pp = pp_of(c)
         if c["recompute"] != "none" or c["offload_activations"]:
             return False
         return pp > 4 and c["schedule"] in ("1f1b", "interleaved") and c["micro_batches"] % (
@@ -90,13 +97,15 @@ def main():
                 same += 1
         print(f"communication floors equal from four stages and from all: {same}")
     by_key = {key(c): c for c in exact["evaluated"]}
-    checked, worst = 0, 0.0
+    checked, interleaved, worst = 0, 0, 0.0
     for c in composed["evaluated"]:
         if "prediction" not in c:
             continue
         if a.stages and not reduced(c):
             continue
-        if not a.stages and (c["schedule"] != "1f1b" or c["micro_batches"] < a.compose_from):
+        if not a.stages and (c["schedule"] not in ("1f1b", "interleaved") or
+                             c["micro_batches"] < a.compose_from or
+                             (c["schedule"] == "interleaved" and pp_of(c) <= 3)):
             continue
         e = by_key.get(key(c))
         if e is None or "prediction" not in e:
@@ -121,10 +130,14 @@ def main():
         if err > a.memory_tolerance:
             sys.exit(f"FAIL: {label}: memory composed {mem} vs {want} ({err:.2%})")
         checked += 1
+        interleaved += c["schedule"] == "interleaved"
         print(f"ok {label}: {p['step_seconds'] * 1e3:.3f} ms, "
               f"{round(p['communication_bytes'])} bytes, memory {(mem - want) / want:+.2%}")
     if checked < a.min_composed:
         sys.exit(f"FAIL: {checked} {'reduced' if a.stages else 'composed'} candidates compared")
+    if interleaved < a.min_interleaved:
+        sys.exit(f"FAIL: {interleaved} interleaved candidates compared, expected at least "
+                 f"{a.min_interleaved}")
     # The planner's bound for a pipeline at more micro-batches from the same
     # candidate at fewer (what it skips candidates by): never above the step
     # it bounds.
