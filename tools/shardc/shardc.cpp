@@ -951,8 +951,9 @@ int cmdPlan(const std::vector<std::string> &argv) {
       .flag("json", "write the plan as JSON (what `shardc compile --plan FILE` reads)")
       .flag("progress", "print each candidate as it is evaluated (stderr)")
       .option("compose-from", "m",
-              "screen 1F1B pipelines of m or more micro-batches from their steps with 2 and 3 "
-              "(0: never; the finalists are compiled in full either way)",
+              "screen 1F1B pipelines (and interleaved ones of more than three stages) of m or "
+              "more micro-batches from their steps with 2 and 3 (0: never; the finalists are "
+              "compiled in full either way)",
               "8")
       .flag("no-stage-reduction",
             "screen every pipeline with all its stages compiled (default: one of more than four "
