@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 
@@ -246,6 +247,54 @@ TEST_F(ShardingRulesTest, Gpt2TinyTrainStep) {
   for (const char *op : {"xf.linear_cross_entropy_grad", "xf.attention_grad", "xf.adamw",
                          "xf.layernorm_grad", "xf.embedding_grad", "xf.reduce_sum"})
     EXPECT_TRUE(seen_.contains(op)) << op << " not in the step";
+}
+
+/// The rule the passes read (xf::cachedShardingRule) is the op's own rule,
+/// computed once per distinct op: ops of the same name, attributes and types
+/// (the layers of a step) share one; ops that differ in any do not.
+TEST_F(ShardingRulesTest, CachedRulesAreTheOpsRulesOncePerDistinctOp) {
+  std::string path = std::string(SHARDC_SOURCE_DIR) + "/models/gpt2-tiny.mlir";
+  OwningOpRef<ModuleOp> module = loadModule(ctx_, path);
+  ASSERT_TRUE(module) << path;
+  buildTrainStep(*module, {});
+  auto same = [](const OpShardingRule &a, const OpShardingRule &b) {
+    if (a.factors.size() != b.factors.size())
+      return false;
+    for (size_t f = 0; f < a.factors.size(); ++f) {
+      const xf::ShardingFactor &x = a.factors[f], &y = b.factors[f];
+      if (x.size != y.size || x.kind != y.kind || x.normalized != y.normalized ||
+          x.indexed != y.indexed || x.logSumExp != y.logSumExp ||
+          x.triangular != y.triangular || x.spare != y.spare)
+        return false;
+    }
+    return a.operands == b.operands && a.results == b.results &&
+           a.linearGroups == b.linearGroups && a.lseSumResults == b.lseSumResults &&
+           a.lseStatisticsPerRow == b.lseStatisticsPerRow && a.flops == b.flops;
+  };
+  std::map<const OpShardingRule *, std::set<std::string>> sharers;
+  int ops = 0;
+  module->walk([&](xf::ShardingRuleOpInterface iface) {
+    const OpShardingRule &cached = xf::cachedShardingRule(iface);
+    EXPECT_TRUE(same(cached, iface.getShardingRule()))
+        << iface->getName().getStringRef().str();
+    EXPECT_EQ(&cached, &xf::cachedShardingRule(iface)); // asked again: the same rule
+    // What the rule is computed from, as text: one rule per distinct text.
+    Operation *op = iface.getOperation();
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << op->getName() << " " << op->getPropertiesAsAttribute() << " "
+       << op->getRawDictionaryAttrs() << " ";
+    llvm::interleaveComma(op->getOperandTypes(), os);
+    os << " -> ";
+    llvm::interleaveComma(op->getResultTypes(), os);
+    sharers[&cached].insert(key);
+    ++ops;
+  });
+  EXPECT_GT(ops, 200);
+  for (const auto &[rule, keys] : sharers)
+    EXPECT_EQ(keys.size(), 1u) << "ops of different attributes or types share a rule";
+  // The two layers' ops share their rules: far fewer rules than ops.
+  EXPECT_LT(sharers.size() * 3, static_cast<size_t>(ops) * 2);
 }
 
 TEST_F(ShardingRulesTest, LlamaTinyGqaTrainStep) {
