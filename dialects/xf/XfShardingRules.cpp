@@ -793,22 +793,66 @@ OpShardingRule AdamWOp::getShardingRule() {
 namespace {
 
 /// What a rule is computed from: the op's name, its properties (its
-/// attributes) and its operand and result types, all uniqued in the context.
-struct RuleKey {
-  llvm::SmallVector<const void *, 8> parts;
-  bool operator==(const RuleKey &o) const { return parts == o.parts; }
-};
+/// attributes, compared as the op stores them: no attribute built), its
+/// discardable attributes and its operand and result types, all but the
+/// properties uniqued in the context.
+struct RuleEntry {
+  OperationName name;
+  Attribute discardable;
+  llvm::SmallVector<Type, 8> types; ///< operands, then results
+  unsigned numOperands = 0;
+  std::unique_ptr<char[]> properties; ///< a copy, initialized by the op's name
+  OpShardingRule rule;
 
-struct RuleKeyHash {
-  size_t operator()(const RuleKey &k) const {
-    return static_cast<size_t>(llvm::hash_combine_range(k.parts.begin(), k.parts.end()));
+  RuleEntry(Operation *op) : name(op->getName()), discardable(op->getRawDictionaryAttrs()) {
+    types.append(op->operand_type_begin(), op->operand_type_end());
+    numOperands = op->getNumOperands();
+    types.append(op->result_type_begin(), op->result_type_end());
+    if (int bytes = name.getOpPropertyByteSize()) {
+      properties = std::make_unique<char[]>(bytes);
+      name.initOpProperties(properties.get(), op->getPropertiesStorage());
+    }
+  }
+  ~RuleEntry() {
+    if (properties)
+      name.destroyOpProperties(properties.get());
+  }
+  RuleEntry(const RuleEntry &) = delete;
+  RuleEntry &operator=(const RuleEntry &) = delete;
+
+  bool matches(Operation *op) const {
+    if (op->getName() != name || op->getRawDictionaryAttrs() != discardable ||
+        op->getNumOperands() != numOperands ||
+        op->getNumOperands() + op->getNumResults() != types.size())
+      return false;
+    for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+      if (types[i] != t)
+        return false;
+    for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+      if (types[numOperands + i] != t)
+        return false;
+    return !properties || name.compareOpProperties(properties.get(), op->getPropertiesStorage());
   }
 };
 
+size_t ruleHash(Operation *op) {
+  OperationName name = op->getName();
+  llvm::hash_code h = llvm::hash_combine(name.getAsOpaquePointer(),
+                                         op->getRawDictionaryAttrs().getAsOpaquePointer(),
+                                         op->getNumOperands());
+  if (name.getOpPropertyByteSize())
+    h = llvm::hash_combine(h, name.hashOpProperties(op->getPropertiesStorage()));
+  for (Type t : op->getOperandTypes())
+    h = llvm::hash_combine(h, t.getAsOpaquePointer());
+  for (Type t : op->getResultTypes())
+    h = llvm::hash_combine(h, t.getAsOpaquePointer());
+  return static_cast<size_t>(h);
+}
+
 struct RuleCache {
   std::shared_mutex mutex;
-  /// Node-based: a rule handed out stays where it is.
-  std::unordered_map<RuleKey, OpShardingRule, RuleKeyHash> rules;
+  /// By hash; each entry on the heap: a rule handed out stays where it is.
+  std::unordered_map<size_t, llvm::SmallVector<std::unique_ptr<RuleEntry>, 1>> rules;
 };
 
 /// Rules of ops in a context without the xf dialect loaded (an
@@ -827,21 +871,24 @@ const OpShardingRule &shardc::xf::cachedShardingRule(ShardingRuleOpInterface ifa
   if (!dialect || !dialect->shardingRules)
     return unloadedRules.emplace_back(iface.getShardingRule());
   auto &cache = *static_cast<RuleCache *>(dialect->shardingRules.get());
-  RuleKey key;
-  key.parts.push_back(op->getName().getAsOpaquePointer());
-  key.parts.push_back(op->getPropertiesAsAttribute().getAsOpaquePointer());
-  key.parts.push_back(op->getRawDictionaryAttrs().getAsOpaquePointer());
-  for (Type t : op->getOperandTypes())
-    key.parts.push_back(t.getAsOpaquePointer());
-  key.parts.push_back(nullptr); // operands | results
-  for (Type t : op->getResultTypes())
-    key.parts.push_back(t.getAsOpaquePointer());
+  size_t hash = ruleHash(op);
+  auto find = [&]() -> const OpShardingRule * {
+    auto it = cache.rules.find(hash);
+    if (it != cache.rules.end())
+      for (const std::unique_ptr<RuleEntry> &e : it->second)
+        if (e->matches(op))
+          return &e->rule;
+    return nullptr;
+  };
   {
     std::shared_lock<std::shared_mutex> lock(cache.mutex);
-    if (auto it = cache.rules.find(key); it != cache.rules.end())
-      return it->second;
+    if (const OpShardingRule *rule = find())
+      return *rule;
   }
-  OpShardingRule rule = iface.getShardingRule();
+  auto entry = std::make_unique<RuleEntry>(op);
+  entry->rule = iface.getShardingRule();
   std::unique_lock<std::shared_mutex> lock(cache.mutex);
-  return cache.rules.try_emplace(std::move(key), std::move(rule)).first->second;
+  if (const OpShardingRule *rule = find()) // another thread's, meanwhile
+    return *rule;
+  return cache.rules[hash].emplace_back(std::move(entry))->rule;
 }
