@@ -491,12 +491,6 @@ double scheduleBubble(int64_t stages, int64_t virtualStages, int64_t microBatche
   return (p - 1) / (static_cast<double>(virtualStages * microBatches) + p - 1);
 }
 
-/// The micro-batches a stage holds at once under 1F1B: its warm-up
-/// forwards and one more, at most all of them.
-int64_t heldUnder1F1B(int64_t stage, int64_t stages, int64_t microBatches) {
-  return pipeline::unitsHeld(stage, stages, 1, microBatches);
-}
-
 /// The micro-batch counts a composed 1F1B step is compiled with. Not one:
 /// a step of one micro-batch has no gradient accumulation, so its figures
 /// are off the line the others lie on.
@@ -543,14 +537,11 @@ FailureOr<Raw> composeMicroBatches(const Raw &one, const Raw &two, int64_t m, in
   o.bubble = scheduleBubble(stages, v, m);
   out.pipelineMicroBatches = m;
   o.computeSeconds = slowest / (1 - o.bubble);
-  // The units (micro-batch chunks) a stage holds at once: 1F1B's
-  // micro-batches (a compiled stage's as its own pipeline's), interleaved
-  // 1F1B's chunk forwards ahead of the first backward (a compiled stage's as
-  // the stage it stands for in the long pipeline, whose order it ran).
+  // The units (micro-batch chunks) compiled stage k holds at once with mb
+  // micro-batches: as the stage of the long pipeline it stands for, whose
+  // order it ran (its warm-up forwards and one more, at most all of them).
   auto heldCompiled = [&](size_t k, int64_t mb) {
     auto kk = static_cast<int64_t>(k);
-    if (v == 1)
-      return heldUnder1F1B(kk, compiled, mb);
     return pipeline::unitsHeld(q < p ? pipeline::standsFor(kk, compiled, stages) : kk, stages, v,
                                mb);
   };

@@ -5,9 +5,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/SmallVector.h"
+#include "dialects/xf/ShardingRule.h"
 
 #include <memory>
-#include "dialects/xf/ShardingRule.h"
 
 namespace shardc::xf {
 /// Verifies the sharding decision attributes an op carries

@@ -821,16 +821,12 @@ struct RuleEntry {
   RuleEntry &operator=(const RuleEntry &) = delete;
 
   bool matches(Operation *op) const {
+    ArrayRef<Type> all(types);
     if (op->getName() != name || op->getRawDictionaryAttrs() != discardable ||
         op->getNumOperands() != numOperands ||
-        op->getNumOperands() + op->getNumResults() != types.size())
+        !llvm::equal(op->getOperandTypes(), all.take_front(numOperands)) ||
+        !llvm::equal(op->getResultTypes(), all.drop_front(numOperands)))
       return false;
-    for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
-      if (types[i] != t)
-        return false;
-    for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
-      if (types[numOperands + i] != t)
-        return false;
     return !properties || name.compareOpProperties(properties.get(), op->getPropertiesStorage());
   }
 };

@@ -965,8 +965,7 @@ void Propagator::writeAnnotations() {
 LogicalResult Propagator::decide() {
   if (failed(collectAnnotations()))
     return failure();
-  // Reserved: a Node's rule is copied, not moved, when the vector grows
-  // (SmallVector's move is not noexcept).
+  // Reserved: the nodes are made once (their decisions are filled in place).
   size_t ops = 0;
   func_.walk([&](Operation *) { ++ops; });
   nodes_.reserve(ops);
